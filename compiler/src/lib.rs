@@ -1,0 +1,27 @@
+//! A Halide-style image-processing language and compiler.
+//!
+//! An *algorithm* ([`lang`]) says what each Func computes over an infinite
+//! integer grid; a *schedule* ([`schedule`]) says how: loop order, tiling,
+//! where each Func is computed and stored, SIMD and threads. [`lower`]
+//! turns the two into a loop-nest statement, which [`interpret`] executes.
+//! [`reference`] evaluates the algorithm directly and is the oracle every
+//! schedule is checked against.
+
+pub mod boundary;
+pub mod error;
+pub mod expr;
+pub mod lang;
+pub mod ops;
+pub mod pipeline;
+pub mod printer;
+pub mod reductions;
+pub mod semantics;
+pub mod stmt;
+pub mod types;
+pub mod value;
+pub mod visit;
+
+pub use expr::Expr;
+pub use lang::{Func, ImageParam, Param, Pipeline, RDom, RVar, Var};
+pub use stmt::Stmt;
+pub use types::{ScalarType, Type};

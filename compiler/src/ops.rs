@@ -1,0 +1,145 @@
+//! Operator overloading and the free functions of the language (`select`,
+//! `min`, `clamp`, math, casts), so that algorithms read like math:
+//! `(input.at([&x - 1, &y]) + input.at([&x, &y])) / 2`.
+
+use crate::expr::{BinOp, CmpOp, Expr, MathFn};
+use crate::lang::{Param, RVar, Var};
+use crate::types::Type;
+use std::ops;
+
+/// Anything that converts into an expression by reference.
+pub trait AsExpr {
+    fn as_expr(&self) -> Expr;
+}
+
+impl AsExpr for Expr {
+    fn as_expr(&self) -> Expr {
+        self.clone()
+    }
+}
+impl AsExpr for Var {
+    fn as_expr(&self) -> Expr {
+        self.expr()
+    }
+}
+impl AsExpr for RVar {
+    fn as_expr(&self) -> Expr {
+        self.expr()
+    }
+}
+impl AsExpr for Param {
+    fn as_expr(&self) -> Expr {
+        self.expr()
+    }
+}
+impl AsExpr for i32 {
+    fn as_expr(&self) -> Expr {
+        Expr::from(*self)
+    }
+}
+impl AsExpr for f32 {
+    fn as_expr(&self) -> Expr {
+        Expr::from(*self)
+    }
+}
+impl AsExpr for f64 {
+    fn as_expr(&self) -> Expr {
+        Expr::from(*self)
+    }
+}
+impl<T: AsExpr> AsExpr for &T {
+    fn as_expr(&self) -> Expr {
+        (*self).as_expr()
+    }
+}
+
+macro_rules! into_expr {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Expr { fn from(v: $t) -> Expr { v.as_expr() } }
+        impl From<&$t> for Expr { fn from(v: &$t) -> Expr { v.as_expr() } }
+    )*};
+}
+into_expr!(Var, RVar, Param);
+
+macro_rules! binary_ops {
+    ($($lhs:ty),*) => {$(
+        impl<R: AsExpr> ops::Add<R> for $lhs { type Output = Expr; fn add(self, r: R) -> Expr { Expr::binary(BinOp::Add, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::Sub<R> for $lhs { type Output = Expr; fn sub(self, r: R) -> Expr { Expr::binary(BinOp::Sub, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::Mul<R> for $lhs { type Output = Expr; fn mul(self, r: R) -> Expr { Expr::binary(BinOp::Mul, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::Div<R> for $lhs { type Output = Expr; fn div(self, r: R) -> Expr { Expr::binary(BinOp::Div, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::Rem<R> for $lhs { type Output = Expr; fn rem(self, r: R) -> Expr { Expr::binary(BinOp::Mod, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::BitAnd<R> for $lhs { type Output = Expr; fn bitand(self, r: R) -> Expr { Expr::and(self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::BitOr<R> for $lhs { type Output = Expr; fn bitor(self, r: R) -> Expr { Expr::or(self.as_expr(), r.as_expr()) } }
+        impl ops::Neg for $lhs { type Output = Expr; fn neg(self) -> Expr { let e = self.as_expr(); Expr::binary(BinOp::Sub, Expr::int(0, e.ty()), e) } }
+        impl ops::Not for $lhs { type Output = Expr; fn not(self) -> Expr { Expr::not(self.as_expr()) } }
+    )*};
+}
+binary_ops!(Expr, &Expr, Var, &Var, RVar, &RVar, Param, &Param);
+
+macro_rules! scalar_lhs_ops {
+    ($($lhs:ty),*) => {$(
+        impl ops::Add<Expr> for $lhs { type Output = Expr; fn add(self, r: Expr) -> Expr { Expr::binary(BinOp::Add, self.as_expr(), r) } }
+        impl ops::Sub<Expr> for $lhs { type Output = Expr; fn sub(self, r: Expr) -> Expr { Expr::binary(BinOp::Sub, self.as_expr(), r) } }
+        impl ops::Mul<Expr> for $lhs { type Output = Expr; fn mul(self, r: Expr) -> Expr { Expr::binary(BinOp::Mul, self.as_expr(), r) } }
+        impl ops::Div<Expr> for $lhs { type Output = Expr; fn div(self, r: Expr) -> Expr { Expr::binary(BinOp::Div, self.as_expr(), r) } }
+        impl ops::Add<&Var> for $lhs { type Output = Expr; fn add(self, r: &Var) -> Expr { Expr::binary(BinOp::Add, self.as_expr(), r.expr()) } }
+        impl ops::Mul<&Var> for $lhs { type Output = Expr; fn mul(self, r: &Var) -> Expr { Expr::binary(BinOp::Mul, self.as_expr(), r.expr()) } }
+    )*};
+}
+scalar_lhs_ops!(i32, f32, f64);
+
+/// Comparisons and logic as methods (Rust's comparison traits must return bool).
+pub trait CompareExt: AsExpr {
+    fn lt(&self, r: impl AsExpr) -> Expr {
+        Expr::cmp(CmpOp::Lt, self.as_expr(), r.as_expr())
+    }
+    fn le(&self, r: impl AsExpr) -> Expr {
+        Expr::cmp(CmpOp::Le, self.as_expr(), r.as_expr())
+    }
+    fn gt(&self, r: impl AsExpr) -> Expr {
+        Expr::cmp(CmpOp::Gt, self.as_expr(), r.as_expr())
+    }
+    fn ge(&self, r: impl AsExpr) -> Expr {
+        Expr::cmp(CmpOp::Ge, self.as_expr(), r.as_expr())
+    }
+    fn eq_(&self, r: impl AsExpr) -> Expr {
+        Expr::cmp(CmpOp::Eq, self.as_expr(), r.as_expr())
+    }
+    fn ne_(&self, r: impl AsExpr) -> Expr {
+        Expr::cmp(CmpOp::Ne, self.as_expr(), r.as_expr())
+    }
+}
+impl<T: AsExpr> CompareExt for T {}
+
+pub fn select(cond: impl AsExpr, t: impl AsExpr, f: impl AsExpr) -> Expr {
+    Expr::select(cond.as_expr(), t.as_expr(), f.as_expr())
+}
+pub fn min(a: impl AsExpr, b: impl AsExpr) -> Expr {
+    Expr::min(a.as_expr(), b.as_expr())
+}
+pub fn max(a: impl AsExpr, b: impl AsExpr) -> Expr {
+    Expr::max(a.as_expr(), b.as_expr())
+}
+pub fn clamp(x: impl AsExpr, lo: impl AsExpr, hi: impl AsExpr) -> Expr {
+    Expr::clamp(x.as_expr(), lo.as_expr(), hi.as_expr())
+}
+pub fn cast(ty: Type, e: impl AsExpr) -> Expr {
+    Expr::cast(ty, e.as_expr())
+}
+/// A value whose name is bound once and used in `body`.
+pub fn let_in(name: &str, value: impl AsExpr, body: impl FnOnce(Expr) -> Expr) -> Expr {
+    let value = value.as_expr();
+    let var = Expr::var(name, value.ty());
+    Expr::let_in(name, value, body(var))
+}
+
+macro_rules! unary_math {
+    ($($name:ident => $f:ident),*) => {$(
+        pub fn $name(e: impl AsExpr) -> Expr { Expr::math(MathFn::$f, vec![e.as_expr()]) }
+    )*};
+}
+unary_math!(abs => Abs, sqrt => Sqrt, exp => Exp, log => Log, sin => Sin, cos => Cos, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round);
+
+pub fn pow(a: impl AsExpr, b: impl AsExpr) -> Expr {
+    Expr::math(MathFn::Pow, vec![a.as_expr(), b.as_expr()])
+}

@@ -1,0 +1,128 @@
+//! The algorithm as plain data: every Func's definitions, the inputs, the
+//! scalar params and the outputs, in producer-before-consumer order.
+//!
+//! A [`PipelineDef`] is what every later stage consumes (schedule
+//! validation, lowering, the reference evaluator, the featurizer). It holds no
+//! handles: Funcs are named, reduction variables are plain `Var`s named after
+//! their RDom dimension, and params are `Param` nodes.
+
+use crate::expr::{Expr, Name, RDomDef};
+use crate::types::{ScalarType, Type};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// An estimate of one dimension's region: the autoscheduler plans for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub min: i64,
+    pub extent: i64,
+}
+
+/// One update definition: `func(args) = value`, run over `rdom` (if any) in
+/// lexicographic order with its first dimension innermost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UpdateDef {
+    pub args: Vec<Expr>,
+    pub value: Expr,
+    pub rdom: Option<Arc<RDomDef>>,
+}
+
+impl UpdateDef {
+    /// Names of the pure variables this update leaves free: the Func's
+    /// argument names that appear unadorned at their own position.
+    pub fn pure_vars(&self, func_args: &[Name]) -> Vec<Name> {
+        func_args
+            .iter()
+            .zip(&self.args)
+            .filter(|(name, a)| a.as_var() == Some(*name))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+}
+
+/// One Func of the pipeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FuncDef {
+    pub name: Name,
+    /// Names of the pure variables, outermost storage dimension last.
+    pub args: Vec<Name>,
+    pub ty: Type,
+    /// The pure (initial) definition's value, over `args`.
+    pub value: Expr,
+    pub updates: Vec<UpdateDef>,
+    /// Per-dimension estimates (used for outputs).
+    pub estimates: Vec<Option<Estimate>>,
+}
+
+impl FuncDef {
+    pub fn dims(&self) -> usize {
+        self.args.len()
+    }
+
+    /// Number of stages: the pure definition plus the updates.
+    pub fn stages(&self) -> usize {
+        1 + self.updates.len()
+    }
+}
+
+/// A typed N-dimensional input buffer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InputDef {
+    pub name: Name,
+    pub ty: ScalarType,
+    pub dims: usize,
+    pub estimates: Vec<Option<Estimate>>,
+}
+
+/// A scalar parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamDef {
+    pub name: Name,
+    pub ty: Type,
+    pub estimate: Option<f64>,
+}
+
+/// A whole pipeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PipelineDef {
+    /// Every Func, producers before consumers (a topological order that is
+    /// deterministic for a given set of definitions).
+    pub funcs: Vec<FuncDef>,
+    pub inputs: Vec<InputDef>,
+    pub params: Vec<ParamDef>,
+    pub outputs: Vec<Name>,
+}
+
+impl PipelineDef {
+    pub fn func(&self, name: &str) -> Option<&FuncDef> {
+        self.funcs.iter().find(|f| &*f.name == name)
+    }
+
+    pub fn input(&self, name: &str) -> Option<&InputDef> {
+        self.inputs.iter().find(|i| &*i.name == name)
+    }
+
+    pub fn param(&self, name: &str) -> Option<&ParamDef> {
+        self.params.iter().find(|p| &*p.name == name)
+    }
+
+    pub fn is_output(&self, name: &str) -> bool {
+        self.outputs.iter().any(|o| &**o == name)
+    }
+}
+
+/// Buffer metadata variable names, shared by lowering and every executor.
+pub mod buffer_vars {
+    /// The coordinate of the first element of dimension `d` of `buffer`.
+    pub fn min(buffer: &str, d: usize) -> String {
+        format!("{buffer}.min.{d}")
+    }
+    /// The number of elements of dimension `d`.
+    pub fn extent(buffer: &str, d: usize) -> String {
+        format!("{buffer}.extent.{d}")
+    }
+    /// The distance, in elements, between neighbours along dimension `d`.
+    pub fn stride(buffer: &str, d: usize) -> String {
+        format!("{buffer}.stride.{d}")
+    }
+}
