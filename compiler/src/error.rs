@@ -34,3 +34,16 @@ pub enum LangError {
     #[error("Func {func}: {why}")]
     Invalid { func: String, why: String },
 }
+
+/// An illegal schedule, found before lowering.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum ScheduleError {
+    #[error("Func {func}, stage {stage}: `{directive}`: {why}")]
+    Directive { func: String, stage: usize, directive: String, why: String },
+    #[error("Func {func}: {why}")]
+    Func { func: String, why: String },
+    #[error("schedule names Func {func}, which is not in the pipeline")]
+    UnknownFunc { func: String },
+    #[error("schedule text, line {line}: {why}")]
+    Parse { line: usize, why: String },
+}

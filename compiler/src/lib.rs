@@ -8,6 +8,7 @@
 //! schedule is checked against.
 
 pub mod boundary;
+pub mod buffer;
 pub mod error;
 pub mod expr;
 pub mod lang;
@@ -15,7 +16,10 @@ pub mod ops;
 pub mod pipeline;
 pub mod printer;
 pub mod reductions;
+pub mod schedule;
+pub mod schedule_text;
 pub mod semantics;
+pub mod simplify;
 pub mod stmt;
 pub mod types;
 pub mod value;

@@ -1,0 +1,222 @@
+//! Runtime buffers: typed N-dimensional arrays with a per-dimension min,
+//! extent and stride, so that a pipeline can read inputs and write outputs
+//! over any region of the integer grid.
+//!
+//! Elements are stored little-endian in a byte vector; the element at
+//! coordinates `c` lives at flat index `sum((c[d] - min[d]) * stride[d])`.
+
+use crate::types::ScalarType;
+use crate::value::Scalar;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// One dimension of a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BufferDim {
+    pub min: i64,
+    pub extent: i64,
+    pub stride: i64,
+}
+
+/// Why a buffer could not be made or accessed.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum BufferError {
+    #[error("buffer {name}: extent {extent} of dimension {dim} is negative")]
+    NegativeExtent { name: String, dim: usize, extent: i64 },
+    #[error("buffer {name}: {elements} elements of {bytes} bytes is more than the {limit}-byte limit")]
+    TooLarge { name: String, elements: u128, bytes: usize, limit: u128 },
+    #[error("buffer {name}: coordinate {coord} of dimension {dim} is outside [{min}, {max}]")]
+    OutOfBounds { name: String, dim: usize, coord: i64, min: i64, max: i64 },
+    #[error("buffer {name}: {got} coordinates for a {dims}-dimensional buffer")]
+    Dimensions { name: String, dims: usize, got: usize },
+}
+
+/// The largest buffer we agree to allocate, in bytes (16 GiB).
+pub const MAX_BUFFER_BYTES: u128 = 16 << 30;
+
+/// A typed N-dimensional array.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Buffer {
+    pub name: String,
+    pub ty: ScalarType,
+    pub dims: Vec<BufferDim>,
+    data: Vec<u8>,
+}
+
+impl Buffer {
+    /// A zeroed, densely packed buffer over `[min, min + extent)` per dimension
+    /// (first dimension innermost).
+    pub fn new(name: &str, ty: ScalarType, region: &[(i64, i64)]) -> Result<Buffer, BufferError> {
+        let mut dims = Vec::with_capacity(region.len());
+        let mut elements: u128 = 1;
+        for (d, &(min, extent)) in region.iter().enumerate() {
+            if extent < 0 {
+                return Err(BufferError::NegativeExtent { name: name.into(), dim: d, extent });
+            }
+            dims.push(BufferDim { min, extent, stride: elements.min(i64::MAX as u128) as i64 });
+            elements = elements.saturating_mul(extent as u128);
+        }
+        let bytes = elements.saturating_mul(ty.bytes() as u128);
+        if bytes > MAX_BUFFER_BYTES {
+            return Err(BufferError::TooLarge { name: name.into(), elements, bytes: ty.bytes(), limit: MAX_BUFFER_BYTES });
+        }
+        Ok(Buffer { name: name.into(), ty, dims, data: vec![0; bytes as usize] })
+    }
+
+    /// A buffer with the given extents, every min zero.
+    pub fn with_extents(name: &str, ty: ScalarType, extents: &[i64]) -> Result<Buffer, BufferError> {
+        let region: Vec<(i64, i64)> = extents.iter().map(|&e| (0, e)).collect();
+        Buffer::new(name, ty, &region)
+    }
+
+    /// Fills every element with `f(coordinates)`.
+    pub fn fill(&mut self, mut f: impl FnMut(&[i64]) -> Scalar) {
+        let coords: Vec<Vec<i64>> = self.coordinates().collect();
+        for c in coords {
+            let v = f(&c);
+            let i = self.flat_index(&c).expect("coordinates come from the buffer");
+            self.write_flat(i as usize, v);
+        }
+    }
+
+    /// Every coordinate of the buffer, first dimension fastest.
+    pub fn coordinates(&self) -> impl Iterator<Item = Vec<i64>> + '_ {
+        let total: i64 = self.dims.iter().map(|d| d.extent).product();
+        let total = if self.dims.is_empty() { 1 } else { total };
+        (0..total).map(move |mut n| {
+            self.dims
+                .iter()
+                .map(|d| {
+                    let c = d.min + n % d.extent;
+                    n /= d.extent;
+                    c
+                })
+                .collect()
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len() / self.ty.bytes()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Flat element index of in-bounds coordinates.
+    pub fn flat_index(&self, coords: &[i64]) -> Result<i64, BufferError> {
+        if coords.len() != self.dims.len() {
+            return Err(BufferError::Dimensions { name: self.name.clone(), dims: self.dims.len(), got: coords.len() });
+        }
+        let mut index = 0i64;
+        for (d, (&c, dim)) in coords.iter().zip(&self.dims).enumerate() {
+            if c < dim.min || c >= dim.min + dim.extent {
+                return Err(BufferError::OutOfBounds {
+                    name: self.name.clone(),
+                    dim: d,
+                    coord: c,
+                    min: dim.min,
+                    max: dim.min + dim.extent - 1,
+                });
+            }
+            index += (c - dim.min) * dim.stride;
+        }
+        Ok(index)
+    }
+
+    pub fn get(&self, coords: &[i64]) -> Result<Scalar, BufferError> {
+        let i = self.flat_index(coords)?;
+        Ok(self.read_flat(i as usize))
+    }
+
+    pub fn set(&mut self, coords: &[i64], v: Scalar) -> Result<(), BufferError> {
+        let i = self.flat_index(coords)?;
+        self.write_flat(i as usize, v);
+        Ok(())
+    }
+
+    /// Reads the element at a flat index, if it is inside the storage.
+    pub fn read(&self, index: i64) -> Option<Scalar> {
+        (index >= 0 && (index as usize) < self.len()).then(|| self.read_flat(index as usize))
+    }
+
+    /// Writes the element at a flat index; false if outside the storage.
+    pub fn write(&mut self, index: i64, v: Scalar) -> bool {
+        let ok = index >= 0 && (index as usize) < self.len();
+        if ok {
+            self.write_flat(index as usize, v);
+        }
+        ok
+    }
+
+    fn read_flat(&self, i: usize) -> Scalar {
+        let n = self.ty.bytes();
+        let mut raw = [0u8; 8];
+        raw[..n].copy_from_slice(&self.data[i * n..(i + 1) * n]);
+        let bits = u64::from_le_bytes(raw);
+        match self.ty {
+            ScalarType::F32 => Scalar::Float(f32::from_bits(bits as u32) as f64),
+            ScalarType::F64 => Scalar::Float(f64::from_bits(bits)),
+            t if t.is_signed_int() => Scalar::Int(crate::semantics::wrap_signed(bits as i128, t.bits())),
+            _ => Scalar::UInt(bits),
+        }
+    }
+
+    fn write_flat(&mut self, i: usize, v: Scalar) {
+        let n = self.ty.bytes();
+        let bits: u64 = match (self.ty, v) {
+            (ScalarType::F32, v) => (v.as_f64() as f32).to_bits() as u64,
+            (ScalarType::F64, v) => v.as_f64().to_bits(),
+            (t, v) => match crate::value::cast(scalar_kind(v), t, v) {
+                Scalar::Int(x) => x as u64,
+                Scalar::UInt(x) => x,
+                Scalar::Float(x) => x as u64,
+            },
+        };
+        self.data[i * n..(i + 1) * n].copy_from_slice(&bits.to_le_bytes()[..n]);
+    }
+
+    /// Raw little-endian bytes (for code generators and hashing).
+    pub fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.data
+    }
+}
+
+/// The widest type of a value's own kind (for converting it on store).
+fn scalar_kind(v: Scalar) -> ScalarType {
+    match v {
+        Scalar::Int(_) => ScalarType::I64,
+        Scalar::UInt(_) => ScalarType::U64,
+        Scalar::Float(_) => ScalarType::F64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_follow_min_and_stride() {
+        let mut b = Buffer::new("b", ScalarType::I16, &[(-2, 4), (10, 3)]).unwrap();
+        b.set(&[-2, 10], Scalar::Int(-5)).unwrap();
+        b.set(&[1, 12], Scalar::Int(300)).unwrap();
+        assert_eq!(b.get(&[-2, 10]).unwrap(), Scalar::Int(-5));
+        assert_eq!(b.get(&[1, 12]).unwrap(), Scalar::Int(300));
+        assert_eq!(b.flat_index(&[1, 12]).unwrap(), 3 + 2 * 4);
+        assert!(matches!(b.get(&[2, 10]), Err(BufferError::OutOfBounds { dim: 0, coord: 2, .. })));
+        assert_eq!(b.coordinates().count(), 12);
+    }
+
+    #[test]
+    fn refuses_negative_and_huge() {
+        assert!(matches!(Buffer::new("n", ScalarType::U8, &[(0, -1)]), Err(BufferError::NegativeExtent { .. })));
+        assert!(matches!(
+            Buffer::new("h", ScalarType::F64, &[(0, 1 << 20), (0, 1 << 20)]),
+            Err(BufferError::TooLarge { .. })
+        ));
+    }
+}
