@@ -47,3 +47,12 @@ pub enum ScheduleError {
     #[error("schedule text, line {line}: {why}")]
     Parse { line: usize, why: String },
 }
+
+/// Why a pipeline and schedule could not be lowered.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum LowerError {
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    #[error("cannot bound {what} of {func} in dimension {dim}: an index has no finite range; clamp it or make it depend on loop variables only")]
+    Unbounded { func: String, dim: String, what: String },
+}

@@ -1,0 +1,460 @@
+//! Interval arithmetic over expressions, and the box of a Func (or input)
+//! that a statement touches.
+//!
+//! An [`Interval`] has symbolic bounds (`None` means unbounded). Variables in
+//! the [`Scope`] range over intervals (loop variables, lets inside the
+//! analysed statement); every other variable is a single symbolic point. This
+//! is the bounds inference of the thesis: it works through arithmetic,
+//! clamps, selects, min/max, divisions and data-dependent loads (bounded by
+//! their type), where polyhedral analysis would give up.
+
+use crate::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, Name};
+use crate::simplify::simplify;
+use crate::stmt::{Stmt, StmtNode};
+use crate::types::Type;
+use std::collections::HashMap;
+
+/// A closed interval `[min, max]`; `None` bounds are infinite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interval {
+    pub min: Option<Expr>,
+    pub max: Option<Expr>,
+}
+
+impl Interval {
+    pub fn point(e: Expr) -> Interval {
+        Interval { min: Some(e.clone()), max: Some(e) }
+    }
+
+    pub fn new(min: Expr, max: Expr) -> Interval {
+        Interval { min: Some(min), max: Some(max) }
+    }
+
+    pub fn everything() -> Interval {
+        Interval { min: None, max: None }
+    }
+
+    pub fn is_bounded(&self) -> bool {
+        self.min.is_some() && self.max.is_some()
+    }
+
+    /// The smallest interval containing both.
+    pub fn union(&self, other: &Interval) -> Interval {
+        Interval {
+            min: both(&self.min, &other.min, Expr::min),
+            max: both(&self.max, &other.max, Expr::max),
+        }
+    }
+
+    fn simplified(self) -> Interval {
+        Interval { min: self.min.map(|e| simplify(&e)), max: self.max.map(|e| simplify(&e)) }
+    }
+}
+
+fn both(a: &Option<Expr>, b: &Option<Expr>, f: fn(Expr, Expr) -> Expr) -> Option<Expr> {
+    match (a, b) {
+        (Some(a), Some(b)) if a == b => Some(a.clone()),
+        (Some(a), Some(b)) => Some(f(a.clone(), b.clone())),
+        _ => None,
+    }
+}
+
+fn lift(a: &Option<Expr>, b: &Option<Expr>, f: impl Fn(Expr, Expr) -> Expr) -> Option<Expr> {
+    Some(f(a.clone()?, b.clone()?))
+}
+
+/// Variables that range over intervals, with shadowing.
+#[derive(Clone, Default)]
+pub struct Scope {
+    vars: HashMap<Name, Vec<Interval>>,
+}
+
+impl Scope {
+    pub fn push(&mut self, name: Name, i: Interval) {
+        self.vars.entry(name).or_default().push(i);
+    }
+
+    pub fn pop(&mut self, name: &str) {
+        if let Some(v) = self.vars.get_mut(name) {
+            v.pop();
+            if v.is_empty() {
+                self.vars.remove(name);
+            }
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Interval> {
+        self.vars.get(name).and_then(|v| v.last())
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    fn depends_on_ranged(&self, e: &Expr) -> bool {
+        let mut fv = crate::visit::FreeVars::default();
+        crate::visit::Visitor::visit_expr(&mut fv, e);
+        fv.names.iter().any(|n| self.contains(n))
+    }
+}
+
+/// The range of values a `ty` value can take, when it is small enough to
+/// bound an index (integers of at most 16 bits and bools).
+fn type_range(ty: Type) -> Interval {
+    let s = ty.scalar;
+    if (s.is_int() && s.bits() <= 16) || s.is_bool() {
+        Interval::new(Expr::int(s.int_min() as i64, ty), Expr::int(s.int_max() as i64, ty))
+    } else {
+        Interval::everything()
+    }
+}
+
+/// The interval of values `e` takes when the variables of `scope` range over
+/// their intervals.
+pub fn bounds_of(e: &Expr, scope: &Scope) -> Interval {
+    raw_bounds(e, scope).simplified()
+}
+
+fn raw_bounds(e: &Expr, scope: &Scope) -> Interval {
+    match e.node() {
+        ExprNode::IntImm { .. } | ExprNode::UIntImm { .. } | ExprNode::FloatImm { .. } => Interval::point(e.clone()),
+        ExprNode::Var { name, .. } => scope.get(name).cloned().unwrap_or_else(|| Interval::point(e.clone())),
+        ExprNode::Param { name, ty } => Interval::point(Expr::var(name.clone(), *ty)),
+        ExprNode::RVar { .. } => Interval::point(e.clone()),
+        ExprNode::Cast { ty, value } => cast_bounds(*ty, value, scope),
+        ExprNode::Binary { op, a, b } => binary_bounds(*op, a, b, scope),
+        ExprNode::Cmp { .. } | ExprNode::And { .. } | ExprNode::Or { .. } | ExprNode::Not { .. } => {
+            if scope.depends_on_ranged(e) {
+                Interval::new(Expr::bool(false), Expr::bool(true))
+            } else {
+                Interval::point(e.clone())
+            }
+        }
+        ExprNode::Select { cond, t, f } => {
+            let (ti, fi) = (raw_bounds(t, scope), raw_bounds(f, scope));
+            if scope.depends_on_ranged(cond) {
+                ti.union(&fi)
+            } else {
+                // The condition is the same everywhere in the region: keep it.
+                Interval {
+                    min: lift(&ti.min, &fi.min, |a, b| Expr::select(cond.clone(), a, b)),
+                    max: lift(&ti.max, &fi.max, |a, b| Expr::select(cond.clone(), a, b)),
+                }
+            }
+        }
+        ExprNode::Let { name, value, body } => {
+            let mut inner = scope.clone();
+            inner.push(name.clone(), raw_bounds(value, scope));
+            raw_bounds(body, &inner)
+        }
+        ExprNode::Call { target: CallTarget::Math(f), args, ty } => math_bounds(*f, args, *ty, scope),
+        ExprNode::Call { ty, .. } | ExprNode::Load { ty, .. } => type_range(*ty),
+        ExprNode::Ramp { .. } | ExprNode::Broadcast { .. } => Interval::everything(),
+    }
+}
+
+fn cast_bounds(ty: Type, value: &Expr, scope: &Scope) -> Interval {
+    let from = value.ty();
+    let inner = raw_bounds(value, scope);
+    let cast = |e: Option<Expr>| e.map(|e| Expr::cast(ty, e));
+    let widening = if from.is_float() || ty.is_float() {
+        // Float conversions are monotone (float-to-int truncates and saturates).
+        true
+    } else {
+        let (fs, ts) = (from.scalar, ty.scalar);
+        ts.int_min() <= fs.int_min() && ts.int_max() >= fs.int_max()
+    };
+    if widening {
+        return Interval { min: cast(inner.min), max: cast(inner.max) };
+    }
+    // A narrowing conversion may wrap: only the target type bounds the result.
+    type_range(ty)
+}
+
+fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
+    let (ai, bi) = (raw_bounds(a, scope), raw_bounds(b, scope));
+    let bin = |op: BinOp| move |x: Expr, y: Expr| Expr::binary(op, x, y);
+    match op {
+        BinOp::Add => Interval { min: lift(&ai.min, &bi.min, bin(BinOp::Add)), max: lift(&ai.max, &bi.max, bin(BinOp::Add)) },
+        BinOp::Sub => Interval { min: lift(&ai.min, &bi.max, bin(BinOp::Sub)), max: lift(&ai.max, &bi.min, bin(BinOp::Sub)) },
+        BinOp::Min => Interval { min: both(&ai.min, &bi.min, Expr::min), max: one_or_both(&ai.max, &bi.max, Expr::min) },
+        BinOp::Max => Interval { min: one_or_both(&ai.min, &bi.min, Expr::max), max: both(&ai.max, &bi.max, Expr::max) },
+        BinOp::Mul => mul_bounds(&ai, &bi, b),
+        BinOp::Div => match const_of(b) {
+            Some(c) if c > 0.0 => Interval { min: ai.min.map(|x| x / b.clone()), max: ai.max.map(|x| x / b.clone()) },
+            Some(c) if c < 0.0 => Interval { min: ai.max.map(|x| x / b.clone()), max: ai.min.map(|x| x / b.clone()) },
+            _ => Interval::everything(),
+        },
+        BinOp::Mod => {
+            if a.ty().is_float() {
+                return Interval::everything();
+            }
+            let ty = a.ty();
+            match (bi.min.as_ref().and_then(|m| m.as_int()), bi.max.as_ref().and_then(|m| m.as_int())) {
+                (Some(lo), Some(hi)) => {
+                    let m = lo.abs().max(hi.abs());
+                    if m == 0 {
+                        return Interval::point(Expr::int(0, ty));
+                    }
+                    Interval::new(Expr::int(0, ty), Expr::int(m - 1, ty))
+                }
+                _ => match (&bi.min, &bi.max) {
+                    (Some(lo), Some(hi)) => Interval::new(
+                        Expr::int(0, ty),
+                        Expr::max(Expr::math(crate::expr::MathFn::Abs, vec![lo.clone()]), Expr::math(crate::expr::MathFn::Abs, vec![hi.clone()])) - 1,
+                    ),
+                    _ => Interval { min: Some(Expr::int(0, ty)), max: None },
+                },
+            }
+        }
+    }
+}
+
+/// min(x, unbounded) keeps x as an upper bound (and max keeps a lower bound).
+fn one_or_both(a: &Option<Expr>, b: &Option<Expr>, f: fn(Expr, Expr) -> Expr) -> Option<Expr> {
+    match (a, b) {
+        (Some(_), Some(_)) => both(a, b, f),
+        (Some(x), None) | (None, Some(x)) => Some(x.clone()),
+        (None, None) => None,
+    }
+}
+
+fn const_of(e: &Expr) -> Option<f64> {
+    let e = simplify(e);
+    e.as_int().map(|v| v as f64).or(e.as_float())
+}
+
+fn mul_bounds(ai: &Interval, bi: &Interval, b: &Expr) -> Interval {
+    if let Some(c) = const_of(b) {
+        let scale = |x: &Option<Expr>| x.clone().map(|x| x * b.clone());
+        return if c >= 0.0 {
+            Interval { min: scale(&ai.min), max: scale(&ai.max) }
+        } else {
+            Interval { min: scale(&ai.max), max: scale(&ai.min) }
+        };
+    }
+    if !(ai.is_bounded() && bi.is_bounded()) {
+        return Interval::everything();
+    }
+    let (a0, a1, b0, b1) = (ai.min.clone().unwrap(), ai.max.clone().unwrap(), bi.min.clone().unwrap(), bi.max.clone().unwrap());
+    if a0 == a1 && b0 == b1 {
+        return Interval::point(a0 * b0);
+    }
+    let products = [a0.clone() * b0.clone(), a0 * b1.clone(), a1.clone() * b0, a1 * b1];
+    let lo = products.iter().cloned().reduce(Expr::min).unwrap();
+    let hi = products.iter().cloned().reduce(Expr::max).unwrap();
+    Interval::new(lo, hi)
+}
+
+fn math_bounds(f: crate::expr::MathFn, args: &[Expr], ty: Type, scope: &Scope) -> Interval {
+    use crate::expr::MathFn::*;
+    match f {
+        Floor | Ceil | Round | Sqrt | Exp | Log | Tanh => {
+            let i = raw_bounds(&args[0], scope);
+            let apply = |x: Option<Expr>| x.map(|x| Expr::math(f, vec![x]));
+            Interval { min: apply(i.min), max: apply(i.max) }
+        }
+        Sin | Cos if ty.is_float() => Interval::new(Expr::float(-1.0, ty), Expr::float(1.0, ty)),
+        _ => Interval::everything(),
+    }
+}
+
+/// What an access walk is looking for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target<'a> {
+    /// Reads and writes of a Func.
+    Func(&'a str),
+    /// Reads of a Func only (calls, not provides).
+    FuncReads(&'a str),
+    /// Reads of an input buffer.
+    Input(&'a str),
+}
+
+/// The box (one interval per dimension) of `target` that `s` touches, with
+/// the variables of `scope` ranging over their intervals. `None` if `s`
+/// does not touch it.
+pub fn box_touched(s: &Stmt, target: Target<'_>, scope: &mut Scope) -> Option<Vec<Interval>> {
+    let mut w = BoxWalker { target, scope, result: None };
+    w.stmt(s);
+    w.result.map(|b| b.into_iter().map(Interval::simplified).collect())
+}
+
+struct BoxWalker<'a, 's> {
+    target: Target<'a>,
+    scope: &'s mut Scope,
+    result: Option<Vec<Interval>>,
+}
+
+impl BoxWalker<'_, '_> {
+    fn add(&mut self, args: &[Expr]) {
+        let b: Vec<Interval> = args.iter().map(|a| raw_bounds(a, self.scope)).collect();
+        self.result = Some(match self.result.take() {
+            None => b,
+            Some(old) => old.iter().zip(&b).map(|(x, y)| x.union(y)).collect(),
+        });
+    }
+
+    fn matches_call(&self, t: &CallTarget) -> bool {
+        match (t, self.target) {
+            (CallTarget::Func(r), Target::Func(n) | Target::FuncReads(n)) => &*r.name == n,
+            (CallTarget::Input(r), Target::Input(n)) => &*r.name == n,
+            _ => false,
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match e.node() {
+            ExprNode::Call { target, args, .. } => {
+                args.iter().for_each(|a| self.expr(a));
+                if self.matches_call(target) {
+                    self.add(args);
+                }
+            }
+            ExprNode::Let { name, value, body } => {
+                self.expr(value);
+                let i = raw_bounds(value, self.scope);
+                self.scope.push(name.clone(), i);
+                self.expr(body);
+                self.scope.pop(name);
+            }
+            _ => {
+                let mut children = vec![];
+                collect_children(e, &mut children);
+                children.iter().for_each(|c| self.expr(c));
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s.node() {
+            StmtNode::For { name, min, extent, body, .. } => {
+                self.expr(min);
+                self.expr(extent);
+                let lo = raw_bounds(min, self.scope);
+                let hi = raw_bounds(&(min.clone() + extent.clone() - 1), self.scope);
+                self.scope.push(name.clone(), Interval { min: lo.min, max: hi.max }.simplified());
+                self.stmt(body);
+                self.scope.pop(name);
+            }
+            StmtNode::LetStmt { name, value, body } => {
+                self.expr(value);
+                let i = raw_bounds(value, self.scope).simplified();
+                self.scope.push(name.clone(), i);
+                self.stmt(body);
+                self.scope.pop(name);
+            }
+            StmtNode::IfThenElse { cond, then_case, else_case } => {
+                self.expr(cond);
+                let refined = refinements(cond, self.scope);
+                for (n, i) in &refined {
+                    self.scope.push(n.clone(), i.clone());
+                }
+                self.stmt(then_case);
+                for (n, _) in &refined {
+                    self.scope.pop(n);
+                }
+                if let Some(e) = else_case {
+                    self.stmt(e);
+                }
+            }
+            StmtNode::Provide { func, args, value } => {
+                args.iter().for_each(|a| self.expr(a));
+                self.expr(value);
+                if self.target == Target::Func(func) {
+                    self.add(args);
+                }
+            }
+            _ => {
+                let (exprs, stmts) = stmt_children(s);
+                exprs.iter().for_each(|e| self.expr(e));
+                stmts.iter().for_each(|c| self.stmt(c));
+            }
+        }
+    }
+}
+
+/// Narrower intervals for ranged variables that a condition of the form
+/// `v <= e`, `v < e`, `v >= e`, `v > e` (or a conjunction) implies.
+fn refinements(cond: &Expr, scope: &Scope) -> Vec<(Name, Interval)> {
+    let mut out = vec![];
+    let mut conds = vec![cond.clone()];
+    while let Some(c) = conds.pop() {
+        match c.node() {
+            ExprNode::And { a, b } => {
+                conds.push(a.clone());
+                conds.push(b.clone());
+            }
+            ExprNode::Cmp { op, a, b } => {
+                let Some(name) = a.as_var() else { continue };
+                let Some(current) = scope.get(name) else { continue };
+                let bound = raw_bounds(b, scope);
+                let one = Expr::int(1, a.ty());
+                let mut i = current.clone();
+                match op {
+                    CmpOp::Le => i.max = one_or_both(&i.max, &bound.max, Expr::min),
+                    CmpOp::Lt => i.max = one_or_both(&i.max, &bound.max.map(|m| m - one.clone()), Expr::min),
+                    CmpOp::Ge => i.min = one_or_both(&i.min, &bound.min, Expr::max),
+                    CmpOp::Gt => i.min = one_or_both(&i.min, &bound.min.map(|m| m + one.clone()), Expr::max),
+                    _ => continue,
+                }
+                out.push((name.clone(), i.simplified()));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn collect_children(e: &Expr, out: &mut Vec<Expr>) {
+    struct Children<'a>(&'a mut Vec<Expr>);
+    impl crate::visit::Visitor for Children<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0.push(e.clone());
+        }
+    }
+    crate::visit::walk_expr(&mut Children(out), e);
+}
+
+/// The direct child expressions and statements of a statement.
+fn stmt_children(s: &Stmt) -> (Vec<Expr>, Vec<Stmt>) {
+    struct Children {
+        exprs: Vec<Expr>,
+        stmts: Vec<Stmt>,
+    }
+    impl crate::visit::Visitor for Children {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.exprs.push(e.clone());
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            self.stmts.push(s.clone());
+        }
+    }
+    let mut c = Children { exprs: vec![], stmts: vec![] };
+    crate::visit::walk_stmt(&mut c, s);
+    (c.exprs, c.stmts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_variables_range_and_outer_variables_stay_symbolic() {
+        let mut scope = Scope::default();
+        scope.push("x".into(), Interval::new(Expr::i32(0), Expr::i32(7)));
+        let e = Expr::ivar("x") * 2 + Expr::ivar("n");
+        let i = bounds_of(&e, &scope);
+        assert!(i.is_bounded());
+        let i = bounds_of(&Expr::clamp(Expr::ivar("z"), Expr::i32(0), Expr::i32(9)), &scope);
+        assert!(i.is_bounded(), "{i:?}");
+    }
+
+    #[test]
+    fn loads_of_wide_types_are_unbounded() {
+        let scope = Scope::default();
+        let load = Expr::load("b", Expr::i32(0), Type::i32());
+        assert!(!bounds_of(&load, &scope).is_bounded());
+        let small = Expr::load("b", Expr::i32(0), Type::u8());
+        assert!(bounds_of(&small, &scope).is_bounded());
+    }
+}

@@ -1,0 +1,174 @@
+//! Bounds inference: defines, for each realized Func, the region its
+//! consumers require and the loop bounds of each of its stages, and sizes
+//! its realization; then asserts that inputs and outputs cover what the
+//! pipeline touches.
+//!
+//! Requires: the output of loop synthesis. Run [`infer_func`] for every Func
+//! consumers first (a Func's requirement is read off its consumers' loops).
+//! Guarantees: every `{f}.{x}.min/max` and `{f}.s{s}.{x}.min/max` name is
+//! defined by a `LetStmt` around `f`'s `ProducerConsumer` node; every
+//! `Realize` has bounds covering all reads and writes inside it; the
+//! statement starts with assertions that each input holds the region read
+//! from it and each output buffer holds the region written to it.
+
+use super::context::rewrite_matching;
+use super::names::{required_max, required_min, stage_max, stage_min};
+use super::validate::FuncPlan;
+use crate::error::LowerError;
+use crate::expr::{Expr, Name};
+use crate::interval::{box_touched, Interval, Scope, Target};
+use crate::ops::CompareExt;
+use crate::pipeline::{buffer_vars, FuncDef};
+use crate::simplify::simplify;
+use crate::stmt::{Range, Stmt, StmtNode};
+
+fn unbounded(func: &str, dim: &str, what: &str) -> LowerError {
+    LowerError::Unbounded { func: func.to_string(), dim: dim.to_string(), what: what.to_string() }
+}
+
+/// Interval bounds as expressions, or an error naming the dimension.
+fn bounded(b: &[Interval], f: &FuncDef, what: &str) -> Result<Vec<(Expr, Expr)>, LowerError> {
+    b.iter()
+        .zip(&f.args)
+        .map(|(i, arg)| match (&i.min, &i.max) {
+            (Some(lo), Some(hi)) => Ok((lo.clone(), hi.clone())),
+            _ => Err(unbounded(&f.name, arg, what)),
+        })
+        .collect()
+}
+
+/// Lets and assertions that precede a Func's computation.
+struct Preamble {
+    lets: Vec<(String, Expr)>,
+    asserts: Vec<(Expr, String)>,
+}
+
+impl Preamble {
+    fn around(self, body: Stmt) -> Stmt {
+        let mut stmts: Vec<Stmt> = self.asserts.into_iter().map(|(c, m)| Stmt::assert(simplify(&c), m)).collect();
+        stmts.push(body);
+        self.lets.into_iter().rev().fold(Stmt::block(stmts), |b, (n, e)| Stmt::let_stmt(n, simplify(&e), b))
+    }
+}
+
+/// Defines the required region and stage bounds of `f` around its
+/// `ProducerConsumer` node, and sizes its `Realize`.
+pub fn infer_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, is_output: bool) -> Result<Stmt, LowerError> {
+    let name = f.name.clone();
+    let is_pc = |n: &Stmt| matches!(n.node(), StmtNode::ProducerConsumer { func, .. } if *func == name);
+    let s = rewrite_matching(s, is_pc, |_, node| {
+        let StmtNode::ProducerConsumer { produce, consume, .. } = node.node() else { unreachable!() };
+        Ok::<_, LowerError>(preamble(f, fp, is_output, produce, consume)?.around(node.clone()))
+    })?;
+    if is_output {
+        return Ok(s);
+    }
+    let is_realize = |n: &Stmt| matches!(n.node(), StmtNode::Realize { func, .. } if *func == name);
+    rewrite_matching(&s, is_realize, |_, node| {
+        let StmtNode::Realize { func, ty, body, .. } = node.node() else { unreachable!() };
+        let touched = box_touched(body, Target::Func(&f.name), &mut Scope::default());
+        let bounds = match touched {
+            Some(b) => bounded(&b, f, "the region it is stored over")?
+                .into_iter()
+                .map(|(lo, hi)| Range { min: simplify(&lo), extent: simplify(&(hi - lo + 1)) })
+                .collect(),
+            None => f.args.iter().map(|_| Range { min: Expr::i32(0), extent: Expr::i32(0) }).collect(),
+        };
+        Ok::<_, LowerError>(Stmt::new(StmtNode::Realize { func: func.clone(), ty: *ty, bounds, body: body.clone() }))
+    })
+}
+
+fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume: &Stmt) -> Result<Preamble, LowerError> {
+    let name = &*f.name;
+    let mut lets = vec![];
+    let mut asserts = vec![];
+    // 1. The region consumers require.
+    let required: Vec<(Expr, Expr)> = if is_output {
+        (0..f.dims())
+            .map(|d| {
+                let min = Expr::ivar(buffer_vars::min(name, d));
+                (min.clone(), min + Expr::ivar(buffer_vars::extent(name, d)) - 1)
+            })
+            .collect()
+    } else {
+        match box_touched(consume, Target::FuncReads(name), &mut Scope::default()) {
+            Some(b) => bounded(&b, f, "the region its consumers read")?,
+            None => f.args.iter().map(|_| (Expr::i32(0), Expr::i32(-1))).collect(),
+        }
+    };
+    for (arg, (lo, hi)) in f.args.iter().zip(&required) {
+        match fp.bounds.iter().find(|b| b.var == *arg) {
+            Some(b) => {
+                let (bmin, bmax) = (Expr::i32(b.min), Expr::i32(b.min + b.extent - 1));
+                asserts.push((lo.clone().ge(bmin.clone()) & hi.clone().le(bmax.clone()), format!("{name} is bound to [{}, {}] in dimension {arg}, but a larger region is required", b.min, b.min + b.extent - 1)));
+                lets.push((required_min(name, arg), bmin));
+                lets.push((required_max(name, arg), bmax));
+            }
+            None => {
+                lets.push((required_min(name, arg), lo.clone()));
+                lets.push((required_max(name, arg), hi.clone()));
+            }
+        }
+    }
+    // 2. Updates run over the required region of their pure variables.
+    for (s, u) in f.updates.iter().enumerate() {
+        for var in u.pure_vars(&f.args) {
+            lets.push((stage_min(name, s + 1, &var), Expr::ivar(required_min(name, &var))));
+            lets.push((stage_max(name, s + 1, &var), Expr::ivar(required_max(name, &var))));
+        }
+    }
+    // 3. The pure stage also covers whatever the updates read or write.
+    let updates = match produce.node() {
+        StmtNode::Block { stmts } if !f.updates.is_empty() => Some(Stmt::block(stmts[1..].to_vec())),
+        _ => None,
+    };
+    let touched_by_updates = match &updates {
+        Some(u) => box_touched(u, Target::Func(name), &mut Scope::default()),
+        None => None,
+    };
+    for (d, arg) in f.args.iter().enumerate() {
+        let (mut lo, mut hi) = (Expr::ivar(required_min(name, arg)), Expr::ivar(required_max(name, arg)));
+        if let Some(t) = &touched_by_updates {
+            let (Some(tlo), Some(thi)) = (&t[d].min, &t[d].max) else {
+                return Err(unbounded(name, arg, "the region its update definitions touch"));
+            };
+            if fp.bounds.iter().any(|b| b.var == *arg) {
+                asserts.push((tlo.clone().ge(lo.clone()) & thi.clone().le(hi.clone()), format!("the updates of {name} touch points outside its bound in dimension {arg}")));
+            } else {
+                lo = Expr::min(lo, tlo.clone());
+                hi = Expr::max(hi, thi.clone());
+            }
+        }
+        lets.push((stage_min(name, 0, arg), lo));
+        lets.push((stage_max(name, 0, arg), hi));
+    }
+    Ok(Preamble { lets, asserts })
+}
+
+/// Asserts at the top of `s` that each input buffer holds what the pipeline
+/// reads and each output buffer holds what it writes.
+pub fn check_buffers(s: &Stmt, inputs: &[(Name, usize)], outputs: &[FuncDef]) -> Result<Stmt, LowerError> {
+    let mut asserts = vec![];
+    let mut check = |buffer: &str, dims: usize, b: Option<Vec<Interval>>, verb: &str| -> Result<(), LowerError> {
+        let Some(b) = b else { return Ok(()) };
+        for (d, i) in b.iter().enumerate().take(dims) {
+            let (Some(lo), Some(hi)) = (&i.min, &i.max) else {
+                return Err(unbounded(buffer, &d.to_string(), &format!("the region of it the pipeline {verb}")));
+            };
+            let min = Expr::ivar(buffer_vars::min(buffer, d));
+            let max = min.clone() + Expr::ivar(buffer_vars::extent(buffer, d)) - 1;
+            let cond = simplify(&(min.le(lo.clone()) & hi.clone().le(max)));
+            let msg = format!("buffer {buffer} is too small: the pipeline {verb} [{lo}, {hi}] in dimension {d}");
+            asserts.push(Stmt::assert(cond, msg));
+        }
+        Ok(())
+    };
+    for (name, dims) in inputs {
+        check(name, *dims, box_touched(s, Target::Input(name), &mut Scope::default()), "reads")?;
+    }
+    for f in outputs {
+        check(&f.name, f.dims(), box_touched(s, Target::Func(&f.name), &mut Scope::default()), "touches")?;
+    }
+    asserts.push(s.clone());
+    Ok(Stmt::block(asserts))
+}

@@ -1,0 +1,95 @@
+//! Lowering: from an algorithm and a schedule to a loop-nest statement, one
+//! pass per module, in the order of the thesis (Ragan-Kelley 2014, ch. 8).
+//!
+//! | pass | module |
+//! |---|---|
+//! | check the schedule, resolve its loops | [`validate`] |
+//! | substitute inlined Funcs | [`inline`] |
+//! | build loop nests, inject realizations | [`loop_synthesis`] |
+//! | bounds inference (per Func, consumers first) | [`bounds_inference`] |
+//! | sliding window (per Func, right after its bounds) | [`sliding_window`] |
+//! | storage folding | [`storage_folding`] |
+//! | flatten storage to 1-D buffers | [`flatten`] |
+//! | simplify | [`crate::simplify`] |
+//! | vectorize | [`vectorize`] |
+//! | unroll | [`unroll`] |
+//! | simplify | [`crate::simplify`] |
+
+pub mod bounds_inference;
+pub mod context;
+pub mod flatten;
+pub mod inline;
+pub mod loop_synthesis;
+pub mod names;
+pub mod sliding_window;
+pub mod storage_folding;
+pub mod unroll;
+pub mod validate;
+pub mod vectorize;
+
+use crate::error::LowerError;
+use crate::expr::Name;
+use crate::pipeline::PipelineDef;
+use crate::schedule::Schedule;
+use crate::simplify::simplify_stmt;
+use crate::stmt::Stmt;
+
+/// A lowered pipeline: the statement to run and what it was made from.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub pipeline: PipelineDef,
+    pub schedule: Schedule,
+    pub stmt: Stmt,
+    /// The statement after each pass, when asked for (see [`LowerOptions`]).
+    pub passes: Vec<(&'static str, Stmt)>,
+}
+
+/// Options of [`lower_with`].
+#[derive(Clone, Debug, Default)]
+pub struct LowerOptions {
+    /// Keep the statement after every pass in [`Lowered::passes`].
+    pub keep_passes: bool,
+}
+
+/// Lowers `p` under schedule `s`.
+pub fn lower(p: &PipelineDef, s: &Schedule) -> Result<Lowered, LowerError> {
+    lower_with(p, s, &LowerOptions::default())
+}
+
+/// Lowers `p` under schedule `s`, with options.
+pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
+    let mut passes = vec![];
+    let mut keep = |name: &'static str, stmt: &Stmt| {
+        if options.keep_passes {
+            passes.push((name, stmt.clone()));
+        }
+    };
+    let plan = validate::validate(p, s)?;
+    let funcs = inline::inline_funcs(p, &plan);
+    let mut stmt = loop_synthesis::synthesize(&funcs, &plan, &p.outputs);
+    keep("loop synthesis", &stmt);
+    for f in funcs.iter().rev() {
+        let fp = plan.get(&f.name);
+        stmt = bounds_inference::infer_func(&stmt, f, fp, p.is_output(&f.name))?;
+        stmt = sliding_window::slide_func(&stmt, f, fp);
+    }
+    let inputs: Vec<(Name, usize)> = p.inputs.iter().map(|i| (i.name.clone(), i.dims)).collect();
+    let outputs: Vec<_> = funcs.iter().filter(|f| p.is_output(&f.name)).cloned().collect();
+    stmt = bounds_inference::check_buffers(&stmt, &inputs, &outputs)?;
+    keep("bounds inference and sliding window", &stmt);
+    for f in &funcs {
+        stmt = storage_folding::fold_func(&stmt, f, plan.get(&f.name));
+    }
+    keep("storage folding", &stmt);
+    stmt = flatten::flatten(&stmt, &funcs, &plan);
+    keep("flattening", &stmt);
+    stmt = simplify_stmt(&stmt);
+    keep("simplification", &stmt);
+    stmt = vectorize::vectorize(&stmt);
+    keep("vectorization", &stmt);
+    stmt = unroll::unroll(&stmt);
+    keep("unrolling", &stmt);
+    stmt = simplify_stmt(&stmt);
+    keep("final simplification", &stmt);
+    Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, passes })
+}

@@ -1,0 +1,34 @@
+//! The names lowering gives to loops and bounds, in one place so that every
+//! pass agrees on them.
+//!
+//! For Func `f`, stage `s` and loop `v`:
+//! - `f.s{s}.{v}` is the loop variable (also the full value of a pure or
+//!   reduction variable `v` inside the stage's loop nest);
+//! - `f.s{s}.{v}.min` / `.max` / `.extent` are the stage's loop bounds;
+//! - `f.{x}.min` / `f.{x}.max` are the region of `f` its consumers require in
+//!   pure dimension `x` (the output buffer's region for outputs);
+//! - buffer fields use [`crate::pipeline::buffer_vars`] (`f.min.0`, ...).
+
+pub fn stage_var(func: &str, stage: usize, var: &str) -> String {
+    format!("{func}.s{stage}.{var}")
+}
+
+pub fn stage_min(func: &str, stage: usize, var: &str) -> String {
+    format!("{func}.s{stage}.{var}.min")
+}
+
+pub fn stage_max(func: &str, stage: usize, var: &str) -> String {
+    format!("{func}.s{stage}.{var}.max")
+}
+
+pub fn stage_extent(func: &str, stage: usize, var: &str) -> String {
+    format!("{func}.s{stage}.{var}.extent")
+}
+
+pub fn required_min(func: &str, var: &str) -> String {
+    format!("{func}.{var}.min")
+}
+
+pub fn required_max(func: &str, var: &str) -> String {
+    format!("{func}.{var}.max")
+}
