@@ -110,7 +110,7 @@ pub fn validate(p: &PipelineDef, schedule: &Schedule) -> Result<Plan, ScheduleEr
     let mut funcs = BTreeMap::new();
     for f in &p.funcs {
         let fs = schedule.get(&f.name);
-        let plan = plan_func(p, f, &fs, inline.contains(&f.name), &stage_uses, schedule)?;
+        let plan = plan_func(p, f, &fs, &inline, &stage_uses, schedule)?;
         funcs.insert(f.name.clone(), plan);
     }
     let plan = Plan { funcs };
@@ -138,10 +138,11 @@ fn plan_func(
     p: &PipelineDef,
     f: &FuncDef,
     fs: &FuncSchedule,
-    inline: bool,
+    inline_set: &BTreeSet<Name>,
     stage_uses: &BTreeMap<(Name, usize), BTreeSet<Name>>,
     schedule: &Schedule,
 ) -> Result<FuncPlan, ScheduleError> {
+    let inline = inline_set.contains(&f.name);
     let name = &*f.name;
     if let Some(&s) = fs.stages.keys().find(|&&s| s >= f.stages()) {
         return Err(func_err(name, format!("the schedule names update {} but {name} has {} update definition(s)", s - 1, f.updates.len())));
@@ -156,7 +157,7 @@ fn plan_func(
     let compute = match (&fs.compute, is_output) {
         (LoopLevel::At { .. }, true) => return Err(func_err(name, "is an output, so it is computed at root; it cannot be compute_at another Func")),
         (LoopLevel::Inline, true) | (LoopLevel::Root, _) => LoopLevel::Root,
-        (LoopLevel::Inline, false) => innermost_consumer_loop(p, f, stage_uses, schedule)?,
+        (LoopLevel::Inline, false) => innermost_consumer_loop(p, f, stage_uses, schedule, inline_set)?,
         (at, false) => at.clone(),
     };
     let store = match (&fs.store, is_output) {
@@ -203,8 +204,18 @@ fn join(names: &[Name]) -> String {
 
 /// The default for a Func with updates left inline: computed at the
 /// innermost loop of the one stage that uses it.
-fn innermost_consumer_loop(p: &PipelineDef, f: &FuncDef, stage_uses: &BTreeMap<(Name, usize), BTreeSet<Name>>, schedule: &Schedule) -> Result<LoopLevel, ScheduleError> {
-    let users: Vec<&(Name, usize)> = stage_uses.iter().filter(|(_, u)| u.contains(&f.name)).map(|(k, _)| k).collect();
+fn innermost_consumer_loop(
+    p: &PipelineDef,
+    f: &FuncDef,
+    stage_uses: &BTreeMap<(Name, usize), BTreeSet<Name>>,
+    schedule: &Schedule,
+    inline: &BTreeSet<Name>,
+) -> Result<LoopLevel, ScheduleError> {
+    let users: Vec<&(Name, usize)> = stage_uses
+        .iter()
+        .filter(|((c, _), u)| u.contains(&f.name) && !inline.contains(c))
+        .map(|(k, _)| k)
+        .collect();
     let [(consumer, stage)] = users.as_slice() else {
         return Err(func_err(&f.name, "has update definitions and is used by several stages; schedule it with compute_root() or compute_at()"));
     };

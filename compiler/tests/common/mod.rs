@@ -1,0 +1,276 @@
+//! A catalog of small but varied pipelines, with inputs, for the tests.
+
+#![allow(dead_code)]
+
+use compiler::boundary::{constant_exterior, repeat_edge};
+use compiler::buffer::Buffer;
+use compiler::ops::*;
+use compiler::pipeline::PipelineDef;
+use compiler::reductions::{argmax, maximum, sum};
+use compiler::value::Scalar;
+use compiler::*;
+use std::collections::BTreeMap;
+
+/// One test case: a pipeline, its inputs and params, and the output region.
+pub struct Case {
+    pub name: &'static str,
+    pub pipeline: PipelineDef,
+    pub inputs: BTreeMap<String, Buffer>,
+    pub params: BTreeMap<String, Scalar>,
+    pub output: String,
+    pub region: Vec<(i64, i64)>,
+}
+
+/// A deterministic pseudo-random input over a generous region.
+pub fn input_buffer(name: &str, ty: ScalarType, region: &[(i64, i64)], max: u64) -> Buffer {
+    let mut b = Buffer::new(name, ty, region).unwrap();
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15 ^ (name.len() as u64);
+    b.fill(|_| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let v = (state >> 33) % (max + 1);
+        if ty.is_float() {
+            Scalar::Float(v as f64 / 7.0)
+        } else if ty.is_signed_int() {
+            Scalar::Int(v as i64 - (max / 2) as i64)
+        } else {
+            Scalar::UInt(v)
+        }
+    });
+    b
+}
+
+const IN2: [(i64, i64); 2] = [(-24, 72), (-24, 72)];
+const OUT2: [(i64, i64); 2] = [(-3, 19), (2, 13)];
+
+fn vars() -> (Var, Var) {
+    (Var::new("x"), Var::new("y"))
+}
+
+fn case2(name: &'static str, out: &Func, inputs: Vec<Buffer>) -> Case {
+    Case {
+        name,
+        pipeline: Pipeline::new(&[out]).unwrap(),
+        inputs: inputs.into_iter().map(|b| (b.name.clone(), b)).collect(),
+        params: BTreeMap::new(),
+        output: out.name().to_string(),
+        region: OUT2.to_vec(),
+    }
+}
+
+pub fn blur() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::U16, 2);
+    let bx = Func::new("blur_x");
+    bx.define(&[&x, &y], (input.at([&x - 1, y.expr()]) + input.at([x.expr(), y.expr()]) + input.at([&x + 1, y.expr()])) / 3);
+    let out = Func::new("blur_y");
+    out.define(&[&x, &y], (bx.at([x.expr(), &y - 1]) + bx.at([x.expr(), y.expr()]) + bx.at([x.expr(), &y + 1])) / 3);
+    case2("blur", &out, vec![input_buffer("input", ScalarType::U16, &IN2, 4000)])
+}
+
+pub fn stencil_chain() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I32, 2);
+    let mut prev: Func = Func::new("s0");
+    prev.define(&[&x, &y], input.at([x.expr(), y.expr()]));
+    for i in 1..4 {
+        let f = Func::new(&format!("s{i}"));
+        let p = prev.clone();
+        let e = p.at([&x - 1, &y - 1]) + p.at([&x + 1, y.expr()]) * 2 - p.at([x.expr(), &y + 1]) + p.at([x.expr(), y.expr()]) / 4;
+        f.define(&[&x, &y], e);
+        prev = f;
+    }
+    case2("stencil_chain", &prev, vec![input_buffer("input", ScalarType::I32, &IN2, 1000)])
+}
+
+pub fn down_up_sample() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::U8, 2);
+    let down = Func::new("down");
+    let px = |dx: i32, dy: i32| cast(Type::u16(), input.at([&x * 2 + dx, &y * 2 + dy]));
+    down.define(&[&x, &y], (px(0, 0) + px(1, 0) + px(0, 1) + px(1, 1)) / 4);
+    let up = Func::new("up");
+    up.define(&[&x, &y], (down.at([&x / 2, &y / 2]) + down.at([(&x + 1) / 2, (&y + 1) / 2])) / 2);
+    let out = Func::new("out");
+    out.define(&[&x, &y], cast(Type::u8(), up.at([x.expr(), y.expr()]) + (cast(Type::u16(), input.at([x.expr(), y.expr()])) / 2)));
+    case2("down_up_sample", &out, vec![input_buffer("input", ScalarType::U8, &IN2, 255)])
+}
+
+pub fn row_sum() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I16, 2);
+    let r = RDom::new("r", &[(Expr::i32(-2), Expr::i32(5))]);
+    let rows = Func::new("rows");
+    rows.define(&[&x, &y], sum(cast(Type::i32(), input.at([&x + r.x().expr(), y.expr()]))));
+    let out = Func::new("out");
+    out.define(&[&x, &y], rows.at([x.expr(), y.expr()]) - rows.at([x.expr(), &y - 1]));
+    case2("row_sum", &out, vec![input_buffer("input", ScalarType::I16, &IN2, 30000)])
+}
+
+pub fn histogram() -> Case {
+    let x = Var::new("x");
+    let input = ImageParam::new("input", ScalarType::U8, 2);
+    let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(16)), (Expr::i32(0), Expr::i32(12))]);
+    let hist = Func::new("hist");
+    hist.define(&[&x], Expr::int(0, Type::i32()));
+    let bin = clamp(cast(Type::i32(), input.at([r.x().expr(), r.y().expr()])) / 16, 0, 15);
+    hist.update([bin.clone()], hist.at([bin]) + 1);
+    let out = Func::new("out");
+    out.define(&[&x], hist.at([x.expr()]) * 3 + hist.at([&x + 1]));
+    Case {
+        name: "histogram",
+        pipeline: Pipeline::new(&[&out]).unwrap(),
+        inputs: [("input".to_string(), input_buffer("input", ScalarType::U8, &[(0, 16), (0, 12)], 255))].into(),
+        params: BTreeMap::new(),
+        output: "out".into(),
+        region: vec![(0, 15)],
+    }
+}
+
+pub fn scan() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I32, 2);
+    let r = RDom::new("r", &[(Expr::i32(-2), Expr::i32(20))]);
+    let acc = Func::new("acc");
+    acc.define(&[&x, &y], input.at([x.expr(), y.expr()]));
+    acc.update([r.x().expr(), y.expr()], acc.at([r.x() - 1, y.expr()]) + acc.at([r.x().expr(), y.expr()]));
+    let out = Func::new("out");
+    out.define(&[&x, &y], acc.at([x.expr(), y.expr()]) * 2 + acc.at([&x + 1, y.expr()]));
+    case2("scan", &out, vec![input_buffer("input", ScalarType::I32, &IN2, 100)])
+}
+
+pub fn diamond_dag() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I16, 2);
+    let a = Func::new("a");
+    a.define(&[&x, &y], input.at([x.expr(), y.expr()]) * 3);
+    let b = Func::new("b");
+    b.define(&[&x, &y], a.at([&x - 1, y.expr()]) + a.at([&x + 1, y.expr()]));
+    let c = Func::new("c");
+    c.define(&[&x, &y], a.at([x.expr(), &y - 1]) - a.at([x.expr(), &y + 2]));
+    let out = Func::new("out");
+    out.define(&[&x, &y], max(b.at([x.expr(), y.expr()]), c.at([&x + 1, y.expr()])) + b.at([x.expr(), &y + 1]));
+    case2("diamond_dag", &out, vec![input_buffer("input", ScalarType::I16, &IN2, 20000)])
+}
+
+pub fn float_math() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::F32, 2);
+    let g = Func::new("g");
+    g.define(&[&x, &y], sqrt(input.at([x.expr(), y.expr()]) + 1.0f32) * 0.75f32 - exp(input.at([&x + 1, y.expr()]) * -0.125f32));
+    let h = Func::new("h");
+    h.define(&[&x, &y], select(g.at([x.expr(), y.expr()]).gt(1.5f32), floor(g.at([x.expr(), &y - 1]) * 4.0f32), g.at([&x - 1, y.expr()])));
+    let out = Func::new("out");
+    out.define(&[&x, &y], cast(Type::u8(), clamp(h.at([x.expr(), y.expr()]) * 37.0f32, 0.0f32, 255.0f32)) + cast(Type::u8(), x.expr()));
+    case2("float_math", &out, vec![input_buffer("input", ScalarType::F32, &IN2, 300)])
+}
+
+pub fn int_wrap() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I8, 2);
+    let f = Func::new("f");
+    f.define(&[&x, &y], input.at([x.expr(), y.expr()]) * Expr::int(7, Type::i8()) + input.at([&x + 1, y.expr()]));
+    let out = Func::new("out");
+    out.define(&[&x, &y], cast(Type::i32(), f.at([x.expr(), y.expr()])) / 3 + (cast(Type::i32(), f.at([x.expr(), &y + 1])) % 5) - (x.expr() - 7) / 4);
+    case2("int_wrap", &out, vec![input_buffer("input", ScalarType::I8, &IN2, 250)])
+}
+
+pub fn boundary() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::U16, 2);
+    let clamped = repeat_edge(&input);
+    let outside = constant_exterior(&input, Expr::i32(7));
+    let out = Func::new("out");
+    out.define(&[&x, &y], clamped.at([&x - 2, &y + 3]) + outside.at([&x + 1, y.expr()]) / 2);
+    // The input is smaller than the region read: boundary conditions cover the rest.
+    case2("boundary", &out, vec![input_buffer("input", ScalarType::U16, &[(0, 10), (3, 8)], 1000)])
+}
+
+pub fn matmul() -> Case {
+    let (x, y) = vars();
+    let a = ImageParam::new("a", ScalarType::F32, 2);
+    let b = ImageParam::new("b", ScalarType::F32, 2);
+    let k = RDom::new("k", &[(Expr::i32(0), Expr::i32(9))]);
+    let prod = Func::new("prod");
+    prod.define(&[&x, &y], 0.0f32.as_expr());
+    prod.update([x.expr(), y.expr()], prod.at([x.expr(), y.expr()]) + a.at([k.x().expr(), y.expr()]) * b.at([x.expr(), k.x().expr()]));
+    let out = Func::new("out");
+    out.define(&[&x, &y], prod.at([x.expr(), y.expr()]) * 2.0f32);
+    case2("matmul", &out, vec![input_buffer("a", ScalarType::F32, &IN2, 50), input_buffer("b", ScalarType::F32, &IN2, 50)])
+}
+
+pub fn conv1d_update() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I32, 2);
+    let w = Func::new("w");
+    w.define(&[&x], x.expr() * x.expr() - 3);
+    let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(4))]);
+    let conv = Func::new("conv");
+    conv.define(&[&x, &y], Expr::i32(0));
+    conv.update([x.expr(), y.expr()], conv.at([x.expr(), y.expr()]) + w.at([r.x().expr()]) * input.at([&x + r.x().expr(), y.expr()]));
+    let out = Func::new("out");
+    out.define(&[&x, &y], conv.at([x.expr(), y.expr()]));
+    case2("conv1d_update", &out, vec![input_buffer("input", ScalarType::I32, &IN2, 40)])
+}
+
+pub fn arg_max() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::U8, 2);
+    let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(5))]);
+    let am = argmax(input.at([&x + r.x().expr(), y.expr()]));
+    let out = Func::new("out");
+    out.define(&[&x, &y], am[0].clone() * 100 + cast(Type::i32(), maximum(input.at([x.expr(), &y + r.x().expr()]))));
+    case2("arg_max", &out, vec![input_buffer("input", ScalarType::U8, &IN2, 255)])
+}
+
+pub fn triangle() -> Case {
+    let x = Var::new("x");
+    let input = ImageParam::new("input", ScalarType::I32, 1);
+    let r = RDom::with_where("r", &[(Expr::i32(0), Expr::i32(8)), (Expr::i32(0), Expr::i32(8))], |r| r.x().lt(r.y()));
+    let tri = Func::new("tri");
+    tri.define(&[&x], Expr::i32(1));
+    tri.update([x.expr()], tri.at([x.expr()]) * 3 + input.at([&x + r.x().expr()]) - r.y().expr());
+    let out = Func::new("out");
+    out.define(&[&x], tri.at([x.expr()]));
+    Case {
+        name: "triangle",
+        pipeline: Pipeline::new(&[&out]).unwrap(),
+        inputs: [("input".to_string(), input_buffer("input", ScalarType::I32, &[(-10, 60)], 9))].into(),
+        params: BTreeMap::new(),
+        output: "out".into(),
+        region: vec![(-3, 21)],
+    }
+}
+
+pub fn params_and_lut() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::U8, 2);
+    let gain = Param::new("gain", Type::i32());
+    let lut = Func::new("lut");
+    lut.define(&[&x], (x.expr() * gain.expr()) % 251);
+    let out = Func::new("out");
+    out.define(&[&x, &y], lut.at([cast(Type::i32(), input.at([x.expr(), y.expr()]))]) + lut.at([cast(Type::i32(), input.at([&x + 1, y.expr()]))]));
+    let mut c = case2("params_and_lut", &out, vec![input_buffer("input", ScalarType::U8, &IN2, 255)]);
+    c.params.insert("gain".into(), Scalar::Int(37));
+    c
+}
+
+/// Every catalog case.
+pub fn all_cases() -> Vec<Case> {
+    vec![
+        blur(),
+        stencil_chain(),
+        down_up_sample(),
+        row_sum(),
+        histogram(),
+        scan(),
+        diamond_dag(),
+        float_math(),
+        int_wrap(),
+        boundary(),
+        matmul(),
+        conv1d_update(),
+        arg_max(),
+        triangle(),
+        params_and_lut(),
+    ]
+}

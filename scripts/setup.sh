@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Idempotent set-up on a fresh machine: system packages the build needs,
+# a release build of the workspace, then the main job on its embedded
+# default (a blur pipeline: schedule, lower, print, run, check).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# LLVM 19 (for code generation; /usr/bin/llvm-config may be an older LLVM).
+if ! dpkg -s llvm-19-dev >/dev/null 2>&1; then
+  echo "setup: installing llvm-19-dev"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm-19-dev >/dev/null
+fi
+export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
+
+cargo build --release --workspace --quiet
+if [ "${1:-}" != "--no-run" ]; then
+  cargo run --release --quiet -p compiler --bin hlc -- demo
+fi
