@@ -1,0 +1,90 @@
+//! The embedded default job: a 3x3 separable blur, scheduled the way the
+//! thesis recommends (strips of rows in parallel, the horizontal blur
+//! computed per row of a strip into a sliding, folded window, both
+//! vectorized), lowered, run on the interpreter and checked against the
+//! reference evaluator.
+
+use crate::buffer::Buffer;
+use crate::error::LowerError;
+use crate::lang::{ImageParam, Pipeline, Var};
+use crate::lower::{lower, Lowered};
+use crate::ops::AsExpr;
+use crate::pipeline::PipelineDef;
+use crate::realize::{realize, RealizeError};
+use crate::reference::ReferenceError;
+use crate::schedule::Schedule;
+use crate::types::ScalarType;
+use crate::value::Scalar;
+use crate::Func;
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// The blur: `blur_x` averages three horizontal neighbours of the input,
+/// `blur_y` three vertical neighbours of `blur_x`.
+pub fn blur_pipeline() -> PipelineDef {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::U16, 2);
+    let blur_x = Func::new("blur_x");
+    blur_x.define(&[&x, &y], (input.at([&x - 1, y.expr()]) + input.at([x.expr(), y.expr()]) + input.at([&x + 1, y.expr()])) / 3);
+    let blur_y = Func::new("blur_y");
+    blur_y.define(&[&x, &y], (blur_x.at([x.expr(), &y - 1]) + blur_x.at([x.expr(), y.expr()]) + blur_x.at([x.expr(), &y + 1])) / 3);
+    blur_y.set_estimate(0, 0, 1536).set_estimate(1, 0, 2560);
+    input.set_estimate(0, -1, 1538).set_estimate(1, -1, 2562);
+    Pipeline::new(&[&blur_y]).expect("the demo pipeline is well formed")
+}
+
+/// Strips of 8 rows in parallel; `blur_x` stored per strip, computed per
+/// row (a sliding window folded to 4 rows); both vectorized by 8.
+pub fn blur_schedule() -> Schedule {
+    let mut s = Schedule::new();
+    s.func("blur_y").split("y", "yo", "yi", 8).parallel("yo").vectorize_by("x", 8);
+    s.func("blur_x").store_at("blur_y", "yo").compute_at("blur_y", "yi").vectorize_by("x", 8);
+    s
+}
+
+/// What the demo produced.
+pub struct DemoReport {
+    pub lowered: Lowered,
+    pub output: Buffer,
+    pub points_checked: usize,
+}
+
+#[derive(Debug, Error)]
+pub enum DemoError {
+    #[error(transparent)]
+    Lower(#[from] LowerError),
+    #[error(transparent)]
+    Realize(#[from] RealizeError),
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    #[error("the scheduled pipeline disagrees with the reference at {coords:?}: {got:?} instead of {expected:?}")]
+    Mismatch { coords: Vec<i64>, expected: Scalar, got: Scalar },
+}
+
+/// Lowers the blur under `schedule`, runs it over a `width` x `height`
+/// output, and checks every point against the reference evaluator.
+pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoReport, DemoError> {
+    let p = blur_pipeline();
+    let lowered = lower(&p, schedule)?;
+    let mut input = Buffer::new("input", ScalarType::U16, &[(-1, width + 2), (-1, height + 2)])?;
+    input.fill(|c| Scalar::UInt(((c[0] * 37 + c[1] * 101) % 4096) as u64));
+    let inputs = BTreeMap::from([("input".to_string(), input)]);
+    let region = vec![(0, width), (0, height)];
+    let mut outputs = realize(&lowered, &inputs, &BTreeMap::new(), &[("blur_y", region.clone())])?;
+    let output = outputs.remove("blur_y").expect("the output was realized");
+    let expected = crate::reference::realize(&p, &inputs, &BTreeMap::new(), "blur_y", &region)?;
+    let mut points_checked = 0;
+    for c in expected.coordinates() {
+        let (want, got) = (expected.get(&c)?, output.get(&c)?);
+        if !want.bit_eq(got) {
+            return Err(DemoError::Mismatch { coords: c, expected: want, got });
+        }
+        points_checked += 1;
+    }
+    Ok(DemoReport { lowered, output, points_checked })
+}
+
+/// The algorithm's definitions as text.
+pub fn blur_pipeline_text() -> String {
+    blur_pipeline().funcs.iter().map(|f| format!("{}({}) = {}", f.name, f.args.iter().map(|a| &**a).collect::<Vec<_>>().join(", "), f.value)).collect::<Vec<_>>().join("\n")
+}

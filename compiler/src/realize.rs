@@ -1,0 +1,76 @@
+//! Running a lowered pipeline on the IR interpreter: checks the caller's
+//! inputs and params against the pipeline, allocates the outputs over the
+//! requested regions, runs, and returns the outputs.
+
+use crate::buffer::{Buffer, BufferError};
+use crate::interpret::{run, InterpretError};
+use crate::lower::Lowered;
+use crate::value::{cast, Scalar};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Why a pipeline could not be run.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum RealizeError {
+    #[error("input {name} was not given")]
+    MissingInput { name: String },
+    #[error("input {name} has element type {got}, but the pipeline reads it as {expected}")]
+    InputType { name: String, expected: String, got: String },
+    #[error("input {name} has {got} dimensions, but the pipeline reads it with {expected}")]
+    InputDimensions { name: String, expected: usize, got: usize },
+    #[error("param {name} was not given")]
+    MissingParam { name: String },
+    #[error("{name} is not an output of this pipeline (outputs: {outputs})")]
+    NotAnOutput { name: String, outputs: String },
+    #[error("output {name} is {expected}-dimensional, but the region has {got} dimensions")]
+    RegionDimensions { name: String, expected: usize, got: usize },
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+    #[error(transparent)]
+    Run(#[from] InterpretError),
+}
+
+/// Runs `l` and returns each output realized over its region.
+pub fn realize(
+    l: &Lowered,
+    inputs: &BTreeMap<String, Buffer>,
+    params: &BTreeMap<String, Scalar>,
+    regions: &[(&str, Vec<(i64, i64)>)],
+) -> Result<BTreeMap<String, Buffer>, RealizeError> {
+    let p = &l.pipeline;
+    let mut buffers = BTreeMap::new();
+    for i in &p.inputs {
+        let b = inputs.get(&*i.name).ok_or_else(|| RealizeError::MissingInput { name: i.name.to_string() })?;
+        if b.ty != i.ty {
+            return Err(RealizeError::InputType { name: i.name.to_string(), expected: i.ty.to_string(), got: b.ty.to_string() });
+        }
+        if b.dims.len() != i.dims {
+            return Err(RealizeError::InputDimensions { name: i.name.to_string(), expected: i.dims, got: b.dims.len() });
+        }
+        let mut b = b.clone();
+        b.name = i.name.to_string();
+        buffers.insert(i.name.to_string(), b);
+    }
+    let mut scalars = BTreeMap::new();
+    for prm in &p.params {
+        let v = params.get(&*prm.name).ok_or_else(|| RealizeError::MissingParam { name: prm.name.to_string() })?;
+        let from = match v {
+            Scalar::Int(_) => crate::types::ScalarType::I64,
+            Scalar::UInt(_) => crate::types::ScalarType::U64,
+            Scalar::Float(_) => crate::types::ScalarType::F64,
+        };
+        scalars.insert(prm.name.to_string(), cast(from, prm.ty.scalar, *v));
+    }
+    for (name, region) in regions {
+        let f = p.func(name).filter(|_| p.is_output(name)).ok_or_else(|| RealizeError::NotAnOutput {
+            name: name.to_string(),
+            outputs: p.outputs.iter().map(|o| &**o).collect::<Vec<_>>().join(", "),
+        })?;
+        if region.len() != f.dims() {
+            return Err(RealizeError::RegionDimensions { name: name.to_string(), expected: f.dims(), got: region.len() });
+        }
+        buffers.insert(name.to_string(), Buffer::new(name, f.ty.scalar, region)?);
+    }
+    run(&l.stmt, &mut buffers, &scalars)?;
+    Ok(regions.iter().filter_map(|(n, _)| buffers.remove(*n).map(|b| (n.to_string(), b))).collect())
+}
