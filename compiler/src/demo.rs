@@ -4,11 +4,10 @@
 //! vectorized), lowered, run on the interpreter and checked against the
 //! reference evaluator.
 
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, BufferError};
 use crate::error::LowerError;
 use crate::lang::{ImageParam, Pipeline, Var};
 use crate::lower::{lower, Lowered};
-use crate::ops::AsExpr;
 use crate::pipeline::PipelineDef;
 use crate::realize::{realize, RealizeError};
 use crate::reference::ReferenceError;
@@ -57,6 +56,8 @@ pub enum DemoError {
     Realize(#[from] RealizeError),
     #[error(transparent)]
     Reference(#[from] ReferenceError),
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
     #[error("the scheduled pipeline disagrees with the reference at {coords:?}: {got:?} instead of {expected:?}")]
     Mismatch { coords: Vec<i64>, expected: Scalar, got: Scalar },
 }

@@ -54,6 +54,11 @@ pub enum MathFn {
     Floor,
     Ceil,
     Round,
+    /// `promise_clamped(value, lo, hi)`: `value`, which the compiler knows
+    /// lies in `[lo, hi]`. Loop synthesis states what bounds inference could
+    /// not derive (a fused loop's outer coordinate); lowering strips it
+    /// after the passes that read it.
+    PromiseClamped,
 }
 
 impl MathFn {
@@ -70,6 +75,16 @@ impl MathFn {
             MathFn::Floor => "floor",
             MathFn::Ceil => "ceil",
             MathFn::Round => "round",
+            MathFn::PromiseClamped => "promise_clamped",
+        }
+    }
+
+    /// How many arguments it takes.
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Pow => 2,
+            MathFn::PromiseClamped => 3,
+            _ => 1,
         }
     }
 }
@@ -347,9 +362,10 @@ impl Expr {
         Expr::min(Expr::max(x, Expr::cast(ty, lo)), Expr::cast(ty, hi))
     }
 
-    /// A call of a math intrinsic; float intrinsics cast integer arguments to f32.
+    /// A call of a math intrinsic; float intrinsics cast integer arguments to
+    /// f32 (`abs` and `promise_clamped` keep their type).
     pub fn math(f: MathFn, args: Vec<Expr>) -> Expr {
-        let args: Vec<Expr> = if f == MathFn::Abs {
+        let args: Vec<Expr> = if matches!(f, MathFn::Abs | MathFn::PromiseClamped) {
             args
         } else {
             let float_ty = args

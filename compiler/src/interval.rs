@@ -115,7 +115,18 @@ pub fn bounds_of(e: &Expr, scope: &Scope) -> Interval {
     raw_bounds(e, scope).simplified()
 }
 
+/// Whether `e` has one value throughout the region: it mentions no ranged
+/// variable, and no load or call whose value the bound could not name.
+fn is_fixed(e: &Expr, scope: &Scope) -> bool {
+    e.ty().lanes == 1
+        && !scope.depends_on_ranged(e)
+        && !crate::visit::expr_any_node(e, |n| matches!(n, ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. } | ExprNode::Load { .. }))
+}
+
 fn raw_bounds(e: &Expr, scope: &Scope) -> Interval {
+    if is_fixed(e, scope) {
+        return Interval::point(e.clone());
+    }
     match e.node() {
         ExprNode::IntImm { .. } | ExprNode::UIntImm { .. } | ExprNode::FloatImm { .. } => Interval::point(e.clone()),
         ExprNode::Var { name, .. } => scope.get(name).cloned().unwrap_or_else(|| Interval::point(e.clone())),
@@ -183,6 +194,12 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
         BinOp::Div => match const_of(b) {
             Some(c) if c > 0.0 => Interval { min: ai.min.map(|x| x / b.clone()), max: ai.max.map(|x| x / b.clone()) },
             Some(c) if c < 0.0 => Interval { min: ai.max.map(|x| x / b.clone()), max: ai.min.map(|x| x / b.clone()) },
+            // For a fixed divisor, division is monotone in the dividend.
+            _ if bi.is_bounded() && bi.min == bi.max && ai.is_bounded() => {
+                let d = bi.min.unwrap();
+                let (lo, hi) = (ai.min.unwrap() / d.clone(), ai.max.unwrap() / d);
+                Interval::new(Expr::min(lo.clone(), hi.clone()), Expr::max(lo, hi))
+            }
             _ => Interval::everything(),
         },
         BinOp::Mod => {
@@ -255,6 +272,7 @@ fn math_bounds(f: crate::expr::MathFn, args: &[Expr], ty: Type, scope: &Scope) -
             Interval { min: apply(i.min), max: apply(i.max) }
         }
         Sin | Cos if ty.is_float() => Interval::new(Expr::float(-1.0, ty), Expr::float(1.0, ty)),
+        PromiseClamped => Interval { min: raw_bounds(&args[1], scope).min, max: raw_bounds(&args[2], scope).max },
         _ => Interval::everything(),
     }
 }
@@ -274,20 +292,68 @@ pub enum Target<'a> {
 /// the variables of `scope` ranging over their intervals. `None` if `s`
 /// does not touch it.
 pub fn box_touched(s: &Stmt, target: Target<'_>, scope: &mut Scope) -> Option<Vec<Interval>> {
-    let mut w = BoxWalker { target, scope, result: None };
+    let mut w = BoxWalker { target, scope, result: None, definitions: vec![] };
     w.stmt(s);
     w.result.map(|b| b.into_iter().map(Interval::simplified).collect())
 }
+
+/// Expanded definitions larger than this many nodes stay behind their name.
+const MAX_EXPANDED_NODES: usize = 400;
 
 struct BoxWalker<'a, 's> {
     target: Target<'a>,
     scope: &'s mut Scope,
     result: Option<Vec<Interval>>,
+    /// Let-bound variables in scope, innermost last, with their values
+    /// expanded down to loop variables and free names, and simplified; `None`
+    /// where the variable must stay opaque (an if-guard refined its interval,
+    /// or the expansion grew too large).
+    definitions: Vec<(Name, Option<Expr>)>,
 }
 
 impl BoxWalker<'_, '_> {
+    /// `e` with let-bound variables replaced by their expanded definitions,
+    /// simplified, so that correlated bounds cancel (`x.min + x.extent - 1`
+    /// with `x.extent = x.max - x.min + 1` becomes `x.max`).
+    fn expand(&self, e: &Expr) -> Expr {
+        struct Expand<'d>(&'d [(Name, Option<Expr>)]);
+        impl crate::visit::Mutator for Expand<'_> {
+            fn mutate_expr(&mut self, e: &Expr) -> Expr {
+                if let ExprNode::Var { name, .. } = e.node() {
+                    if let Some((_, Some(d))) = self.0.iter().rev().find(|(n, _)| n == name) {
+                        return d.clone();
+                    }
+                    return e.clone();
+                }
+                crate::visit::mutate_expr_children(self, e)
+            }
+        }
+        if self.definitions.is_empty() {
+            return e.clone();
+        }
+        simplify(&crate::visit::Mutator::mutate_expr(&mut Expand(&self.definitions), e))
+    }
+
+    fn bounds(&self, e: &Expr) -> Interval {
+        raw_bounds(&self.expand(e), self.scope)
+    }
+
+    fn define(&mut self, name: &Name, value: &Expr) {
+        let expanded = self.expand(value);
+        let small = crate::visit::node_count(&expanded) <= MAX_EXPANDED_NODES;
+        self.scope.push(name.clone(), raw_bounds(&expanded, self.scope).simplified());
+        self.definitions.push((name.clone(), small.then_some(expanded)));
+    }
+
+    fn undefine(&mut self, name: &Name) {
+        self.scope.pop(name);
+        if let Some(i) = self.definitions.iter().rposition(|(n, _)| n == name) {
+            self.definitions.remove(i);
+        }
+    }
+
     fn add(&mut self, args: &[Expr]) {
-        let b: Vec<Interval> = args.iter().map(|a| raw_bounds(a, self.scope)).collect();
+        let b: Vec<Interval> = args.iter().map(|a| self.bounds(a)).collect();
         self.result = Some(match self.result.take() {
             None => b,
             Some(old) => old.iter().zip(&b).map(|(x, y)| x.union(y)).collect(),
@@ -312,10 +378,9 @@ impl BoxWalker<'_, '_> {
             }
             ExprNode::Let { name, value, body } => {
                 self.expr(value);
-                let i = raw_bounds(value, self.scope);
-                self.scope.push(name.clone(), i);
+                self.define(name, value);
                 self.expr(body);
-                self.scope.pop(name);
+                self.undefine(name);
             }
             _ => {
                 let mut children = vec![];
@@ -330,28 +395,29 @@ impl BoxWalker<'_, '_> {
             StmtNode::For { name, min, extent, body, .. } => {
                 self.expr(min);
                 self.expr(extent);
-                let lo = raw_bounds(min, self.scope);
-                let hi = raw_bounds(&(min.clone() + extent.clone() - 1), self.scope);
+                let lo = self.bounds(min);
+                let hi = self.bounds(&(min.clone() + extent.clone() - 1));
                 self.scope.push(name.clone(), Interval { min: lo.min, max: hi.max }.simplified());
+                self.definitions.push((name.clone(), None));
                 self.stmt(body);
-                self.scope.pop(name);
+                self.undefine(name);
             }
             StmtNode::LetStmt { name, value, body } => {
                 self.expr(value);
-                let i = raw_bounds(value, self.scope).simplified();
-                self.scope.push(name.clone(), i);
+                self.define(name, value);
                 self.stmt(body);
-                self.scope.pop(name);
+                self.undefine(name);
             }
             StmtNode::IfThenElse { cond, then_case, else_case } => {
                 self.expr(cond);
                 let refined = refinements(cond, self.scope);
                 for (n, i) in &refined {
                     self.scope.push(n.clone(), i.clone());
+                    self.definitions.push((n.clone(), None));
                 }
                 self.stmt(then_case);
                 for (n, _) in &refined {
-                    self.scope.pop(n);
+                    self.undefine(n);
                 }
                 if let Some(e) = else_case {
                     self.stmt(e);

@@ -9,8 +9,10 @@
 
 pub mod boundary;
 pub mod buffer;
+pub mod demo;
 pub mod error;
 pub mod expr;
+pub mod interpret;
 pub mod interval;
 pub mod lang;
 pub mod lower;
@@ -18,7 +20,9 @@ pub mod ops;
 pub mod pipeline;
 pub mod printer;
 pub mod random_schedule;
+pub mod realize;
 pub mod reductions;
+pub mod reference;
 pub mod schedule;
 pub mod schedule_text;
 pub mod semantics;

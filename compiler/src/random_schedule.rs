@@ -55,6 +55,7 @@ fn random_stage(f: &FuncDef, stage: usize, rng: &mut impl Rng, o: &RandomSchedul
     let mut taken: Vec<Name> = dims.iter().map(|d| d.name.clone()).collect();
     // Pure loops only: reduction loops keep their order and stay serial.
     let mut pure: Vec<Name> = dims.iter().filter(|d| !d.is_rvar).map(|d| d.name.clone()).collect();
+    let mut outer_loops: Vec<Name> = vec![];
     for v in pure.clone() {
         if rng.random_bool(0.5) {
             let factor = rng.random_range(2..=o.max_factor);
@@ -68,6 +69,7 @@ fn random_stage(f: &FuncDef, stage: usize, rng: &mut impl Rng, o: &RandomSchedul
                 tail = TailStrategy::GuardWithIf;
             }
             dirs.push(Directive::Split { var: v.clone(), outer: outer.clone(), inner: inner.clone(), factor, tail });
+            outer_loops.push(outer.clone());
             let i = pure.iter().position(|p| *p == v).unwrap();
             pure.splice(i..=i, [inner, outer]);
         }
@@ -87,6 +89,7 @@ fn random_stage(f: &FuncDef, stage: usize, rng: &mut impl Rng, o: &RandomSchedul
         let (inner, outer) = (pure[pure.len() - 2].clone(), pure[pure.len() - 1].clone());
         let fused = fresh(&format!("{inner}{outer}f"), &mut taken);
         dirs.push(Directive::Fuse { inner, outer, fused: fused.clone() });
+        outer_loops.push(fused.clone());
         pure.truncate(pure.len() - 2);
         pure.push(fused);
     }
@@ -95,7 +98,11 @@ fn random_stage(f: &FuncDef, stage: usize, rng: &mut impl Rng, o: &RandomSchedul
             dirs.push(Directive::Parallel { var: outer.clone() });
         }
     }
-    if let Some(inner) = pure.first() {
+    // Vectorizing or unrolling splits the innermost loop again; only loops
+    // whose extent is at least the factor (the variable itself or a split's
+    // inner loop, not an outer or fused loop of unknown, possibly tiny,
+    // extent) can be shifted inwards without leaving the required region.
+    if let Some(inner) = pure.first().filter(|v| !outer_loops.contains(*v)) {
         if rng.random_bool(0.4) {
             let width = rng.random_range(2..=o.max_factor);
             dirs.push(Directive::Vectorize { var: inner.clone(), width: Some(width) });

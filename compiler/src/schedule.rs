@@ -382,11 +382,15 @@ fn split(r: &mut ResolvedStage, var: &Name, outer: &Name, inner: &Name, factor: 
     check_fresh(r, outer, var)?;
     check_fresh(r, inner, var)?;
     let old = r.dims[i].clone();
+    let shorter_than_factor = old.const_extent.is_some_and(|e| e < factor);
     let tail = match tail {
-        TailStrategy::Auto if old.is_rvar || is_update => TailStrategy::GuardWithIf,
+        TailStrategy::Auto if old.is_rvar || is_update || shorter_than_factor => TailStrategy::GuardWithIf,
         TailStrategy::Auto => TailStrategy::ShiftInwards,
         t => t,
     };
+    if let (TailStrategy::ShiftInwards, Some(extent)) = (tail, old.const_extent.filter(|_| shorter_than_factor)) {
+        return Err(format!("shift_inwards needs at least {factor} iterations to shift into, but {var} has only {extent}"));
+    }
     let divides = old.const_extent.is_some_and(|e| e % factor == 0);
     if old.is_rvar && tail != TailStrategy::GuardWithIf && !divides {
         return Err(format!("a reduction loop may only be split with guard_with_if; {} would change the reduction", tail.name()));

@@ -166,6 +166,9 @@ pub fn cast(from: ScalarType, to: ScalarType, v: Scalar) -> Scalar {
 
 /// A math intrinsic on arguments of type `ty`.
 pub fn math(f: MathFn, ty: ScalarType, args: &[Scalar]) -> Scalar {
+    if f == MathFn::PromiseClamped {
+        return args[0];
+    }
     if f == MathFn::Abs && !ty.is_float() {
         return Scalar::from_i128(args[0].as_i128().abs(), ty);
     }
@@ -186,6 +189,7 @@ pub fn math(f: MathFn, ty: ScalarType, args: &[Scalar]) -> Scalar {
             MathFn::Floor => xs.floor(),
             MathFn::Ceil => xs.ceil(),
             MathFn::Round => xs.round_ties_even(),
+            MathFn::PromiseClamped => xs,
         }) as f64
     } else {
         match f {
@@ -200,6 +204,7 @@ pub fn math(f: MathFn, ty: ScalarType, args: &[Scalar]) -> Scalar {
             MathFn::Floor => x.floor(),
             MathFn::Ceil => x.ceil(),
             MathFn::Round => x.round_ties_even(),
+            MathFn::PromiseClamped => x,
         }
     };
     round_float(r, ty)

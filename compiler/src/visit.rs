@@ -486,3 +486,36 @@ pub fn stmt_touches_func(s: &Stmt, func: &str) -> bool {
     t.visit_stmt(s);
     t.found
 }
+
+/// Whether any node of `e` (including `e` itself) satisfies `pred`.
+pub fn expr_any_node(e: &Expr, pred: impl Fn(&ExprNode) -> bool) -> bool {
+    struct Any<F> {
+        pred: F,
+        found: bool,
+    }
+    impl<F: Fn(&ExprNode) -> bool> Visitor for Any<F> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if !self.found {
+                self.found = (self.pred)(e.node());
+                walk_expr(self, e);
+            }
+        }
+    }
+    let mut any = Any { pred, found: false };
+    any.visit_expr(e);
+    any.found
+}
+
+/// The number of nodes of an expression tree.
+pub fn node_count(e: &Expr) -> usize {
+    struct Count(usize);
+    impl Visitor for Count {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0 += 1;
+            walk_expr(self, e);
+        }
+    }
+    let mut c = Count(0);
+    c.visit_expr(e);
+    c.0
+}

@@ -52,25 +52,30 @@ impl Preamble {
 }
 
 /// Defines the required region and stage bounds of `f` around its
-/// `ProducerConsumer` node, and sizes its `Realize`.
+/// `ProducerConsumer` node.
 pub fn infer_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, is_output: bool) -> Result<Stmt, LowerError> {
     let name = f.name.clone();
     let is_pc = |n: &Stmt| matches!(n.node(), StmtNode::ProducerConsumer { func, .. } if *func == name);
-    let s = rewrite_matching(s, is_pc, |_, node| {
+    rewrite_matching(s, is_pc, |_, node| {
         let StmtNode::ProducerConsumer { produce, consume, .. } = node.node() else { unreachable!() };
         Ok::<_, LowerError>(preamble(f, fp, is_output, produce, consume)?.around(node.clone()))
-    })?;
-    if is_output {
-        return Ok(s);
-    }
+    })
+}
+
+/// Sizes the `Realize` of `f` to cover every read and write of it inside,
+/// once its stage bounds are final (after the sliding window, whose
+/// shifted start may make rounded-up splits write further).
+pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
+    let name = f.name.clone();
     let is_realize = |n: &Stmt| matches!(n.node(), StmtNode::Realize { func, .. } if *func == name);
-    rewrite_matching(&s, is_realize, |_, node| {
+    rewrite_matching(s, is_realize, |_, node| {
         let StmtNode::Realize { func, ty, body, .. } = node.node() else { unreachable!() };
         let touched = box_touched(body, Target::Func(&f.name), &mut Scope::default());
         let bounds = match touched {
             Some(b) => bounded(&b, f, "the region it is stored over")?
                 .into_iter()
-                .map(|(lo, hi)| Range { min: simplify(&lo), extent: simplify(&(hi - lo + 1)) })
+                // A guarded tail iteration may need nothing: empty, not negative.
+                .map(|(lo, hi)| Range { min: simplify(&lo), extent: simplify(&Expr::max(hi - lo + 1, Expr::i32(0))) })
                 .collect(),
             None => f.args.iter().map(|_| Range { min: Expr::i32(0), extent: Expr::i32(0) }).collect(),
         };

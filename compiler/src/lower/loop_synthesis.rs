@@ -9,32 +9,106 @@
 //! store level (bounds inference fills the bounds). Loop bounds refer to the
 //! symbolic names of [`super::names`], defined later by bounds inference.
 
-use super::names::{stage_extent, stage_max, stage_min, stage_var};
+use super::names::{stage_max, stage_min, stage_var};
 use super::validate::{FuncPlan, Plan};
-use crate::expr::{Expr, Name};
+use crate::expr::{Expr, MathFn, Name};
 use crate::ops::CompareExt;
 use crate::pipeline::FuncDef;
 use crate::schedule::{LoopLevel, ResolvedStage, SplitRecord, TailStrategy};
 use crate::stmt::{Stmt, StmtNode};
 use crate::visit::{mutate_stmt_children, substitute_map, Mutator};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-fn v(name: String) -> Expr {
+fn v(name: &str) -> Expr {
     Expr::ivar(name)
 }
 
+fn min_of(symbol: &str) -> Expr {
+    v(&format!("{symbol}.min"))
+}
+
+fn extent_of(symbol: &str) -> Expr {
+    v(&format!("{symbol}.extent"))
+}
+
+/// A split or fuse record with every variable replaced by its symbol.
+enum SymbolicSplit {
+    Split { old: String, outer: String, inner: String, factor: i64, tail: TailStrategy },
+    Fuse { inner: String, outer: String, fused: String },
+}
+
+impl SymbolicSplit {
+    /// The symbols whose values stay inside their `[min, min + extent)`
+    /// range wherever they are used, given those that do before it: loop
+    /// variables do; a guarded split's variable does (uses are inside the
+    /// guard); rounded-up and shifted splits may leave it; a fuse passes its
+    /// fused variable's exactness to the two it recovers.
+    fn mark_exact(&self, exact: &mut HashSet<String>, loops: &HashSet<String>) {
+        let is_exact = |s: &String, exact: &HashSet<String>| loops.contains(s) || exact.contains(s);
+        match self {
+            SymbolicSplit::Split { old, tail, .. } => {
+                if *tail == TailStrategy::GuardWithIf {
+                    exact.insert(old.clone());
+                }
+            }
+            SymbolicSplit::Fuse { inner, outer, fused } => {
+                if is_exact(fused, exact) {
+                    exact.insert(inner.clone());
+                    exact.insert(outer.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The symbols of one stage's variables. A split or fuse may give a new
+/// variable the name of the one it consumed (`vectorize(x, 8)` splits `x`
+/// into `x` and `x_vi`), so each *generation* of a name gets its own symbol:
+/// the final loops keep the canonical [`stage_var`] names (which compute_at
+/// levels refer to), and an earlier generation whose canonical name is taken
+/// gets `f.s{s}.{v}.{k}`. Returns the symbol of each initial dimension and
+/// the records in directive order.
+fn stage_symbols(q: &dyn Fn(&str) -> String, r: &ResolvedStage) -> (HashMap<Name, String>, Vec<SymbolicSplit>) {
+    let mut used: HashSet<String> = HashSet::new();
+    let mut fresh = |name: &str| -> String {
+        let base = q(name);
+        if used.insert(base.clone()) {
+            return base;
+        }
+        (1..).map(|k| format!("{base}.{k}")).find(|c| used.insert(c.clone())).unwrap_or(base)
+    };
+    let mut live: HashMap<Name, String> = r.dims.iter().map(|d| (d.name.clone(), fresh(&d.name))).collect();
+    let take = |live: &mut HashMap<Name, String>, name: &Name| live.remove(name).unwrap_or_else(|| q(name));
+    let mut records = vec![];
+    for s in r.splits.iter().rev() {
+        match s {
+            SplitRecord::Split { old, outer, inner, factor, tail } => {
+                let (outer, inner) = (take(&mut live, outer), take(&mut live, inner));
+                let old_symbol = fresh(old);
+                live.insert(old.clone(), old_symbol.clone());
+                records.push(SymbolicSplit::Split { old: old_symbol, outer, inner, factor: *factor, tail: *tail });
+            }
+            SplitRecord::Fuse { inner, outer, fused } => {
+                let fused_symbol = take(&mut live, fused);
+                let (inner_symbol, outer_symbol) = (fresh(inner), fresh(outer));
+                live.insert(inner.clone(), inner_symbol.clone());
+                live.insert(outer.clone(), outer_symbol.clone());
+                records.push(SymbolicSplit::Fuse { inner: inner_symbol, outer: outer_symbol, fused: fused_symbol });
+            }
+        }
+    }
+    records.reverse();
+    (live, records)
+}
 /// The loop nest computing one stage of `f`.
 fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
     let name = &*f.name;
     let q = |var: &str| stage_var(name, stage, var);
-    let qmin = |var: &str| v(stage_min(name, stage, var));
-    let qext = |var: &str| v(stage_extent(name, stage, var));
+    let (initial, splits) = stage_symbols(&q, r);
+    let symbol = |var: &Name| initial.get(var).cloned().unwrap_or_else(|| q(var));
 
-    // Definition variables become the stage's qualified loop variables.
-    let mut rename: HashMap<Name, Expr> = HashMap::new();
-    for d in &r.initial {
-        rename.insert(d.name.clone(), v(q(&d.name)));
-    }
+    // Definition variables become the stage's loop symbols.
+    let rename: HashMap<Name, Expr> = r.initial.iter().map(|d| (d.name.clone(), v(&symbol(&d.name)))).collect();
     let (args, value, rdom) = if stage == 0 {
         (f.args.iter().map(|a| Expr::ivar(a.clone())).collect::<Vec<_>>(), f.value.clone(), None)
     } else {
@@ -47,32 +121,54 @@ fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
     if let Some(pred) = rdom.as_ref().and_then(|r| r.predicate.as_ref()) {
         body = Stmt::if_then(substitute_map(&rename, pred), body);
     }
-    // Guards of guard_with_if splits, innermost around the provide.
-    for s in r.splits.iter() {
-        if let SplitRecord::Split { old, tail: TailStrategy::GuardWithIf, .. } = s {
-            body = Stmt::if_then(v(q(old)).lt(qmin(old) + qext(old)), body);
-        }
+    // Values of split and fused variables from the loop variables: the
+    // latest record outermost, since it defines what earlier ones consume.
+    // A guard_with_if split guards right where its variable is defined, so
+    // that bounds inference sees the guard before any use of the variable.
+    let loops: HashSet<String> = r.dims.iter().map(|d| q(&d.name)).collect();
+    let mut exact = HashSet::new();
+    for s in splits.iter().rev() {
+        s.mark_exact(&mut exact, &loops);
     }
-    // Values of split and fused variables, from the loop variables.
-    for s in r.splits.iter().rev() {
+    for s in &splits {
         body = match s {
-            SplitRecord::Split { old, outer, inner, factor, tail } => {
+            SymbolicSplit::Split { old, outer, inner, factor, tail } => {
                 let f = Expr::i32(*factor);
                 let base = match tail {
-                    TailStrategy::ShiftInwards => Expr::min(v(q(outer)) * f.clone(), qext(old) - f),
-                    _ => v(q(outer)) * f,
+                    // The last iteration shifts back to end at the max; a
+                    // region narrower than the factor is computed from its
+                    // min instead (never before it), so what a split loop
+                    // touches stays within `[min, max(max, min + factor - 1)]`.
+                    TailStrategy::ShiftInwards => {
+                        Expr::max(Expr::min(v(outer) * f.clone(), extent_of(old) - f), Expr::i32(0))
+                    }
+                    _ => v(outer) * f,
                 };
-                Stmt::let_stmt(q(old), qmin(old) + base + v(q(inner)), body)
+                if *tail == TailStrategy::GuardWithIf {
+                    body = Stmt::if_then(v(old).lt(min_of(old) + extent_of(old)), body);
+                }
+                Stmt::let_stmt(old.clone(), min_of(old) + base + v(inner), body)
             }
-            SplitRecord::Fuse { inner, outer, fused } => {
-                let inner_val = qmin(inner) + v(q(fused)) % qext(inner);
-                let outer_val = qmin(outer) + v(q(fused)) / qext(inner);
-                Stmt::let_stmt(q(inner), inner_val, Stmt::let_stmt(q(outer), outer_val, body))
+            SymbolicSplit::Fuse { inner, outer, fused } => {
+                let mut inner_val = min_of(inner) + v(fused) % extent_of(inner);
+                let mut outer_val = min_of(outer) + v(fused) / extent_of(inner);
+                if exact.contains(fused) || loops.contains(fused) {
+                    // Bounds inference cannot see through division by a
+                    // symbolic extent; the loop structure guarantees both.
+                    let promise = |value: Expr, symbol: &str| {
+                        let max = min_of(symbol) + extent_of(symbol) - 1;
+                        Expr::math(MathFn::PromiseClamped, vec![value, min_of(symbol), max])
+                    };
+                    inner_val = promise(inner_val, inner);
+                    outer_val = promise(outer_val, outer);
+                }
+                Stmt::let_stmt(inner.clone(), inner_val, Stmt::let_stmt(outer.clone(), outer_val, body))
             }
         };
     }
     for d in &r.dims {
-        body = Stmt::for_loop(q(&d.name), qmin(&d.name), qext(&d.name), d.kind, body);
+        let s = q(&d.name);
+        body = Stmt::for_loop(s.clone(), min_of(&s), extent_of(&s), d.kind, body);
     }
     // Loop bounds: initial dimensions from their min/max, derived ones from splits.
     let mut lets: Vec<(String, Expr)> = vec![];
@@ -83,20 +179,24 @@ fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
         }
     }
     for d in &r.initial {
-        let e = v(stage_max(name, stage, &d.name)) - v(stage_min(name, stage, &d.name)) + 1;
-        lets.push((stage_extent(name, stage, &d.name), e));
+        let (lo, hi) = (v(&stage_min(name, stage, &d.name)), v(&stage_max(name, stage, &d.name)));
+        let s = symbol(&d.name);
+        if s != q(&d.name) {
+            lets.push((format!("{s}.min"), lo.clone()));
+        }
+        lets.push((format!("{s}.extent"), hi - lo + 1));
     }
-    for s in &r.splits {
+    for s in &splits {
         match s {
-            SplitRecord::Split { old, outer, inner, factor, .. } => {
-                lets.push((stage_min(name, stage, outer), Expr::i32(0)));
-                lets.push((stage_extent(name, stage, outer), (qext(old) + (*factor - 1) as i32) / (*factor as i32)));
-                lets.push((stage_min(name, stage, inner), Expr::i32(0)));
-                lets.push((stage_extent(name, stage, inner), Expr::i32(*factor)));
+            SymbolicSplit::Split { old, outer, inner, factor, .. } => {
+                lets.push((format!("{outer}.min"), Expr::i32(0)));
+                lets.push((format!("{outer}.extent"), (extent_of(old) + (*factor - 1) as i32) / (*factor as i32)));
+                lets.push((format!("{inner}.min"), Expr::i32(0)));
+                lets.push((format!("{inner}.extent"), Expr::i32(*factor)));
             }
-            SplitRecord::Fuse { inner, outer, fused } => {
-                lets.push((stage_min(name, stage, fused), Expr::i32(0)));
-                lets.push((stage_extent(name, stage, fused), qext(inner) * qext(outer)));
+            SymbolicSplit::Fuse { inner, outer, fused } => {
+                lets.push((format!("{fused}.min"), Expr::i32(0)));
+                lets.push((format!("{fused}.extent"), extent_of(inner) * extent_of(outer)));
             }
         }
     }

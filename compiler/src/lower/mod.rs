@@ -8,7 +8,9 @@
 //! | build loop nests, inject realizations | [`loop_synthesis`] |
 //! | bounds inference (per Func, consumers first) | [`bounds_inference`] |
 //! | sliding window (per Func, right after its bounds) | [`sliding_window`] |
+//! | size the Func's realization | [`bounds_inference`] |
 //! | storage folding | [`storage_folding`] |
+//! | strip the bounds promises of loop synthesis | [`promises`] |
 //! | flatten storage to 1-D buffers | [`flatten`] |
 //! | simplify | [`crate::simplify`] |
 //! | vectorize | [`vectorize`] |
@@ -21,6 +23,7 @@ pub mod flatten;
 pub mod inline;
 pub mod loop_synthesis;
 pub mod names;
+pub mod promises;
 pub mod sliding_window;
 pub mod storage_folding;
 pub mod unroll;
@@ -72,6 +75,9 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
         let fp = plan.get(&f.name);
         stmt = bounds_inference::infer_func(&stmt, f, fp, p.is_output(&f.name))?;
         stmt = sliding_window::slide_func(&stmt, f, fp);
+        if !p.is_output(&f.name) {
+            stmt = bounds_inference::size_realization(&stmt, f)?;
+        }
     }
     let inputs: Vec<(Name, usize)> = p.inputs.iter().map(|i| (i.name.clone(), i.dims)).collect();
     let outputs: Vec<_> = funcs.iter().filter(|f| p.is_output(&f.name)).cloned().collect();
@@ -81,6 +87,7 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
         stmt = storage_folding::fold_func(&stmt, f, plan.get(&f.name));
     }
     keep("storage folding", &stmt);
+    stmt = promises::strip_promises(&stmt);
     stmt = flatten::flatten(&stmt, &funcs, &plan);
     keep("flattening", &stmt);
     stmt = simplify_stmt(&stmt);

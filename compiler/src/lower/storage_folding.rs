@@ -10,7 +10,9 @@
 
 use super::sliding_window::find_window;
 use super::validate::FuncPlan;
-use crate::expr::{CallTarget, Expr, ExprNode};
+use super::context::rewrite_matching;
+use crate::expr::{BinOp, CallTarget, Expr, ExprNode};
+use crate::interval::{box_touched, Interval, Scope, Target};
 use crate::pipeline::FuncDef;
 use crate::simplify::{const_bounds, simplify};
 use crate::stmt::{Range, Stmt, StmtNode};
@@ -51,12 +53,73 @@ impl Mutator for FoldAccesses<'_> {
     }
 }
 
-/// The fold factor for `f`, if its storage can be folded.
+/// The largest fold factor: a window wider than this is not worth folding
+/// (and a bound this large is more likely an over-approximation).
+const MAX_FOLD_FACTOR: i64 = 1 << 16;
+
+/// Most leaf differences [`upper_bound_of_difference`] simplifies before
+/// giving up (distribution multiplies the terms of both sides).
+const MAX_DIFFERENCE_TERMS: usize = 256;
+
+/// A constant upper bound on `hi - lo`, distributing over the `min`, `max`
+/// and `select` that unions of regions produce so that correlated terms
+/// cancel branch by branch.
+fn upper_bound_of_difference(hi: &Expr, lo: &Expr) -> Option<i64> {
+    bound_difference(hi, lo, &mut { MAX_DIFFERENCE_TERMS })
+}
+
+fn bound_difference(hi: &Expr, lo: &Expr, budget: &mut usize) -> Option<i64> {
+    let both = |a: Option<i64>, b: Option<i64>| Some(a?.max(b?));
+    let at_least_one = |a: Option<i64>, b: Option<i64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    match (hi.node(), lo.node()) {
+        (_, ExprNode::Binary { op: BinOp::Min, a, b }) | (_, ExprNode::Select { t: a, f: b, .. }) => {
+            both(bound_difference(hi, a, budget), bound_difference(hi, b, budget))
+        }
+        (ExprNode::Binary { op: BinOp::Max, a, b }, _) | (ExprNode::Select { t: a, f: b, .. }, _) => {
+            both(bound_difference(a, lo, budget), bound_difference(b, lo, budget))
+        }
+        (_, ExprNode::Binary { op: BinOp::Max, a, b }) => {
+            at_least_one(bound_difference(hi, a, budget), bound_difference(hi, b, budget))
+        }
+        (ExprNode::Binary { op: BinOp::Min, a, b }, _) => {
+            at_least_one(bound_difference(a, lo, budget), bound_difference(b, lo, budget))
+        }
+        _ if *budget == 0 => None,
+        _ => {
+            *budget -= 1;
+            const_bounds(&simplify(&(hi.clone() - lo.clone()))).1
+        }
+    }
+}
+
+/// The body of the first loop named `name` in `s`.
+fn loop_body(s: &Stmt, name: &str) -> Option<Stmt> {
+    let is_loop = |n: &Stmt| matches!(n.node(), StmtNode::For { name: l, .. } if &**l == name);
+    let mut body = None;
+    let _ = rewrite_matching::<()>(s, is_loop, |_, node| {
+        if let StmtNode::For { body: b, .. } = node.node() {
+            body.get_or_insert_with(|| b.clone());
+        }
+        Ok(node.clone())
+    });
+    body
+}
+
+/// The fold factor for `f`, if its storage can be folded: a power of two at
+/// least the extent one iteration of the compute loop touches in the moving
+/// dimension. That is the region consumers read and also whatever the
+/// producer writes past it (splits that round up or shift inwards compute
+/// more than is required), so no write wraps onto a row still needed.
 pub fn fold_factor(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Option<(usize, i64)> {
     let (_, w) = find_window(s, f, fp)?;
-    let extent = simplify(&(w.max.clone() - w.min.clone() + 1));
-    let (_, Some(max_extent)) = const_bounds(&extent) else { return None };
-    if max_extent < 1 {
+    let body = loop_body(s, &w.loop_var)?;
+    let touched = box_touched(&body, Target::Func(&f.name), &mut Scope::default())?;
+    let Interval { min: Some(lo), max: Some(hi) } = &touched[w.dim_index] else { return None };
+    let max_extent = upper_bound_of_difference(hi, lo)?.checked_add(1)?;
+    if !(1..=MAX_FOLD_FACTOR).contains(&max_extent) {
         return None;
     }
     let factor = (max_extent as u64).next_power_of_two() as i64;

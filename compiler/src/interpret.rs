@@ -1,0 +1,930 @@
+//! The interpreter of the lowered statement IR: the oracle that executes every
+//! schedule before (and alongside) any code generator.
+//!
+//! It requires the final IR after storage flattening: `For`, `LetStmt`,
+//! `Block`, `IfThenElse`, `Assert`, `ProducerConsumer`, `Allocate`, `Store`
+//! and `NoOp` statements over expressions without `RVar`, `Param` or calls of
+//! Funcs and inputs. `Realize`, `Provide` and those expressions are reported
+//! as [`InterpretError::NotLowered`].
+//!
+//! Every loop runs serially and in order, whatever its [`ForKind`]
+//! (parallel, vectorized, unrolled and GPU loops included). Arithmetic goes
+//! through [`crate::value`], so results agree bit-exactly with every other
+//! evaluator; vector operations apply lane by lane. Scalar `&&` and `||`
+//! short-circuit (expressions have no side effects); `Select` evaluates both
+//! sides. Pipeline buffers are addressed by flat element index, with their
+//! `min`/`extent`/`stride` fields bound as `i32` variables named by
+//! [`buffer_vars`]. Every failure, including out-of-bounds accesses and
+//! malformed IR, is returned as an [`InterpretError`]; nothing panics.
+//!
+//! [`ForKind`]: crate::stmt::ForKind
+
+use crate::buffer::{Buffer, BufferError};
+use crate::expr::{BinOp, CallTarget, Expr, ExprNode, MathFn, Name};
+use crate::pipeline::buffer_vars;
+use crate::stmt::{Stmt, StmtNode};
+use crate::types::ScalarType;
+use crate::value::{self, Scalar};
+use std::collections::BTreeMap;
+use std::fmt;
+use thiserror::Error;
+
+/// Whether a buffer access reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Load,
+    Store,
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Access::Load => "load",
+            Access::Store => "store",
+        })
+    }
+}
+
+/// Why running a statement failed.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum InterpretError {
+    #[error("assertion failed: {message}")]
+    AssertionFailed { message: String },
+    #[error("{access} of element {index} of buffer {buffer}, which has {size} elements")]
+    OutOfBounds { buffer: String, index: i64, size: usize, access: Access },
+    #[error("variable {name} is not bound")]
+    UnboundVariable { name: String },
+    #[error("buffer {name} is neither a pipeline buffer nor allocated here")]
+    UnknownBuffer { name: String },
+    #[error("{node} is not lowered; the interpreter runs only flattened IR")]
+    NotLowered { node: String },
+    #[error("allocation of buffer {buffer} has negative size {size}")]
+    NegativeAllocation { buffer: String, size: i128 },
+    #[error("allocation of buffer {buffer}: {size} elements ({bytes} bytes) is more than the {limit}-byte limit")]
+    AllocationTooLarge { buffer: String, size: i128, bytes: i128, limit: u64 },
+    #[error("step budget of {max_steps} statements and loop iterations exceeded")]
+    StepBudgetExceeded { max_steps: u64 },
+    #[error("{context}: expected {expected} lanes, got {got}")]
+    LaneMismatch { context: &'static str, expected: usize, got: usize },
+    #[error("{node} with zero lanes")]
+    ZeroLanes { node: &'static str },
+    #[error("math function {function} takes {expected} arguments, got {got}")]
+    MathArity { function: &'static str, expected: usize, got: usize },
+    #[error("buffer field {name} = {value} does not fit in i32")]
+    BufferFieldOverflow { name: String, value: i64 },
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+}
+
+/// The default limit on one `Allocate`, in bytes (1 GiB).
+pub const DEFAULT_MAX_ALLOCATION_BYTES: u64 = 1 << 30;
+
+/// Limits on one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The most statements plus loop iterations to execute; `None` is unlimited.
+    pub max_steps: Option<u64>,
+    /// The largest single `Allocate`, in bytes.
+    pub max_allocation_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { max_steps: None, max_allocation_bytes: DEFAULT_MAX_ALLOCATION_BYTES }
+    }
+}
+
+/// Runs `stmt` over the pipeline's `buffers` (inputs and outputs, by name)
+/// and scalar params, with no step budget.
+pub fn run(
+    stmt: &Stmt,
+    buffers: &mut BTreeMap<String, Buffer>,
+    scalars: &BTreeMap<String, Scalar>,
+) -> Result<(), InterpretError> {
+    run_with_options(stmt, buffers, scalars, &Options::default()).map(|_| ())
+}
+
+/// Runs `stmt` like [`run`] under `options`; returns the number of steps
+/// (statements plus loop iterations) executed.
+pub fn run_with_options(
+    stmt: &Stmt,
+    buffers: &mut BTreeMap<String, Buffer>,
+    scalars: &BTreeMap<String, Scalar>,
+    options: &Options,
+) -> Result<u64, InterpretError> {
+    let mut vars: Vec<Binding> = scalars
+        .iter()
+        .map(|(name, &v)| Binding { name: name.as_str().into(), ty: own_type(v), value: Val::Scalar(v) })
+        .collect();
+    for (name, buffer) in buffers.iter() {
+        for (d, dim) in buffer.dims.iter().enumerate() {
+            let fields = [
+                (buffer_vars::min(name, d), dim.min),
+                (buffer_vars::extent(name, d), dim.extent),
+                (buffer_vars::stride(name, d), dim.stride),
+            ];
+            for (field, value) in fields {
+                let Ok(v) = i32::try_from(value) else {
+                    return Err(InterpretError::BufferFieldOverflow { name: field, value });
+                };
+                vars.push(Binding {
+                    name: field.into(),
+                    ty: ScalarType::I32,
+                    value: Val::Scalar(Scalar::Int(v.into())),
+                });
+            }
+        }
+    }
+    let mut interpreter = Interpreter { buffers, allocations: Vec::new(), vars, steps: 0, options: *options };
+    interpreter.exec(stmt)?;
+    Ok(interpreter.steps)
+}
+
+/// The type a scalar param is taken to have before it is cast to the type of
+/// the variable that reads it: the widest type of its own kind.
+fn own_type(v: Scalar) -> ScalarType {
+    match v {
+        Scalar::Int(_) => ScalarType::I64,
+        Scalar::UInt(_) => ScalarType::U64,
+        Scalar::Float(_) => ScalarType::F64,
+    }
+}
+
+/// A runtime value: one scalar (no allocation) or a vector of lanes.
+#[derive(Clone, Debug)]
+enum Val {
+    Scalar(Scalar),
+    Vector(Vec<Scalar>),
+}
+
+impl Val {
+    /// `s` repeated over `lanes` lanes (a plain scalar for one lane).
+    fn splat(s: Scalar, lanes: u32) -> Val {
+        if lanes <= 1 {
+            Val::Scalar(s)
+        } else {
+            Val::Vector(vec![s; lanes as usize])
+        }
+    }
+
+    fn lanes(&self) -> usize {
+        match self {
+            Val::Scalar(_) => 1,
+            Val::Vector(v) => v.len(),
+        }
+    }
+
+    /// Applies `f` to every lane.
+    fn map(self, f: impl Fn(Scalar) -> Scalar) -> Val {
+        match self {
+            Val::Scalar(s) => Val::Scalar(f(s)),
+            Val::Vector(mut v) => {
+                v.iter_mut().for_each(|x| *x = f(*x));
+                Val::Vector(v)
+            }
+        }
+    }
+
+    /// Combines two values of equal lane counts lane by lane.
+    fn zip(self, other: Val, context: &'static str, f: impl Fn(Scalar, Scalar) -> Scalar) -> Result<Val, InterpretError> {
+        match (self, other) {
+            (Val::Scalar(a), Val::Scalar(b)) => Ok(Val::Scalar(f(a, b))),
+            (Val::Vector(mut a), Val::Vector(b)) if a.len() == b.len() => {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x = f(*x, y));
+                Ok(Val::Vector(a))
+            }
+            (a, b) => Err(lane_mismatch(context, a.lanes(), b.lanes())),
+        }
+    }
+
+    /// The single scalar of a one-lane value.
+    fn scalar(self, context: &'static str) -> Result<Scalar, InterpretError> {
+        match self {
+            Val::Scalar(s) => Ok(s),
+            Val::Vector(v) => Err(lane_mismatch(context, 1, v.len())),
+        }
+    }
+}
+
+fn lane_mismatch(context: &'static str, expected: usize, got: usize) -> InterpretError {
+    InterpretError::LaneMismatch { context, expected, got }
+}
+
+/// Converts `v` between scalar types, skipping the work when they agree.
+fn convert(from: ScalarType, to: ScalarType, v: Scalar) -> Scalar {
+    if from == to {
+        v
+    } else {
+        value::cast(from, to, v)
+    }
+}
+
+/// A flat index from an index value (saturating; out-of-range indices fail
+/// the bounds check anyway).
+fn flat_index(s: Scalar) -> i64 {
+    s.as_i128().clamp(i64::MIN.into(), i64::MAX.into()) as i64
+}
+
+/// A variable in scope, with the scalar type of its value.
+struct Binding {
+    name: Name,
+    ty: ScalarType,
+    value: Val,
+}
+
+struct Interpreter<'a> {
+    buffers: &'a mut BTreeMap<String, Buffer>,
+    /// Buffers of enclosing `Allocate`s, innermost last.
+    allocations: Vec<(Name, Buffer)>,
+    /// Variables in scope, innermost last.
+    vars: Vec<Binding>,
+    steps: u64,
+    options: Options,
+}
+
+impl Interpreter<'_> {
+    /// Counts one statement or loop iteration against the budget.
+    fn step(&mut self) -> Result<(), InterpretError> {
+        self.steps += 1;
+        match self.options.max_steps {
+            Some(max_steps) if self.steps > max_steps => Err(InterpretError::StepBudgetExceeded { max_steps }),
+            _ => Ok(()),
+        }
+    }
+
+    fn exec(&mut self, s: &Stmt) -> Result<(), InterpretError> {
+        self.step()?;
+        match s.node() {
+            StmtNode::For { name, min, extent, body, .. } => {
+                let min = self.eval_scalar(min, "For min")?.as_i128();
+                let extent = self.eval_scalar(extent, "For extent")?.as_i128();
+                let slot = self.vars.len();
+                self.vars.push(Binding { name: name.clone(), ty: ScalarType::I32, value: Val::Scalar(Scalar::Int(0)) });
+                for i in min..min + extent {
+                    self.step()?;
+                    self.vars[slot].value = Val::Scalar(Scalar::from_i128(i, ScalarType::I32));
+                    self.exec(body)?;
+                }
+                self.vars.truncate(slot);
+                Ok(())
+            }
+            StmtNode::LetStmt { name, value, body } => {
+                let (ty, value) = self.eval(value)?;
+                self.vars.push(Binding { name: name.clone(), ty, value });
+                let result = self.exec(body);
+                self.vars.pop();
+                result
+            }
+            StmtNode::Block { stmts } => stmts.iter().try_for_each(|s| self.exec(s)),
+            StmtNode::IfThenElse { cond, then_case, else_case } => {
+                if self.eval_scalar(cond, "IfThenElse condition")?.as_bool() {
+                    self.exec(then_case)
+                } else if let Some(else_case) = else_case {
+                    self.exec(else_case)
+                } else {
+                    Ok(())
+                }
+            }
+            StmtNode::Assert { cond, message } => {
+                if self.eval_scalar(cond, "Assert condition")?.as_bool() {
+                    Ok(())
+                } else {
+                    Err(InterpretError::AssertionFailed { message: message.clone() })
+                }
+            }
+            StmtNode::ProducerConsumer { produce, consume, .. } => {
+                self.exec(produce)?;
+                self.exec(consume)
+            }
+            StmtNode::Realize { func, .. } => Err(InterpretError::NotLowered { node: format!("Realize of {func}") }),
+            StmtNode::Provide { func, .. } => Err(InterpretError::NotLowered { node: format!("Provide to {func}") }),
+            StmtNode::Allocate { buffer, ty, size, body } => {
+                let size = self.eval_scalar(size, "Allocate size")?.as_i128();
+                let allocation = self.allocate(buffer, ty.scalar, size)?;
+                self.allocations.push((buffer.clone(), allocation));
+                let result = self.exec(body);
+                self.allocations.pop();
+                result
+            }
+            StmtNode::Store { buffer, index, value } => self.store(buffer, index, value),
+            StmtNode::NoOp => Ok(()),
+        }
+    }
+
+    /// A zeroed 1-D buffer of `size` elements, within the allocation limit.
+    fn allocate(&self, name: &str, ty: ScalarType, size: i128) -> Result<Buffer, InterpretError> {
+        if size < 0 {
+            return Err(InterpretError::NegativeAllocation { buffer: name.into(), size });
+        }
+        let bytes = size * ty.bytes() as i128;
+        let limit = self.options.max_allocation_bytes;
+        let too_large = || InterpretError::AllocationTooLarge { buffer: name.into(), size, bytes, limit };
+        if bytes > limit.into() {
+            return Err(too_large());
+        }
+        let elements = i64::try_from(size).map_err(|_| too_large())?;
+        Ok(Buffer::new(name, ty, &[(0, elements)])?)
+    }
+
+    fn store(&mut self, name: &Name, index: &Expr, value: &Expr) -> Result<(), InterpretError> {
+        let (_, index) = self.eval(index)?;
+        let (from, value) = self.eval(value)?;
+        let buffer = self.buffer_mut(name)?;
+        let to = buffer.ty;
+        let mut write = |i: Scalar, v: Scalar| {
+            let index = flat_index(i);
+            if buffer.write(index, convert(from, to, v)) {
+                Ok(())
+            } else {
+                Err(InterpretError::OutOfBounds {
+                    buffer: name.to_string(),
+                    index,
+                    size: buffer.len(),
+                    access: Access::Store,
+                })
+            }
+        };
+        match (index, value) {
+            (Val::Scalar(i), Val::Scalar(v)) => write(i, v),
+            (Val::Vector(is), Val::Vector(vs)) if is.len() == vs.len() => {
+                is.into_iter().zip(vs).try_for_each(|(i, v)| write(i, v))
+            }
+            (i, v) => Err(lane_mismatch("Store value", i.lanes(), v.lanes())),
+        }
+    }
+
+    fn buffer(&self, name: &Name) -> Result<&Buffer, InterpretError> {
+        if let Some((_, b)) = self.allocations.iter().rev().find(|(n, _)| n == name) {
+            return Ok(b);
+        }
+        self.buffers.get(&**name).ok_or_else(|| InterpretError::UnknownBuffer { name: name.to_string() })
+    }
+
+    fn buffer_mut(&mut self, name: &Name) -> Result<&mut Buffer, InterpretError> {
+        if let Some(i) = self.allocations.iter().rposition(|(n, _)| n == name) {
+            return Ok(&mut self.allocations[i].1);
+        }
+        self.buffers.get_mut(&**name).ok_or_else(|| InterpretError::UnknownBuffer { name: name.to_string() })
+    }
+
+    fn eval_scalar(&mut self, e: &Expr, context: &'static str) -> Result<Scalar, InterpretError> {
+        self.eval(e)?.1.scalar(context)
+    }
+
+    /// Evaluates `e` to its value and the scalar type of its lanes.
+    fn eval(&mut self, e: &Expr) -> Result<(ScalarType, Val), InterpretError> {
+        match e.node() {
+            ExprNode::IntImm { value, ty } => Ok((ty.scalar, Val::splat(Scalar::Int(*value), ty.lanes))),
+            ExprNode::UIntImm { value, ty } => Ok((ty.scalar, Val::splat(Scalar::UInt(*value), ty.lanes))),
+            ExprNode::FloatImm { value, ty } => Ok((ty.scalar, Val::splat(Scalar::Float(*value), ty.lanes))),
+            ExprNode::Var { name, ty } => {
+                let binding = self
+                    .vars
+                    .iter()
+                    .rev()
+                    .find(|b| b.name == *name)
+                    .ok_or_else(|| InterpretError::UnboundVariable { name: name.to_string() })?;
+                if binding.value.lanes() != ty.lanes as usize {
+                    return Err(lane_mismatch("variable", ty.lanes as usize, binding.value.lanes()));
+                }
+                let from = binding.ty;
+                Ok((ty.scalar, binding.value.clone().map(|v| convert(from, ty.scalar, v))))
+            }
+            ExprNode::Param { name, .. } => Err(InterpretError::NotLowered { node: format!("param {name}") }),
+            ExprNode::RVar { rdom, dim } => {
+                let name = rdom.dims.get(*dim).map_or_else(|| rdom.name.to_string(), |d| d.name.to_string());
+                Err(InterpretError::NotLowered { node: format!("reduction variable {name}") })
+            }
+            ExprNode::Cast { ty, value } => {
+                let (from, v) = self.eval(value)?;
+                Ok((ty.scalar, v.map(|x| convert(from, ty.scalar, x))))
+            }
+            ExprNode::Binary { op, a, b } => {
+                let (ty, a) = self.eval(a)?;
+                let (_, b) = self.eval(b)?;
+                Ok((ty, a.zip(b, "binary operand", |x, y| value::binary(*op, ty, x, y))?))
+            }
+            ExprNode::Cmp { op, a, b } => {
+                let (ty, a) = self.eval(a)?;
+                let (_, b) = self.eval(b)?;
+                let v = a.zip(b, "comparison operand", |x, y| Scalar::from_bool(value::compare(*op, ty, x, y)))?;
+                Ok((ScalarType::Bool, v))
+            }
+            ExprNode::And { a, b } => self.logic(a, b, false),
+            ExprNode::Or { a, b } => self.logic(a, b, true),
+            ExprNode::Not { a } => {
+                let (_, a) = self.eval(a)?;
+                Ok((ScalarType::Bool, a.map(|x| Scalar::from_bool(!x.as_bool()))))
+            }
+            ExprNode::Select { cond, t, f } => {
+                let (_, cond) = self.eval(cond)?;
+                let (ty, t) = self.eval(t)?;
+                let (_, f) = self.eval(f)?;
+                Ok((ty, select(cond, t, f)?))
+            }
+            ExprNode::Let { name, value, body } => {
+                let (ty, value) = self.eval(value)?;
+                self.vars.push(Binding { name: name.clone(), ty, value });
+                let result = self.eval(body);
+                self.vars.pop();
+                result
+            }
+            ExprNode::Call { target, args, ty } => match target {
+                CallTarget::Math(f) => Ok((ty.scalar, self.math(*f, args)?)),
+                CallTarget::Func(d) => Err(InterpretError::NotLowered { node: format!("call of Func {}", d.name) }),
+                CallTarget::Input(d) => Err(InterpretError::NotLowered { node: format!("call of input {}", d.name) }),
+            },
+            ExprNode::Load { buffer, index, ty } => {
+                let (_, index) = self.eval(index)?;
+                let b = self.buffer(buffer)?;
+                let read = |i: Scalar| {
+                    let index = flat_index(i);
+                    b.read(index).map(|v| convert(b.ty, ty.scalar, v)).ok_or_else(|| InterpretError::OutOfBounds {
+                        buffer: buffer.to_string(),
+                        index,
+                        size: b.len(),
+                        access: Access::Load,
+                    })
+                };
+                let v = match index {
+                    Val::Scalar(i) => Val::Scalar(read(i)?),
+                    Val::Vector(is) => Val::Vector(is.into_iter().map(read).collect::<Result<_, _>>()?),
+                };
+                Ok((ty.scalar, v))
+            }
+            ExprNode::Ramp { base, stride, lanes } => {
+                let (ty, base) = self.eval(base)?;
+                let base = base.scalar("Ramp base")?;
+                let stride = self.eval_scalar(stride, "Ramp stride")?;
+                if *lanes == 0 {
+                    return Err(InterpretError::ZeroLanes { node: "Ramp" });
+                }
+                let lane = |i: u32| {
+                    let offset = value::binary(BinOp::Mul, ty, stride, Scalar::from_i128(i.into(), ty));
+                    value::binary(BinOp::Add, ty, base, offset)
+                };
+                let v = if *lanes == 1 { Val::Scalar(base) } else { Val::Vector((0..*lanes).map(lane).collect()) };
+                Ok((ty, v))
+            }
+            ExprNode::Broadcast { value, lanes } => {
+                let (ty, v) = self.eval(value)?;
+                let v = v.scalar("Broadcast value")?;
+                if *lanes == 0 {
+                    return Err(InterpretError::ZeroLanes { node: "Broadcast" });
+                }
+                Ok((ty, Val::splat(v, *lanes)))
+            }
+        }
+    }
+
+    /// `a && b` (`or` false) or `a || b` (`or` true), short-circuiting scalars.
+    fn logic(&mut self, a: &Expr, b: &Expr, or: bool) -> Result<(ScalarType, Val), InterpretError> {
+        let (_, a) = self.eval(a)?;
+        if let Val::Scalar(x) = a {
+            if x.as_bool() == or {
+                return Ok((ScalarType::Bool, Val::Scalar(Scalar::from_bool(or))));
+            }
+        }
+        let (_, b) = self.eval(b)?;
+        let v = a.zip(b, "logical operand", |x, y| {
+            Scalar::from_bool(if or { x.as_bool() || y.as_bool() } else { x.as_bool() && y.as_bool() })
+        })?;
+        Ok((ScalarType::Bool, v))
+    }
+
+    /// A math intrinsic, lane by lane, on arguments of the first one's type.
+    fn math(&mut self, f: MathFn, args: &[Expr]) -> Result<Val, InterpretError> {
+        let expected = f.arity();
+        if args.len() != expected {
+            return Err(InterpretError::MathArity { function: f.name(), expected, got: args.len() });
+        }
+        let (ty, x) = self.eval(&args[0])?;
+        if f == MathFn::PromiseClamped {
+            return Ok(x);
+        }
+        if f == MathFn::Pow {
+            let (_, y) = self.eval(&args[1])?;
+            x.zip(y, "pow operand", |a, b| value::math(f, ty, &[a, b]))
+        } else {
+            Ok(x.map(|a| value::math(f, ty, &[a])))
+        }
+    }
+}
+
+/// Lane-wise `cond ? t : f`; a scalar condition picks a whole value.
+fn select(cond: Val, t: Val, f: Val) -> Result<Val, InterpretError> {
+    match (cond, t, f) {
+        (Val::Scalar(c), t, f) => {
+            if t.lanes() != f.lanes() {
+                return Err(lane_mismatch("Select false value", t.lanes(), f.lanes()));
+            }
+            Ok(if c.as_bool() { t } else { f })
+        }
+        (Val::Vector(c), Val::Vector(mut t), Val::Vector(f)) if c.len() == t.len() && c.len() == f.len() => {
+            for ((lane, c), f) in t.iter_mut().zip(c).zip(f) {
+                if !c.as_bool() {
+                    *lane = f;
+                }
+            }
+            Ok(Val::Vector(t))
+        }
+        (c, t, f) => {
+            let got = if t.lanes() != c.lanes() { t.lanes() } else { f.lanes() };
+            Err(lane_mismatch("Select value", c.lanes(), got))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::BufferDim;
+    use crate::expr::DefRef;
+    use crate::ops::{cast, select, CompareExt};
+    use crate::stmt::{ForKind, Range};
+    use crate::types::Type;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn field(f: fn(&str, usize) -> String, buffer: &str, d: usize) -> Expr {
+        Expr::ivar(f(buffer, d))
+    }
+
+    /// The flat index of `coords` in pipeline buffer `buffer`, through its fields.
+    fn flat(buffer: &str, coords: &[Expr]) -> Expr {
+        coords.iter().enumerate().fold(Expr::i32(0), |acc, (d, c)| {
+            acc + (c - field(buffer_vars::min, buffer, d)) * field(buffer_vars::stride, buffer, d)
+        })
+    }
+
+    /// Loops over every coordinate of `buffer`, `names` innermost first.
+    fn over(buffer: &str, names: &[&str], kind: ForKind, body: Stmt) -> Stmt {
+        names.iter().enumerate().fold(body, |body, (d, name)| {
+            let min = field(buffer_vars::min, buffer, d);
+            let extent = field(buffer_vars::extent, buffer, d);
+            Stmt::for_loop(*name, min, extent, kind, body)
+        })
+    }
+
+    fn buffer(name: &str, ty: ScalarType, region: &[(i64, i64)]) -> Buffer {
+        Buffer::new(name, ty, region).unwrap()
+    }
+
+    fn named(list: Vec<Buffer>) -> BTreeMap<String, Buffer> {
+        list.into_iter().map(|b| (b.name.clone(), b)).collect()
+    }
+
+    fn run_plain(stmt: &Stmt, buffers: &mut BTreeMap<String, Buffer>) -> Result<(), InterpretError> {
+        run(stmt, buffers, &BTreeMap::new())
+    }
+
+    fn ints(b: &Buffer) -> Vec<i128> {
+        (0..b.len() as i64).map(|i| b.read(i).unwrap().as_i128()).collect()
+    }
+
+    #[test]
+    fn loop_over_output_with_nonzero_min() {
+        let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(5, 10)])]);
+        let x = Expr::ivar("x");
+        let body = Stmt::store("out", flat("out", &[x.clone()]), x * 2 + 1);
+        let stmt = over("out", &["x"], ForKind::Parallel, body);
+        run_plain(&stmt, &mut bufs).unwrap();
+        for x in 5..15 {
+            assert_eq!(bufs["out"].get(&[x]).unwrap(), Scalar::Int(2 * x + 1));
+        }
+    }
+
+    #[test]
+    fn nested_loops_follow_mins_and_strides() {
+        let mut input = buffer("in", ScalarType::I16, &[(-2, 4), (3, 3)]);
+        input.fill(|c| Scalar::Int(c[0] * 10 + c[1]));
+        // A column-major output: dimension 0 has the larger stride.
+        let mut out = buffer("out", ScalarType::I32, &[(-2, 4), (3, 3)]);
+        out.dims = vec![BufferDim { min: -2, extent: 4, stride: 3 }, BufferDim { min: 3, extent: 3, stride: 1 }];
+        let mut bufs = named(vec![input, out]);
+        let (x, y) = (Expr::ivar("x"), Expr::ivar("y"));
+        let value = cast(Type::i32(), Expr::load("in", flat("in", &[x.clone(), y.clone()]), Type::i16())) * 2 + &y;
+        let body = Stmt::store("out", flat("out", &[x, y]), value);
+        let stmt = Stmt::for_loop(
+            "y",
+            field(buffer_vars::min, "out", 1),
+            field(buffer_vars::extent, "out", 1),
+            ForKind::GpuBlock,
+            Stmt::for_loop(
+                "x",
+                field(buffer_vars::min, "out", 0),
+                field(buffer_vars::extent, "out", 0),
+                ForKind::GpuThread,
+                body,
+            ),
+        );
+        run_plain(&stmt, &mut bufs).unwrap();
+        for y in 3..6 {
+            for x in -2..2 {
+                assert_eq!(bufs["out"].get(&[x, y]).unwrap(), Scalar::Int((x * 10 + y) * 2 + y), "at ({x}, {y})");
+            }
+        }
+    }
+
+    #[test]
+    fn allocate_is_zeroed_scoped_scratch_that_shadows() {
+        let mut tmp = buffer("tmp", ScalarType::I32, &[(0, 8)]);
+        tmp.fill(|c| Scalar::Int(100 + c[0]));
+        let mut bufs = named(vec![tmp, buffer("out", ScalarType::I32, &[(0, 10)])]);
+        let i = Expr::ivar("i");
+        let stmt = Stmt::block(vec![
+            Stmt::new(StmtNode::Allocate {
+                buffer: "tmp".into(),
+                ty: Type::i32(),
+                size: Expr::i32(8),
+                body: Stmt::block(vec![
+                    Stmt::for_loop("i", 0.into(), 8.into(), ForKind::Serial, Stmt::store("tmp", i.clone(), &i * &i)),
+                    Stmt::new(StmtNode::Allocate {
+                        buffer: "tmp".into(),
+                        ty: Type::u16(),
+                        size: Expr::i32(2),
+                        body: Stmt::store(
+                            "out",
+                            Expr::i32(8),
+                            cast(Type::i32(), Expr::load("tmp", Expr::i32(1), Type::u16())) + 1000,
+                        ),
+                    }),
+                    Stmt::for_loop(
+                        "i",
+                        0.into(),
+                        8.into(),
+                        ForKind::Unrolled,
+                        Stmt::store("out", i.clone(), Expr::load("tmp", 7 - i.clone(), Type::i32())),
+                    ),
+                ]),
+            }),
+            Stmt::store("out", Expr::i32(9), Expr::load("tmp", Expr::i32(2), Type::i32())),
+        ]);
+        run_plain(&stmt, &mut bufs).unwrap();
+        assert_eq!(ints(&bufs["out"]), vec![49, 36, 25, 16, 9, 4, 1, 0, 1000, 102]);
+        assert_eq!(ints(&bufs["tmp"]), (100..108).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn vector_store_scatters_and_strided_ramp_gathers() {
+        let mut input = buffer("in", ScalarType::I32, &[(0, 16)]);
+        input.fill(|c| Scalar::Int(10 * c[0]));
+        let mut bufs = named(vec![input, buffer("out", ScalarType::I32, &[(0, 8)])]);
+        let stmt = Stmt::block(vec![
+            Stmt::store(
+                "out",
+                Expr::ramp(1.into(), 2.into(), 4),
+                Expr::load("in", Expr::ramp(0.into(), 3.into(), 4), Type::i32()),
+            ),
+            // Lanes are written in order: the last lane wins.
+            Stmt::store("out", Expr::broadcast(0.into(), 4), Expr::ramp(5.into(), 1.into(), 4)),
+        ]);
+        run_plain(&stmt, &mut bufs).unwrap();
+        assert_eq!(ints(&bufs["out"]), vec![8, 0, 0, 30, 0, 60, 0, 90]);
+    }
+
+    #[test]
+    fn select_picks_lane_by_lane() {
+        let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 8)])]);
+        let ramp = Expr::ramp(0.into(), 1.into(), 4);
+        let stmt = Stmt::block(vec![
+            Stmt::store("out", ramp.clone(), select(ramp.lt(2), &ramp * 10, Expr::broadcast((-1).into(), 4))),
+            // A scalar condition picks a whole vector.
+            Stmt::store(
+                "out",
+                Expr::ramp(4.into(), 1.into(), 4),
+                Expr::new(ExprNode::Select { cond: Expr::bool(false), t: ramp.clone(), f: &ramp + 100 }),
+            ),
+        ]);
+        run_plain(&stmt, &mut bufs).unwrap();
+        assert_eq!(ints(&bufs["out"]), vec![0, 10, -1, -1, 100, 101, 102, 103]);
+    }
+
+    #[test]
+    fn u8_values_wrap_in_arithmetic_and_on_store() {
+        let mut bufs = named(vec![buffer("out", ScalarType::U8, &[(0, 4)]), buffer("big", ScalarType::U8, &[(0, 2)])]);
+        let x = Expr::ivar("x");
+        let stmt = Stmt::block(vec![
+            Stmt::for_loop(
+                "x",
+                0.into(),
+                4.into(),
+                ForKind::Vectorized,
+                Stmt::store("out", x.clone(), cast(Type::u8(), x) + Expr::int(254, Type::u8())),
+            ),
+            Stmt::store("big", Expr::i32(0), Expr::i32(300)),
+            Stmt::store("big", Expr::i32(1), Expr::i32(-1)),
+        ]);
+        run_plain(&stmt, &mut bufs).unwrap();
+        assert_eq!(ints(&bufs["out"]), vec![254, 255, 0, 1]);
+        assert_eq!(ints(&bufs["big"]), vec![44, 255]);
+    }
+
+    #[test]
+    fn failed_assert_returns_its_message() {
+        let stmt = Stmt::block(vec![
+            Stmt::assert(Expr::i32(1).lt(2), "never"),
+            Stmt::assert(Expr::i32(3).lt(2), "out.extent.0 is too small"),
+            Stmt::store("out", Expr::i32(0), Expr::i32(1)),
+        ]);
+        let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 1)])]);
+        let err = run_plain(&stmt, &mut bufs).unwrap_err();
+        assert_eq!(err, InterpretError::AssertionFailed { message: "out.extent.0 is too small".into() });
+        assert_eq!(ints(&bufs["out"]), vec![0]);
+    }
+
+    #[test]
+    fn out_of_bounds_loads_and_stores_name_the_buffer() {
+        let mut bufs = named(vec![buffer("in", ScalarType::F32, &[(0, 4)]), buffer("out", ScalarType::F32, &[(0, 4)])]);
+        let load = Stmt::store("out", Expr::i32(0), Expr::load("in", Expr::i32(4), Type::f32()));
+        assert_eq!(
+            run_plain(&load, &mut bufs).unwrap_err(),
+            InterpretError::OutOfBounds { buffer: "in".into(), index: 4, size: 4, access: Access::Load }
+        );
+        let gather = Stmt::store("out", Expr::ramp(0.into(), 1.into(), 2), Expr::load("in", Expr::ramp(2.into(), (-3).into(), 2), Type::f32()));
+        assert!(matches!(
+            run_plain(&gather, &mut bufs).unwrap_err(),
+            InterpretError::OutOfBounds { index: -1, access: Access::Load, .. }
+        ));
+        let store = Stmt::store("out", Expr::i32(-1), Expr::from(1.0f32));
+        let err = run_plain(&store, &mut bufs).unwrap_err();
+        assert_eq!(err, InterpretError::OutOfBounds { buffer: "out".into(), index: -1, size: 4, access: Access::Store });
+        assert!(err.to_string().contains("buffer out"), "{err}");
+        let unknown = Stmt::store("nowhere", Expr::i32(0), Expr::i32(0));
+        assert_eq!(run_plain(&unknown, &mut bufs).unwrap_err(), InterpretError::UnknownBuffer { name: "nowhere".into() });
+    }
+
+    #[test]
+    fn unbound_variables_are_errors() {
+        let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 4)])]);
+        let stmt = Stmt::store("out", Expr::i32(0), Expr::ivar("ghost") + 1);
+        assert_eq!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::UnboundVariable { name: "ghost".into() });
+        // A loop variable is out of scope after its loop.
+        let stmt = Stmt::block(vec![
+            Stmt::for_loop("x", 0.into(), 2.into(), ForKind::Serial, Stmt::no_op()),
+            Stmt::store("out", Expr::ivar("x"), Expr::i32(1)),
+        ]);
+        assert_eq!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::UnboundVariable { name: "x".into() });
+    }
+
+    #[test]
+    fn step_budget_stops_a_huge_loop_and_counts_steps() {
+        let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 1)])]);
+        let store = Stmt::store("out", Expr::i32(0), Expr::ivar("x"));
+        let huge = Stmt::for_loop("x", 0.into(), i32::MAX.into(), ForKind::Serial, store.clone());
+        let options = Options { max_steps: Some(10_000), ..Options::default() };
+        let start = std::time::Instant::now();
+        let err = run_with_options(&huge, &mut bufs, &BTreeMap::new(), &options).unwrap_err();
+        assert_eq!(err, InterpretError::StepBudgetExceeded { max_steps: 10_000 });
+        assert!(start.elapsed().as_secs_f64() < 1.0);
+        // One For, three iterations, three Stores.
+        let small = Stmt::for_loop("x", 0.into(), 3.into(), ForKind::Serial, store);
+        assert_eq!(run_with_options(&small, &mut bufs, &BTreeMap::new(), &options), Ok(7));
+        assert_eq!(ints(&bufs["out"]), vec![2]);
+    }
+
+    #[test]
+    fn unlowered_ir_is_refused() {
+        let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 4)])]);
+        let realize = Stmt::new(StmtNode::Realize {
+            func: "f".into(),
+            ty: Type::i32(),
+            bounds: vec![Range { min: 0.into(), extent: 4.into() }],
+            body: Stmt::no_op(),
+        });
+        assert!(matches!(
+            run_plain(&realize, &mut bufs).unwrap_err(),
+            InterpretError::NotLowered { node } if node.contains("Realize of f")
+        ));
+        let provide = Stmt::provide("f", vec![0.into()], 1.into());
+        assert!(matches!(run_plain(&provide, &mut bufs).unwrap_err(), InterpretError::NotLowered { .. }));
+        let call = Expr::call(CallTarget::Func(DefRef { name: "g".into(), link: None }), vec![0.into()], Type::i32());
+        let stmt = Stmt::store("out", Expr::i32(0), call);
+        assert!(matches!(
+            run_plain(&stmt, &mut bufs).unwrap_err(),
+            InterpretError::NotLowered { node } if node.contains("Func g")
+        ));
+        let param = Expr::new(ExprNode::Param { name: "k".into(), ty: Type::i32() });
+        let stmt = Stmt::store("out", Expr::i32(0), param);
+        assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::NotLowered { .. }));
+    }
+
+    #[test]
+    fn bad_allocations_are_errors() {
+        let mut bufs = BTreeMap::new();
+        let alloc = |size: Expr| {
+            Stmt::new(StmtNode::Allocate { buffer: "scratch".into(), ty: Type::f64(), size, body: Stmt::no_op() })
+        };
+        assert_eq!(
+            run_plain(&alloc(Expr::i32(-3)), &mut bufs).unwrap_err(),
+            InterpretError::NegativeAllocation { buffer: "scratch".into(), size: -3 }
+        );
+        let huge = alloc(Expr::int(1 << 40, Type::i64()));
+        assert!(matches!(
+            run_plain(&huge, &mut bufs).unwrap_err(),
+            InterpretError::AllocationTooLarge { buffer, size, .. } if buffer == "scratch" && size == 1 << 40
+        ));
+        let options = Options { max_allocation_bytes: 80, ..Options::default() };
+        assert!(run_with_options(&alloc(Expr::i32(10)), &mut bufs, &BTreeMap::new(), &options).is_ok());
+        assert!(run_with_options(&alloc(Expr::i32(11)), &mut bufs, &BTreeMap::new(), &options).is_err());
+    }
+
+    #[test]
+    fn lets_params_and_branches_keep_their_types() {
+        let mut bufs = named(vec![buffer("out", ScalarType::F32, &[(0, 4)])]);
+        let scalars: BTreeMap<String, Scalar> =
+            [("k".to_string(), Scalar::Int(3)), ("w".to_string(), Scalar::Float(0.1))].into();
+        let (k, w) = (Expr::ivar("k"), Expr::var("w", Type::f32()));
+        let half = Expr::var("h", Type::f32());
+        let stmt = Stmt::let_stmt(
+            "h",
+            Expr::from(0.5f32),
+            Stmt::block(vec![
+                // The param w is read as f32: 0.1 rounded to f32.
+                Stmt::store("out", Expr::i32(0), &w + 0.0f32),
+                Stmt::if_then_else(
+                    k.gt(2),
+                    Stmt::store("out", Expr::i32(1), cast(Type::f32(), &k) * &half),
+                    Stmt::store("out", Expr::i32(1), Expr::from(-1.0f32)),
+                ),
+                Stmt::if_then(k.lt(2), Stmt::store("out", Expr::i32(2), Expr::from(-1.0f32))),
+                // An inner let shadows an outer one.
+                Stmt::store("out", Expr::i32(3), Expr::let_in("h", Expr::from(2.0f32), &half * &half) + &half),
+            ]),
+        );
+        run(&stmt, &mut bufs, &scalars).unwrap();
+        let got: Vec<Scalar> = (0..4).map(|i| bufs["out"].read(i).unwrap()).collect();
+        assert_eq!(got, vec![
+            Scalar::Float(0.1f32 as f64),
+            Scalar::Float(1.5),
+            Scalar::Float(0.0),
+            Scalar::Float(4.5)
+        ]);
+    }
+
+    #[test]
+    fn math_matches_value_semantics_and_checks_arity() {
+        let mut bufs = named(vec![buffer("out", ScalarType::F32, &[(0, 3)])]);
+        let x = Expr::from(2.0f32);
+        let stmt = Stmt::block(vec![
+            Stmt::store("out", Expr::i32(0), crate::ops::sqrt(&x)),
+            Stmt::store("out", Expr::i32(1), crate::ops::pow(&x, Expr::from(0.5f32))),
+            Stmt::store("out", Expr::ramp(1.into(), 1.into(), 2), crate::ops::abs(Expr::ramp((-3.0f32).into(), 1.5f32.into(), 2))),
+        ]);
+        run_plain(&stmt, &mut bufs).unwrap();
+        let sqrt2 = value::math(MathFn::Sqrt, ScalarType::F32, &[Scalar::Float(2.0)]);
+        assert_eq!(bufs["out"].read(0), Some(sqrt2));
+        assert_eq!(bufs["out"].read(1), Some(Scalar::Float(3.0)));
+        assert_eq!(bufs["out"].read(2), Some(Scalar::Float(1.5)));
+        let bad = Expr::call(CallTarget::Math(MathFn::Pow), vec![x], Type::f32());
+        assert_eq!(
+            run_plain(&Stmt::store("out", Expr::i32(0), bad), &mut bufs).unwrap_err(),
+            InterpretError::MathArity { function: "pow", expected: 2, got: 1 }
+        );
+    }
+
+    #[test]
+    fn mismatched_lanes_are_errors() {
+        let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 8)])]);
+        let stmt = Stmt::store("out", Expr::ramp(0.into(), 1.into(), 4), Expr::i32(1));
+        assert_eq!(
+            run_plain(&stmt, &mut bufs).unwrap_err(),
+            InterpretError::LaneMismatch { context: "Store value", expected: 4, got: 1 }
+        );
+        let sum = Expr::new(ExprNode::Binary {
+            op: BinOp::Add,
+            a: Expr::ramp(0.into(), 1.into(), 4),
+            b: Expr::ramp(0.into(), 1.into(), 2),
+        });
+        let stmt = Stmt::store("out", Expr::ramp(0.into(), 1.into(), 4), sum);
+        assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::LaneMismatch { .. }));
+        let stmt = Stmt::for_loop("x", Expr::ramp(0.into(), 1.into(), 2), 1.into(), ForKind::Serial, Stmt::no_op());
+        assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::LaneMismatch { .. }));
+    }
+
+    /// Copies a 2-D input to an output over random regions and stride orders,
+    /// checking every element through coordinate access.
+    #[test]
+    fn random_regions_copy_exactly() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..30 {
+            let region: Vec<(i64, i64)> = (0..2).map(|_| (rng.random_range(-20..20), rng.random_range(0..7))).collect();
+            let mut input = buffer("in", ScalarType::I16, &region);
+            input.fill(|c| Scalar::Int(c[0] * 7 - c[1] * 3));
+            let mut out = buffer("out", ScalarType::I32, &region);
+            if rng.random_bool(0.5) {
+                out.dims[1].stride = 1;
+                out.dims[0].stride = region[1].1;
+            }
+            let mut bufs = named(vec![input, out]);
+            let (x, y) = (Expr::ivar("x"), Expr::ivar("y"));
+            let value = cast(Type::i32(), Expr::load("in", flat("in", &[x.clone(), y.clone()]), Type::i16())) * 3 - &x;
+            let stmt = over("out", &["x", "y"], ForKind::Serial, Stmt::store("out", flat("out", &[x, y]), value));
+            run_plain(&stmt, &mut bufs).unwrap();
+            for c in bufs["out"].coordinates() {
+                let expected = (c[0] * 7 - c[1] * 3) * 3 - c[0];
+                assert_eq!(bufs["out"].get(&c).unwrap(), Scalar::Int(expected), "at {c:?} in {region:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,1004 @@
+//! The reference evaluator: computes a pipeline's outputs straight from the
+//! algorithm's definitions, with no schedule. It is slow and meant to be
+//! obviously right; every lowered schedule is compared bit-exactly against it.
+//!
+//! Semantics (Halide's):
+//! - A Func's value at a point is its pure definition evaluated with its pure
+//!   variables bound to the point, then transformed by each update in order.
+//! - An update runs over its whole reduction domain, points visited
+//!   lexicographically with dimension 0 innermost, skipping points where the
+//!   domain's predicate is false. Its pure variables (those unadorned at their
+//!   own position on the left-hand side) split the Func into independent
+//!   *slices*, keyed by the coordinates at those positions. Evaluating a slice
+//!   runs the update over the whole domain with the pure variables bound to
+//!   the key, recording the points it writes; reads of the Func inside the
+//!   update see those writes, falling back to the value after the previous
+//!   stage. A point no iteration wrote keeps the previous stage's value.
+//! - All arithmetic goes through [`crate::value`], as in the IR interpreter,
+//!   so results agree bit for bit. `Select` is eager: both sides are
+//!   evaluated, so an out-of-bounds input read on the untaken side is an
+//!   error, as in compiled code.
+//! - `Param` nodes come from the `params` map, except `<input>.min.<d>` and
+//!   `<input>.extent.<d>` (see [`crate::pipeline::buffer_vars`]), which come
+//!   from the input buffers.
+//!
+//! Pure values are memoized per (Func, point) and update slices per
+//! (Func, stage, slice key). Slices are computed by a loop, so a scan over
+//! thousands of points costs no stack; recursion follows only expression
+//! nesting and Func-to-Func calls. [`realize`] runs on a thread with a
+//! [`STACK_BYTES`] stack, and [`Limits`] bounds both the total work and the
+//! recursion depth, so a runaway pipeline yields an error rather than a hang
+//! or a stack overflow.
+
+use crate::buffer::{Buffer, BufferError};
+use crate::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::pipeline::{buffer_vars, FuncDef, PipelineDef};
+use crate::types::ScalarType;
+use crate::value::{self, Scalar};
+use std::collections::{BTreeMap, HashMap};
+use thiserror::Error;
+
+/// Why the reference evaluator could not compute a value.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum ReferenceError {
+    #[error("no Func named {func} in the pipeline")]
+    UnknownFunc { func: String },
+    #[error("Func {func} has {expected} dimensions but {got} coordinates were given")]
+    Arity { func: String, expected: usize, got: usize },
+    #[error("Func {func} reads input {input}, which was not given")]
+    MissingInput { func: String, input: String },
+    #[error("input {input} should be a {expected_dims}-dimensional {expected_ty} buffer but a {got_dims}-dimensional {got_ty} one was given")]
+    InputShape { input: String, expected_dims: usize, expected_ty: ScalarType, got_dims: usize, got_ty: ScalarType },
+    #[error("Func {func} reads input {input} at {at:?}: coordinate {coord} of dimension {dim} is outside [{min}, {max}]")]
+    InputOutOfBounds { func: String, input: String, at: Vec<i64>, dim: usize, coord: i64, min: i64, max: i64 },
+    #[error("Func {func} uses dimension {dim} of input {input}, which has {dims} dimensions")]
+    InputDimension { func: String, input: String, dim: usize, dims: usize },
+    #[error("Func {func} uses param {param}, which was not given")]
+    MissingParam { func: String, param: String },
+    #[error("param {param} has type {ty}, which cannot hold the given value {value:?}")]
+    ParamValue { param: String, ty: ScalarType, value: Scalar },
+    #[error("Func {func} uses variable {var}, which is not bound there")]
+    UnboundVariable { func: String, var: String },
+    #[error("Func {func}: a {node} node cannot appear in an algorithm")]
+    UnexpectedNode { func: String, node: &'static str },
+    #[error("Func {func}, update {stage}: {access} at {at:?} leaves the slice {key:?} of its pure variables")]
+    OutsideSlice { func: String, stage: usize, access: &'static str, at: Vec<i64>, key: Vec<i64> },
+    #[error("Func {func}: evaluation passed the limit of {limit} point evaluations")]
+    WorkLimit { func: String, limit: u64 },
+    #[error("Func {func}: expressions and calls nested more than {limit} deep")]
+    DepthLimit { func: String, limit: usize },
+    #[error("output {func}: {error}")]
+    Output { func: String, error: BufferError },
+}
+
+/// Bounds on the evaluator's effort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most point evaluations (pure points computed plus reduction-domain
+    /// points visited) before giving up.
+    pub max_work: u64,
+    /// Most nested expression evaluations (expression depth summed over the
+    /// chain of Func-to-Func calls).
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_work: 100_000_000, max_depth: 100_000 }
+    }
+}
+
+/// Stack size of the thread [`realize`] evaluates on: room for
+/// [`Limits::default`]'s depth with a wide margin (a nested evaluation uses
+/// well under 1 KiB of stack; see the `deep_nesting_*` tests).
+pub const STACK_BYTES: usize = 256 << 20;
+
+/// Computes `output` over `region` ((min, extent) per dimension) directly
+/// from the algorithm, with default [`Limits`].
+pub fn realize(
+    p: &PipelineDef,
+    inputs: &BTreeMap<String, Buffer>,
+    params: &BTreeMap<String, Scalar>,
+    output: &str,
+    region: &[(i64, i64)],
+) -> Result<Buffer, ReferenceError> {
+    on_large_stack(|| Evaluator::new(p, inputs, params)?.realize(output, region))
+}
+
+/// Runs `f` on a scoped thread with a [`STACK_BYTES`] stack, for callers that
+/// drive an [`Evaluator`] over deep pipelines themselves.
+pub fn on_large_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("reference".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(s, f)
+            .unwrap_or_else(|e| panic!("cannot start the reference evaluator's thread: {e}"));
+        worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// Memoized values of one Func.
+#[derive(Default)]
+struct FuncMemo {
+    /// Values of the pure definition, per point.
+    pure: HashMap<Vec<i64>, Scalar>,
+    /// Points written by each evaluated slice, per (stage, slice key).
+    slices: HashMap<(usize, Vec<i64>), HashMap<Vec<i64>, Scalar>>,
+}
+
+/// The variables in scope while evaluating part of one Func's definition.
+struct Env {
+    func: usize,
+    /// Pure, reduction and let-bound variables; later entries shadow earlier.
+    vars: Vec<(Name, Scalar)>,
+}
+
+/// An update slice being computed: reads of its Func look here first.
+struct Slice {
+    stage: usize,
+    positions: Vec<usize>,
+    key: Vec<i64>,
+    written: HashMap<Vec<i64>, Scalar>,
+}
+
+/// Evaluates Funcs of one pipeline point by point, memoizing everything, so
+/// several outputs (or several regions) share work.
+pub struct Evaluator<'a> {
+    pipeline: &'a PipelineDef,
+    inputs: &'a BTreeMap<String, Buffer>,
+    params: &'a BTreeMap<String, Scalar>,
+    limits: Limits,
+    func_index: HashMap<&'a str, usize>,
+    /// For each Func, for each update, the positions of its pure variables.
+    pure_positions: Vec<Vec<Vec<usize>>>,
+    memo: Vec<FuncMemo>,
+    work: u64,
+    depth: usize,
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator over the given inputs and params, with default [`Limits`].
+    /// Inputs the pipeline declares must have its element type and
+    /// dimensionality; a missing input or param is reported when first used.
+    pub fn new(
+        pipeline: &'a PipelineDef,
+        inputs: &'a BTreeMap<String, Buffer>,
+        params: &'a BTreeMap<String, Scalar>,
+    ) -> Result<Evaluator<'a>, ReferenceError> {
+        for def in &pipeline.inputs {
+            if let Some(buf) = inputs.get(&*def.name) {
+                if buf.ty != def.ty || buf.dims.len() != def.dims {
+                    return Err(ReferenceError::InputShape {
+                        input: def.name.to_string(),
+                        expected_dims: def.dims,
+                        expected_ty: def.ty,
+                        got_dims: buf.dims.len(),
+                        got_ty: buf.ty,
+                    });
+                }
+            }
+        }
+        let pure_positions = pipeline.funcs.iter().map(update_pure_positions).collect();
+        Ok(Evaluator {
+            pipeline,
+            inputs,
+            params,
+            limits: Limits::default(),
+            func_index: pipeline.funcs.iter().enumerate().map(|(i, f)| (&*f.name, i)).collect(),
+            pure_positions,
+            memo: pipeline.funcs.iter().map(|_| FuncMemo::default()).collect(),
+            work: 0,
+            depth: 0,
+        })
+    }
+
+    /// The same evaluator with other limits.
+    pub fn with_limits(mut self, limits: Limits) -> Evaluator<'a> {
+        self.limits = limits;
+        self
+    }
+
+    /// Point evaluations done so far (what [`Limits::max_work`] bounds).
+    pub fn work_done(&self) -> u64 {
+        self.work
+    }
+
+    /// The value of Func `func` at `coords`, after all its update stages.
+    pub fn value(&mut self, func: &str, coords: &[i64]) -> Result<Scalar, ReferenceError> {
+        let fi = self.func_id(func)?;
+        self.check_arity(fi, coords)?;
+        self.value_after(fi, coords, self.def(fi).updates.len())
+    }
+
+    /// A dense buffer named `output`, of the Func's type, holding its values
+    /// over `region` ((min, extent) per dimension).
+    pub fn realize(&mut self, output: &str, region: &[(i64, i64)]) -> Result<Buffer, ReferenceError> {
+        let fi = self.func_id(output)?;
+        let def = self.def(fi);
+        if region.len() != def.dims() {
+            return Err(ReferenceError::Arity { func: output.into(), expected: def.dims(), got: region.len() });
+        }
+        let out_error = |error| ReferenceError::Output { func: output.into(), error };
+        let mut buf = Buffer::new(output, def.ty.scalar, region).map_err(out_error)?;
+        let points: Vec<Vec<i64>> = buf.coordinates().collect();
+        for point in points {
+            let v = self.value_after(fi, &point, def.updates.len())?;
+            buf.set(&point, v).map_err(out_error)?;
+        }
+        Ok(buf)
+    }
+
+    fn def(&self, fi: usize) -> &'a FuncDef {
+        let pipeline = self.pipeline;
+        &pipeline.funcs[fi]
+    }
+
+    fn func_name(&self, fi: usize) -> String {
+        self.def(fi).name.to_string()
+    }
+
+    fn func_id(&self, name: &str) -> Result<usize, ReferenceError> {
+        self.func_index.get(name).copied().ok_or_else(|| ReferenceError::UnknownFunc { func: name.into() })
+    }
+
+    fn check_arity(&self, fi: usize, coords: &[i64]) -> Result<(), ReferenceError> {
+        let expected = self.def(fi).dims();
+        if coords.len() == expected {
+            Ok(())
+        } else {
+            Err(ReferenceError::Arity { func: self.func_name(fi), expected, got: coords.len() })
+        }
+    }
+
+    fn count_work(&mut self, fi: usize) -> Result<(), ReferenceError> {
+        self.work += 1;
+        if self.work > self.limits.max_work {
+            return Err(ReferenceError::WorkLimit { func: self.func_name(fi), limit: self.limits.max_work });
+        }
+        Ok(())
+    }
+
+    /// The value of Func `fi` at `coords` after its first `stages` updates.
+    /// Walks the stages downwards: the latest slice that wrote the point wins.
+    fn value_after(&mut self, fi: usize, coords: &[i64], stages: usize) -> Result<Scalar, ReferenceError> {
+        for stage in (1..=stages).rev() {
+            let key = slice_key(&self.pure_positions[fi][stage - 1], coords);
+            let slice_id = (stage, key);
+            if !self.memo[fi].slices.contains_key(&slice_id) {
+                let written = self.compute_slice(fi, stage, slice_id.1.clone())?;
+                self.memo[fi].slices.insert(slice_id.clone(), written);
+            }
+            if let Some(v) = self.memo[fi].slices[&slice_id].get(coords) {
+                return Ok(*v);
+            }
+        }
+        self.pure_value(fi, coords)
+    }
+
+    /// The value of Func `fi`'s pure definition at `coords`.
+    fn pure_value(&mut self, fi: usize, coords: &[i64]) -> Result<Scalar, ReferenceError> {
+        if let Some(v) = self.memo[fi].pure.get(coords) {
+            return Ok(*v);
+        }
+        self.count_work(fi)?;
+        if std::env::var("PROBE_SP").is_ok() { let marker = 0u8; eprintln!("pure {} depth {} sp {:p}", fi, self.depth, &marker); }
+        let def = self.def(fi);
+        let mut env = Env { func: fi, vars: def.args.iter().cloned().zip(coords.iter().map(|&c| coordinate(c))).collect() };
+        let v = self.eval(&def.value, &mut env, None)?;
+        self.memo[fi].pure.insert(coords.to_vec(), v);
+        Ok(v)
+    }
+
+    /// Runs update `stage` (1-based) of Func `fi` over its whole reduction
+    /// domain for the slice `key`, returning the points it wrote.
+    fn compute_slice(&mut self, fi: usize, stage: usize, key: Vec<i64>) -> Result<HashMap<Vec<i64>, Scalar>, ReferenceError> {
+        let def = self.def(fi);
+        let update = &def.updates[stage - 1];
+        let positions = self.pure_positions[fi][stage - 1].clone();
+        let mut env = Env {
+            func: fi,
+            vars: positions.iter().zip(&key).map(|(&p, &c)| (def.args[p].clone(), coordinate(c))).collect(),
+        };
+        let dims = update.rdom.as_ref().map_or(&[][..], |r| &r.dims[..]);
+        let mut bounds = Vec::with_capacity(dims.len());
+        for d in dims {
+            let min = self.eval(&d.min, &mut env, None)?.as_i128() as i64;
+            let extent = self.eval(&d.extent, &mut env, None)?.as_i128() as i64;
+            bounds.push((min, extent));
+        }
+        let mut slice = Slice { stage, positions, key, written: HashMap::new() };
+        if bounds.iter().any(|&(_, extent)| extent <= 0) {
+            return Ok(slice.written);
+        }
+        let first_rvar = env.vars.len();
+        env.vars.extend(dims.iter().zip(&bounds).map(|(d, &(min, _))| (d.name.clone(), coordinate(min))));
+        let mut point: Vec<i64> = bounds.iter().map(|&(min, _)| min).collect();
+        let predicate = update.rdom.as_ref().and_then(|r| r.predicate.as_ref());
+        loop {
+            self.count_work(fi)?;
+            for (d, &c) in point.iter().enumerate() {
+                env.vars[first_rvar + d].1 = coordinate(c);
+            }
+            let included = match predicate {
+                Some(pred) => self.eval(pred, &mut env, None)?.as_bool(),
+                None => true,
+            };
+            if included {
+                let mut target = Vec::with_capacity(update.args.len());
+                for a in &update.args {
+                    target.push(self.eval(a, &mut env, Some(&slice))?.as_i128() as i64);
+                }
+                self.check_in_slice(fi, &slice, "the left-hand side", &target)?;
+                let v = self.eval(&update.value, &mut env, Some(&slice))?;
+                slice.written.insert(target, v);
+            }
+            if !next_point(&mut point, &bounds) {
+                return Ok(slice.written);
+            }
+        }
+    }
+
+    /// Pure-variable rule, checked at run time: an update only touches points
+    /// of its own slice.
+    fn check_in_slice(&self, fi: usize, slice: &Slice, access: &'static str, at: &[i64]) -> Result<(), ReferenceError> {
+        if at.len() == self.def(fi).dims() && slice_key(&slice.positions, at) == slice.key {
+            return Ok(());
+        }
+        Err(ReferenceError::OutsideSlice {
+            func: self.func_name(fi),
+            stage: slice.stage,
+            access,
+            at: at.to_vec(),
+            key: slice.key.clone(),
+        })
+    }
+
+    /// Evaluates `e`, part of the definition of `env.func`; inside an update,
+    /// `slice` is the slice being computed.
+    fn eval(&mut self, e: &Expr, env: &mut Env, slice: Option<&Slice>) -> Result<Scalar, ReferenceError> {
+        if self.depth >= self.limits.max_depth {
+            return Err(ReferenceError::DepthLimit { func: self.func_name(env.func), limit: self.limits.max_depth });
+        }
+        self.depth += 1;
+        let result = self.eval_node(e, env, slice);
+        self.depth -= 1;
+        result
+    }
+
+    fn eval_node(&mut self, e: &Expr, env: &mut Env, slice: Option<&Slice>) -> Result<Scalar, ReferenceError> {
+        match e.node() {
+            ExprNode::IntImm { value, .. } => Ok(Scalar::Int(*value)),
+            ExprNode::UIntImm { value, .. } => Ok(Scalar::UInt(*value)),
+            ExprNode::FloatImm { value, .. } => Ok(Scalar::Float(*value)),
+            ExprNode::Var { name, .. } => match env.vars.iter().rev().find(|(n, _)| n == name) {
+                Some((_, v)) => Ok(*v),
+                None => Err(self.unbound(env.func, name)),
+            },
+            ExprNode::Param { name, ty } => self.param(env.func, name, ty.scalar),
+            ExprNode::Cast { ty, value } => {
+                let v = self.eval(value, env, slice)?;
+                Ok(value::cast(value.ty().scalar, ty.scalar, v))
+            }
+            ExprNode::Binary { op, a, b } => {
+                let (x, y) = (self.eval(a, env, slice)?, self.eval(b, env, slice)?);
+                Ok(value::binary(*op, a.ty().scalar, x, y))
+            }
+            ExprNode::Cmp { op, a, b } => {
+                let (x, y) = (self.eval(a, env, slice)?, self.eval(b, env, slice)?);
+                Ok(Scalar::from_bool(value::compare(*op, a.ty().scalar, x, y)))
+            }
+            ExprNode::And { a, b } => {
+                let (x, y) = (self.eval(a, env, slice)?, self.eval(b, env, slice)?);
+                Ok(Scalar::from_bool(x.as_bool() && y.as_bool()))
+            }
+            ExprNode::Or { a, b } => {
+                let (x, y) = (self.eval(a, env, slice)?, self.eval(b, env, slice)?);
+                Ok(Scalar::from_bool(x.as_bool() || y.as_bool()))
+            }
+            ExprNode::Not { a } => Ok(Scalar::from_bool(!self.eval(a, env, slice)?.as_bool())),
+            ExprNode::Select { cond, t, f } => {
+                let c = self.eval(cond, env, slice)?;
+                let (x, y) = (self.eval(t, env, slice)?, self.eval(f, env, slice)?);
+                Ok(if c.as_bool() { x } else { y })
+            }
+            ExprNode::Let { name, value, body } => {
+                let v = self.eval(value, env, slice)?;
+                env.vars.push((name.clone(), v));
+                let result = self.eval(body, env, slice);
+                env.vars.pop();
+                result
+            }
+            ExprNode::Call { target, args, .. } => self.eval_call(target, args, env, slice),
+            ExprNode::RVar { .. } => Err(self.unexpected(env.func, "reduction variable (RVar)")),
+            ExprNode::Load { .. } => Err(self.unexpected(env.func, "Load")),
+            ExprNode::Ramp { .. } => Err(self.unexpected(env.func, "Ramp")),
+            ExprNode::Broadcast { .. } => Err(self.unexpected(env.func, "Broadcast")),
+        }
+    }
+
+    /// A call of a math intrinsic, an input or a Func. Kept out of
+    /// `eval_node` so its locals do not enlarge every level of recursion.
+    #[inline(never)]
+    fn eval_call(&mut self, target: &CallTarget, args: &[Expr], env: &mut Env, slice: Option<&Slice>) -> Result<Scalar, ReferenceError> {
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.eval(a, env, slice)?);
+        }
+        match target {
+            CallTarget::Math(f) => Ok(value::math(*f, args[0].ty().scalar, &vals)),
+            CallTarget::Input(r) => self.input_value(env.func, &r.name, &coordinates(&vals)),
+            CallTarget::Func(r) => self.call_func(env.func, &r.name, &coordinates(&vals), slice),
+        }
+    }
+
+    #[cold]
+    fn unbound(&self, func: usize, var: &str) -> ReferenceError {
+        ReferenceError::UnboundVariable { func: self.func_name(func), var: var.into() }
+    }
+
+    #[cold]
+    fn unexpected(&self, func: usize, node: &'static str) -> ReferenceError {
+        ReferenceError::UnexpectedNode { func: self.func_name(func), node }
+    }
+
+    /// A call of Func `callee` from the definition of `caller`. A Func
+    /// reading itself inside an update sees its slice's writes first.
+    fn call_func(&mut self, caller: usize, callee: &str, coords: &[i64], slice: Option<&Slice>) -> Result<Scalar, ReferenceError> {
+        let fi = self.func_id(callee)?;
+        self.check_arity(fi, coords)?;
+        match slice {
+            Some(slice) if fi == caller => {
+                self.check_in_slice(fi, slice, "a read of the Func", coords)?;
+                match slice.written.get(coords) {
+                    Some(v) => Ok(*v),
+                    None => self.value_after(fi, coords, slice.stage - 1),
+                }
+            }
+            _ => self.value_after(fi, coords, self.def(fi).updates.len()),
+        }
+    }
+
+    /// The element of input `name` at `coords`, read by Func `caller`.
+    fn input_value(&self, caller: usize, name: &str, coords: &[i64]) -> Result<Scalar, ReferenceError> {
+        let buf = self.input_buffer(caller, name)?;
+        buf.get(coords).map_err(|e| match e {
+            BufferError::OutOfBounds { dim, coord, min, max, .. } => ReferenceError::InputOutOfBounds {
+                func: self.func_name(caller),
+                input: name.into(),
+                at: coords.to_vec(),
+                dim,
+                coord,
+                min,
+                max,
+            },
+            _ => ReferenceError::InputDimension {
+                func: self.func_name(caller),
+                input: name.into(),
+                dim: coords.len(),
+                dims: buf.dims.len(),
+            },
+        })
+    }
+
+    fn input_buffer(&self, caller: usize, name: &str) -> Result<&'a Buffer, ReferenceError> {
+        let inputs = self.inputs;
+        inputs
+            .get(name)
+            .ok_or_else(|| ReferenceError::MissingInput { func: self.func_name(caller), input: name.into() })
+    }
+
+    /// A scalar param of type `ty`, or a dimension field of an input buffer.
+    fn param(&self, caller: usize, name: &str, ty: ScalarType) -> Result<Scalar, ReferenceError> {
+        if let Some((input, field, dim)) = self.buffer_field(name) {
+            let buf = self.input_buffer(caller, input)?;
+            let Some(d) = buf.dims.get(dim) else {
+                return Err(ReferenceError::InputDimension {
+                    func: self.func_name(caller),
+                    input: input.into(),
+                    dim,
+                    dims: buf.dims.len(),
+                });
+            };
+            let v = match field {
+                BufferField::Min => d.min,
+                BufferField::Extent => d.extent,
+            };
+            return Ok(Scalar::from_i128(v as i128, ScalarType::I32));
+        }
+        let given = self
+            .params
+            .get(name)
+            .ok_or_else(|| ReferenceError::MissingParam { func: self.func_name(caller), param: name.into() })?;
+        param_of_type(ty, *given).ok_or(ReferenceError::ParamValue { param: name.into(), ty, value: *given })
+    }
+
+    /// Parses `<input>.min.<d>` / `<input>.extent.<d>` for a pipeline input.
+    fn buffer_field(&self, name: &str) -> Option<(&'a str, BufferField, usize)> {
+        self.pipeline.inputs.iter().find_map(|input| {
+            (0..input.dims).find_map(|d| {
+                if name == buffer_vars::min(&input.name, d) {
+                    Some((&*input.name, BufferField::Min, d))
+                } else if name == buffer_vars::extent(&input.name, d) {
+                    Some((&*input.name, BufferField::Extent, d))
+                } else {
+                    None
+                }
+            })
+        })
+    }
+}
+
+/// The dimension fields of an input buffer that algorithms may read.
+#[derive(Clone, Copy)]
+enum BufferField {
+    Min,
+    Extent,
+}
+
+/// For each update of `def`, the positions of its pure variables.
+fn update_pure_positions(def: &FuncDef) -> Vec<Vec<usize>> {
+    def.updates
+        .iter()
+        .map(|u| {
+            let pure = u.pure_vars(&def.args);
+            (0..def.args.len()).filter(|&i| pure.contains(&def.args[i])).collect()
+        })
+        .collect()
+}
+
+/// The coordinates of `coords` at the pure-variable `positions`.
+fn slice_key(positions: &[usize], coords: &[i64]) -> Vec<i64> {
+    positions.iter().map(|&p| coords[p]).collect()
+}
+
+/// A coordinate as the `i32` value variables hold.
+fn coordinate(c: i64) -> Scalar {
+    Scalar::from_i128(c as i128, ScalarType::I32)
+}
+
+/// Evaluated `i32` call arguments as coordinates.
+fn coordinates(vals: &[Scalar]) -> Vec<i64> {
+    vals.iter().map(|v| v.as_i128() as i64).collect()
+}
+
+/// Advances `point` to the next point of the box `bounds` ((min, extent) per
+/// dimension, dimension 0 innermost); false once every point was visited.
+fn next_point(point: &mut [i64], bounds: &[(i64, i64)]) -> bool {
+    for (c, &(min, extent)) in point.iter_mut().zip(bounds) {
+        *c += 1;
+        if *c < min + extent {
+            return true;
+        }
+        *c = min;
+    }
+    false
+}
+
+/// A given param value as a value of type `ty`: floats accept any number
+/// (rounded to the type); integers and bools need an integer in range.
+fn param_of_type(ty: ScalarType, v: Scalar) -> Option<Scalar> {
+    if ty.is_float() {
+        return Some(value::cast(ScalarType::F64, ty, Scalar::Float(v.as_f64())));
+    }
+    match v {
+        Scalar::Float(_) => None,
+        Scalar::Int(_) | Scalar::UInt(_) => {
+            let i = v.as_i128();
+            (ty.int_min()..=ty.int_max()).contains(&i).then(|| Scalar::from_i128(i, ty))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boundary::repeat_edge;
+    use crate::lang::{Func, ImageParam, Param, Pipeline, RDom, Var};
+    use crate::ops::*;
+    use crate::reductions::{argmax, sum};
+    use crate::types::Type;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A 2-D input named `name` with values drawn from `0..bound`.
+    fn random_image(name: &str, ty: ScalarType, region: &[(i64, i64)], bound: u64, seed: u64) -> Buffer {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut b = Buffer::new(name, ty, region).unwrap();
+        b.fill(|_| Scalar::UInt(rng.random_range(0..bound)));
+        b
+    }
+
+    fn inputs(buffers: &[&Buffer]) -> BTreeMap<String, Buffer> {
+        buffers.iter().map(|b| (b.name.clone(), (*b).clone())).collect()
+    }
+
+    fn params(values: &[(&str, Scalar)]) -> BTreeMap<String, Scalar> {
+        values.iter().map(|(n, v)| (n.to_string(), *v)).collect()
+    }
+
+    fn int_at(b: &Buffer, coords: &[i64]) -> i128 {
+        b.get(coords).unwrap().as_i128()
+    }
+
+    fn box_blur() -> (ImageParam, crate::pipeline::PipelineDef) {
+        let input = ImageParam::new("in", ScalarType::U16, 2);
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let blur_x = Func::new("blur_x");
+        blur_x.define(
+            &[&x, &y],
+            (input.at([&x - 1, y.expr()]) + input.at([x.expr(), y.expr()]) + input.at([&x + 1, y.expr()])) / 3,
+        );
+        let blur_y = Func::new("blur_y");
+        blur_y.define(
+            &[&x, &y],
+            (blur_x.at([x.expr(), &y - 1]) + blur_x.at([x.expr(), y.expr()]) + blur_x.at([x.expr(), &y + 1])) / 3,
+        );
+        (input.clone(), Pipeline::new(&[&blur_y]).unwrap())
+    }
+
+    #[test]
+    fn box_blur_over_the_interior() {
+        let (_, p) = box_blur();
+        let img = random_image("in", ScalarType::U16, &[(0, 8), (0, 6)], 20_000, 1);
+        let out = realize(&p, &inputs(&[&img]), &params(&[]), "blur_y", &[(1, 6), (1, 4)]).unwrap();
+        assert_eq!(out.ty, ScalarType::U16);
+        assert_eq!(out.name, "blur_y");
+        let px = |x: i64, y: i64| int_at(&img, &[x, y]);
+        let bx = |x: i64, y: i64| (px(x - 1, y) + px(x, y) + px(x + 1, y)) / 3;
+        for y in 1..5 {
+            for x in 1..7 {
+                let expected = (bx(x, y - 1) + bx(x, y) + bx(x, y + 1)) / 3;
+                assert_eq!(int_at(&out, &[x, y]), expected, "at ({x}, {y})");
+            }
+        }
+    }
+
+    #[test]
+    fn integer_semantics_wrap_and_divide_euclidean() {
+        let x = Var::new("x");
+        let wrap = Func::new("wrap");
+        wrap.define(&[&x], cast(Type::u8(), &x) * 37 + 200);
+        let narrow = Func::new("narrow");
+        narrow.define(&[&x], cast(Type::i8(), &x * 20));
+        let div = Func::new("div");
+        let v = &x - 10;
+        div.define(&[&x], v.clone() / 3 * 100 + v.clone() % 3 + v.clone() / -4 * 10_000 + x.expr() / (&x * 0));
+        let p = Pipeline::new(&[&wrap, &narrow, &div]).unwrap();
+        let (ins, ps) = (inputs(&[]), params(&[]));
+        let mut ev = Evaluator::new(&p, &ins, &ps).unwrap();
+        let region = [(-5, 25)];
+        let (w, n, d) = (ev.realize("wrap", &region).unwrap(), ev.realize("narrow", &region).unwrap(), ev.realize("div", &region).unwrap());
+        for x in -5i64..20 {
+            assert_eq!(w.get(&[x]).unwrap(), Scalar::UInt((x as u8).wrapping_mul(37).wrapping_add(200) as u64));
+            assert_eq!(n.get(&[x]).unwrap(), Scalar::Int((x * 20) as i8 as i64));
+            let v = x - 10;
+            let expected = v.div_euclid(3) * 100 + v.rem_euclid(3) + v.div_euclid(-4) * 10_000;
+            assert_eq!(d.get(&[x]).unwrap(), Scalar::Int(expected), "x = {x}");
+        }
+        assert_eq!(d.get(&[3]).unwrap(), Scalar::Int(-300 + 2 + 20_000));
+    }
+
+    #[test]
+    fn histogram_scatters_into_bins() {
+        let img = ImageParam::new("img", ScalarType::U8, 2);
+        let r = RDom::new("r", &[(Expr::i32(0), img.width()), (Expr::i32(0), img.height())]);
+        let (i, hist) = (Var::new("i"), Func::new("hist"));
+        hist.define(&[&i], Expr::int(0, Type::u32()));
+        hist.add_update([clamp(cast(Type::i32(), img.at([r.x(), r.y()])), 0, 255)], 1);
+        let p = Pipeline::new(&[&hist]).unwrap();
+        let data = random_image("img", ScalarType::U8, &[(0, 7), (0, 5)], 16, 2);
+        let out = realize(&p, &inputs(&[&data]), &params(&[]), "hist", &[(0, 256)]).unwrap();
+        let mut expected = [0i128; 256];
+        for c in data.coordinates() {
+            expected[int_at(&data, &c) as usize] += 1;
+        }
+        for (bin, count) in expected.iter().enumerate() {
+            assert_eq!(int_at(&out, &[bin as i64]), *count, "bin {bin}");
+        }
+        assert_eq!(expected.iter().sum::<i128>(), 35);
+    }
+
+    #[test]
+    fn cumulative_sum_scans_along_x() {
+        let input = ImageParam::new("in", ScalarType::U8, 2);
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let c = Func::new("cumsum");
+        c.define(&[&x, &y], cast(Type::i32(), input.at([&x, &y])));
+        let r = RDom::new("r", &[(Expr::i32(1), input.width() - 1)]);
+        c.update([r.x().expr(), y.expr()], c.at([r.x() - 1, y.expr()]) + c.at([r.x().expr(), y.expr()]));
+        let p = Pipeline::new(&[&c]).unwrap();
+        let data = random_image("in", ScalarType::U8, &[(0, 9), (0, 4)], 256, 3);
+        let out = realize(&p, &inputs(&[&data]), &params(&[]), "cumsum", &[(0, 9), (0, 4)]).unwrap();
+        for y in 0..4 {
+            let mut running = 0;
+            for x in 0..9 {
+                running += int_at(&data, &[x, y]);
+                assert_eq!(int_at(&out, &[x, y]), running, "at ({x}, {y})");
+            }
+        }
+    }
+
+    #[test]
+    fn per_row_sum_over_a_reduction_domain() {
+        let input = ImageParam::new("in", ScalarType::U16, 2);
+        let y = Var::new("y");
+        let r = RDom::new("r", &[(Expr::i32(0), input.width())]);
+        let rows = Func::new("rows");
+        rows.define(&[&y], sum(cast(Type::i32(), input.at([r.x().expr(), y.expr()]))));
+        let p = Pipeline::new(&[&rows]).unwrap();
+        let data = random_image("in", ScalarType::U16, &[(0, 6), (0, 5)], 65_536, 4);
+        let out = realize(&p, &inputs(&[&data]), &params(&[]), "rows", &[(0, 5)]).unwrap();
+        for y in 0..5 {
+            let expected: i128 = (0..6).map(|x| int_at(&data, &[x, y])).sum();
+            assert_eq!(int_at(&out, &[y]), expected, "row {y}");
+        }
+    }
+
+    #[test]
+    fn predicate_skips_domain_points() {
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let r = RDom::with_where("r", &[(Expr::i32(0), Expr::i32(5)), (Expr::i32(0), Expr::i32(5))], |r| r.x().lt(r.y()));
+        let f = Func::new("upper");
+        f.define(&[&x, &y], 0);
+        f.update([r.x().expr(), r.y().expr()], f.at([r.x().expr(), r.y().expr()]) + r.x() * 10 + r.y() + 1);
+        let p = Pipeline::new(&[&f]).unwrap();
+        let (ins, ps) = (inputs(&[]), params(&[]));
+        let mut ev = Evaluator::new(&p, &ins, &ps).unwrap();
+        let out = ev.realize("upper", &[(0, 6), (0, 6)]).unwrap();
+        for y in 0..6 {
+            for x in 0..6 {
+                let expected = if x < y && y < 5 { x * 10 + y + 1 } else { 0 };
+                assert_eq!(int_at(&out, &[x, y]), expected as i128, "at ({x}, {y})");
+            }
+        }
+        // One slice (no pure variables): 25 domain points visited, plus the
+        // pure values of the 10 points written and of the 36 points read.
+        assert_eq!(ev.work_done(), 25 + 36);
+    }
+
+    #[test]
+    fn argmax_finds_the_first_largest() {
+        let v = ImageParam::new("v", ScalarType::I16, 1);
+        let r = RDom::new("r", &[(Expr::i32(0), v.width())]);
+        let am = Func::new("am");
+        am.define(&[], argmax(v.at([r.x()]))[0].clone());
+        let p = Pipeline::new(&[&am]).unwrap();
+        for (values, expected) in [(vec![3, -2, 9, 1, 9, 0], 2), (vec![-7, -3, -5], 1), (vec![4, 4], 0), (vec![1, 2, 3], 2)] {
+            let mut buf = Buffer::with_extents("v", ScalarType::I16, &[values.len() as i64]).unwrap();
+            buf.fill(|c| Scalar::Int(values[c[0] as usize]));
+            let out = realize(&p, &inputs(&[&buf]), &params(&[]), "am", &[]).unwrap();
+            assert_eq!(out.get(&[]).unwrap(), Scalar::Int(expected), "{values:?}");
+        }
+    }
+
+    #[test]
+    fn repeat_edge_reads_the_nearest_edge() {
+        let input = ImageParam::new("in", ScalarType::U8, 2);
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let padded = Func::new("padded");
+        padded.define(&[&x, &y], repeat_edge(&input).at([&x, &y]));
+        let p = Pipeline::new(&[&padded]).unwrap();
+        let data = random_image("in", ScalarType::U8, &[(10, 4), (-5, 3)], 256, 5);
+        let out = realize(&p, &inputs(&[&data]), &params(&[]), "padded", &[(6, 12), (-9, 10)]).unwrap();
+        for c in out.coordinates() {
+            let inside = [c[0].clamp(10, 13), c[1].clamp(-5, -3)];
+            assert_eq!(int_at(&out, &c), int_at(&data, &inside), "at {c:?}");
+        }
+    }
+
+    #[test]
+    fn update_reads_another_point_of_its_slice() {
+        let (x, y) = (Var::new("x"), Var::new("y"));
+        let f = Func::new("doubling");
+        f.define(&[&x, &y], &x + &y);
+        let r = RDom::new("r", &[(Expr::i32(1), Expr::i32(4))]);
+        f.update([x.expr(), r.x().expr()], f.at([x.expr(), r.x() - 1]) * 2);
+        let p = Pipeline::new(&[&f]).unwrap();
+        let out = realize(&p, &inputs(&[]), &params(&[]), "doubling", &[(-1, 4), (0, 6)]).unwrap();
+        for x in -1i64..3 {
+            for y in 0..6 {
+                let expected = match y {
+                    0 => x,
+                    1..=4 => x * (1 << y),
+                    _ => x + y,
+                };
+                assert_eq!(int_at(&out, &[x, y]), expected as i128, "at ({x}, {y})");
+            }
+        }
+    }
+
+    #[test]
+    fn updates_run_in_order_and_in_domain_order() {
+        let x = Var::new("x");
+        let f = Func::new("staged");
+        f.define(&[&x], &x);
+        f.update([x.expr()], f.at([&x]) + 100);
+        let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(3))]);
+        f.update([r.x().expr()], f.at([r.x() + 1]) * 2);
+        f.update([Expr::i32(0)], f.at([Expr::i32(0)]) + f.at([Expr::i32(1)]));
+        let p = Pipeline::new(&[&f]).unwrap();
+        let out = realize(&p, &inputs(&[]), &params(&[]), "staged", &[(-1, 7)]).unwrap();
+        // Stage 2 reads f(r + 1) before the iteration r + 1 rewrites it.
+        let expected = [99, 202 + 204, 204, 206, 103, 104, 105];
+        for (i, e) in expected.iter().enumerate() {
+            assert_eq!(int_at(&out, &[i as i64 - 1]), *e, "x = {}", i as i64 - 1);
+        }
+    }
+
+    fn scaled_pipeline() -> crate::pipeline::PipelineDef {
+        let x = Var::new("x");
+        let k = Param::new("k", Type::i32());
+        let f = Func::new("scaled");
+        f.define(&[&x], &x * &k);
+        let r = RDom::new("r", &[(Expr::i32(0), k.expr())]);
+        f.add_update([r.x().expr()], 1000);
+        Pipeline::new(&[&f]).unwrap()
+    }
+
+    #[test]
+    fn params_in_definitions_and_domain_extents() {
+        let p = scaled_pipeline();
+        for k in [3i64, 0, -2] {
+            let out = realize(&p, &inputs(&[]), &params(&[("k", Scalar::Int(k))]), "scaled", &[(-1, 6)]).unwrap();
+            for x in -1..5 {
+                let expected = x * k + if (0..k).contains(&x) { 1000 } else { 0 };
+                assert_eq!(int_at(&out, &[x]), expected as i128, "k = {k}, x = {x}");
+            }
+        }
+        let unsigned = realize(&p, &inputs(&[]), &params(&[("k", Scalar::UInt(2))]), "scaled", &[(0, 3)]).unwrap();
+        assert_eq!((0..3).map(|x| int_at(&unsigned, &[x])).collect::<Vec<_>>(), vec![1000, 1002, 4]);
+    }
+
+    #[test]
+    fn missing_or_ill_typed_param_is_an_error() {
+        let p = scaled_pipeline();
+        let err = realize(&p, &inputs(&[]), &params(&[]), "scaled", &[(0, 4)]).unwrap_err();
+        assert_eq!(err, ReferenceError::MissingParam { func: "scaled".into(), param: "k".into() });
+        assert!(err.to_string().contains("param k"), "{err}");
+        let err = realize(&p, &inputs(&[]), &params(&[("k", Scalar::Float(2.5))]), "scaled", &[(0, 4)]).unwrap_err();
+        assert!(matches!(err, ReferenceError::ParamValue { ref param, .. } if param == "k"), "{err}");
+        let err = realize(&p, &inputs(&[]), &params(&[("k", Scalar::Int(1 << 40))]), "scaled", &[(0, 4)]).unwrap_err();
+        assert!(matches!(err, ReferenceError::ParamValue { .. }), "{err}");
+    }
+
+    #[test]
+    fn input_too_small_names_the_input_and_coordinate() {
+        let (_, p) = box_blur();
+        let img = random_image("in", ScalarType::U16, &[(0, 8), (0, 6)], 20_000, 6);
+        let err = realize(&p, &inputs(&[&img]), &params(&[]), "blur_y", &[(1, 7), (1, 4)]).unwrap_err();
+        assert_eq!(
+            err,
+            ReferenceError::InputOutOfBounds {
+                func: "blur_x".into(),
+                input: "in".into(),
+                at: vec![8, 0],
+                dim: 0,
+                coord: 8,
+                min: 0,
+                max: 7
+            }
+        );
+        let message = err.to_string();
+        assert!(message.contains("input in") && message.contains("coordinate 8 of dimension 0"), "{message}");
+    }
+
+    #[test]
+    fn select_evaluates_both_sides() {
+        let input = ImageParam::new("in", ScalarType::U8, 1);
+        let x = Var::new("x");
+        let guarded = Func::new("guarded");
+        guarded.define(&[&x], select(x.lt(input.width()), input.at([&x]), cast(Type::u8(), 0)));
+        let p = Pipeline::new(&[&guarded]).unwrap();
+        let data = random_image("in", ScalarType::U8, &[(0, 4)], 256, 7);
+        let ins = inputs(&[&data]);
+        let inside = realize(&p, &ins, &params(&[]), "guarded", &[(0, 4)]).unwrap();
+        assert_eq!(inside.bytes(), data.bytes());
+        let err = realize(&p, &ins, &params(&[]), "guarded", &[(0, 5)]).unwrap_err();
+        assert!(matches!(err, ReferenceError::InputOutOfBounds { coord: 4, .. }), "{err}");
+    }
+
+    #[test]
+    fn inputs_must_be_given_with_their_declared_shape() {
+        let (_, p) = box_blur();
+        let err = realize(&p, &inputs(&[]), &params(&[]), "blur_y", &[(1, 2), (1, 2)]).unwrap_err();
+        assert_eq!(err, ReferenceError::MissingInput { func: "blur_x".into(), input: "in".into() });
+        let wrong = Buffer::with_extents("in", ScalarType::U8, &[8, 6]).unwrap();
+        let err = realize(&p, &inputs(&[&wrong]), &params(&[]), "blur_y", &[(1, 2), (1, 2)]).unwrap_err();
+        assert!(matches!(err, ReferenceError::InputShape { ref input, .. } if input == "in"), "{err}");
+        let err = realize(&p, &inputs(&[]), &params(&[]), "nope", &[]).unwrap_err();
+        assert_eq!(err, ReferenceError::UnknownFunc { func: "nope".into() });
+        let err = realize(&p, &inputs(&[]), &params(&[]), "blur_y", &[(0, 1)]).unwrap_err();
+        assert!(matches!(err, ReferenceError::Arity { expected: 2, got: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn evaluator_shares_work_between_outputs() {
+        let input = ImageParam::new("in", ScalarType::U8, 1);
+        let x = Var::new("x");
+        let (g, a, b) = (Func::new("g"), Func::new("a"), Func::new("b"));
+        g.define(&[&x], cast(Type::i32(), input.at([&x])) * 3);
+        a.define(&[&x], g.at([&x]) + 1);
+        b.define(&[&x], g.at([&x]) - 1);
+        let p = Pipeline::new(&[&a, &b]).unwrap();
+        let data = random_image("in", ScalarType::U8, &[(0, 10)], 256, 8);
+        let (ins, ps) = (inputs(&[&data]), params(&[]));
+        let mut ev = Evaluator::new(&p, &ins, &ps).unwrap();
+        let out_a = ev.realize("a", &[(0, 10)]).unwrap();
+        assert_eq!(ev.work_done(), 20);
+        let out_b = ev.realize("b", &[(0, 10)]).unwrap();
+        assert_eq!(ev.work_done(), 30);
+        for x in 0..10 {
+            let g = int_at(&data, &[x]) * 3;
+            assert_eq!((int_at(&out_a, &[x]), int_at(&out_b, &[x])), (g + 1, g - 1));
+            assert_eq!(ev.value("g", &[x]).unwrap(), Scalar::Int(g as i64));
+        }
+        assert_eq!(ev.work_done(), 30);
+    }
+
+    #[test]
+    fn runaway_domains_hit_the_work_limit() {
+        let x = Var::new("x");
+        let big = Func::new("big");
+        let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(1 << 30)), (Expr::i32(0), Expr::i32(1 << 30))]);
+        big.define(&[&x], sum(&x + r.x() + r.y()));
+        let p = Pipeline::new(&[&big]).unwrap();
+        let (ins, ps) = (inputs(&[]), params(&[]));
+        let limits = Limits { max_work: 10_000, ..Limits::default() };
+        let mut ev = Evaluator::new(&p, &ins, &ps).unwrap().with_limits(limits);
+        let err = ev.realize("big", &[(0, 1)]).unwrap_err();
+        assert!(matches!(err, ReferenceError::WorkLimit { limit: 10_000, .. }), "{err}");
+    }
+
+    #[test]
+    fn long_scans_do_not_recurse_per_point() {
+        let x = Var::new("x");
+        let f = Func::new("scan");
+        f.define(&[&x], 1);
+        let r = RDom::new("r", &[(Expr::i32(1), Expr::i32(50_000))]);
+        f.update([r.x().expr()], f.at([r.x() - 1]) * 3 + f.at([r.x().expr()]));
+        let p = Pipeline::new(&[&f]).unwrap();
+        let (ins, ps) = (inputs(&[]), params(&[]));
+        // On the test thread's own (small) stack, deliberately.
+        let mut ev = Evaluator::new(&p, &ins, &ps).unwrap();
+        let last = ev.value("scan", &[50_000]).unwrap();
+        let mut expected = 1i32;
+        for _ in 0..50_000 {
+            expected = expected.wrapping_mul(3).wrapping_add(1);
+        }
+        assert_eq!(last, Scalar::Int(expected as i64));
+    }
+
+    /// A chain of `n` Funcs, each calling the previous one.
+    fn chain(n: usize) -> crate::pipeline::PipelineDef {
+        let x = Var::new("x");
+        let mut f = Func::new("f0");
+        f.define(&[&x], x.expr());
+        for i in 1..n {
+            let next = Func::new(&format!("f{i}"));
+            next.define(&[&x], f.at([&x + 1]) + 1);
+            f = next;
+        }
+        Pipeline::new(&[&f]).unwrap()
+    }
+
+    #[test]
+    fn deep_nesting_fits_the_large_stack() {
+        let n = 2_000;
+        let p = on_large_stack(|| chain(n));
+        let out = realize(&p, &inputs(&[]), &params(&[]), &format!("f{}", n - 1), &[(0, 2)]).unwrap();
+        assert_eq!(int_at(&out, &[1]), 1 + 2 * (n as i128 - 1));
+    }
+
+    #[test]
+    fn deep_nesting_past_the_limit_is_an_error() {
+        let p = chain(50);
+        let (ins, ps) = (inputs(&[]), params(&[]));
+        let limits = Limits { max_depth: 60, ..Limits::default() };
+        let mut ev = Evaluator::new(&p, &ins, &ps).unwrap().with_limits(limits);
+        let err = ev.value("f49", &[0]).unwrap_err();
+        assert!(matches!(err, ReferenceError::DepthLimit { limit: 60, .. }), "{err}");
+        let mut ev = Evaluator::new(&p, &ins, &ps).unwrap().with_limits(Limits { max_depth: 200, ..Limits::default() });
+        assert_eq!(ev.value("f49", &[0]).unwrap(), Scalar::Int(49 + 49));
+    }
+}

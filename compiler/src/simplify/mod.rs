@@ -1,0 +1,238 @@
+//! The simplifier of expressions and statements.
+//!
+//! It works on any IR (before or after flattening and vectorization) and
+//! guarantees an equivalent result under the language's exact semantics
+//! ([`crate::value`]): constants fold through `value.rs` itself; integer
+//! `+ - *` go through a linear canonical form (ring identities, exact under
+//! wrapping: `(x + 8) - x` is `8`); floats only fold constants. Decisions of
+//! `min`/`max`/comparisons use constant bounds of subterms (loop ranges and
+//! lets included), which are sound under wrapping for narrow types; for the
+//! index types i32 and i64 it also cancels common terms of the two sides
+//! (`x + 1 > x`) and splits divisions (`(x*8 + y)/8` is `x + y/8`), assuming
+//! like Halide that index arithmetic does not overflow. It never decides
+//! anything about the values of loads or calls beyond their type's range.
+//!
+//! Statements lose loops of zero extent, single-iteration loops, branches on
+//! constant conditions, asserts that always hold, no-ops and unused lets.
+
+mod bounds;
+mod linear;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+use crate::expr::{Expr, ExprNode, Name};
+use crate::stmt::{Stmt, StmtNode};
+use crate::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_uses_var, substitute, substitute_stmt, walk_expr, walk_stmt, Mutator, Visitor};
+use bounds::Interval;
+use std::collections::HashMap;
+
+/// Simplifies an expression.
+pub fn simplify(e: &Expr) -> Expr {
+    Simplifier::default().mutate_expr(e)
+}
+
+/// Simplifies an expression knowing that each variable of `ranges` lies in
+/// the closed interval `[lo, hi]`.
+pub fn simplify_with(e: &Expr, ranges: &HashMap<Name, (i64, i64)>) -> Expr {
+    let mut s = Simplifier::default();
+    for (name, (lo, hi)) in ranges {
+        s.push_range(name, Some(Interval::new(*lo as i128, *hi as i128)));
+    }
+    s.mutate_expr(e)
+}
+
+/// Simplifies a statement and every expression in it.
+pub fn simplify_stmt(s: &Stmt) -> Stmt {
+    Simplifier::default().mutate_stmt(s)
+}
+
+/// Whether the bool expression `e` simplifies to constant true.
+pub fn can_prove(e: &Expr) -> bool {
+    rules::const_bool(&simplify(e)) == Some(true)
+}
+
+/// Constant lower and upper bounds of an integer expression, where they can
+/// be derived (a bound at the limit of the type is reported as `None`, except
+/// the lower bound 0 of unsigned types).
+pub fn const_bounds(e: &Expr) -> (Option<i64>, Option<i64>) {
+    let e = simplify(e);
+    let t = e.ty().scalar;
+    let Some(b) = Simplifier::default().bounds(&e) else { return (None, None) };
+    let lo = (b.lo > t.int_min() || !t.is_signed_int()).then(|| i64::try_from(b.lo).ok()).flatten();
+    let hi = (b.hi < t.int_max()).then(|| i64::try_from(b.hi).ok()).flatten();
+    (lo, hi)
+}
+
+/// The simplifier's state: the known ranges of variables in scope (`None`
+/// shadows an outer range with an unknown value).
+#[derive(Default)]
+struct Simplifier {
+    ranges: HashMap<Name, Vec<Option<Interval>>>,
+}
+
+impl Simplifier {
+    fn push_range(&mut self, name: &Name, r: Option<Interval>) {
+        self.ranges.entry(name.clone()).or_default().push(r);
+    }
+
+    fn pop_range(&mut self, name: &Name) {
+        if let Some(stack) = self.ranges.get_mut(name) {
+            stack.pop();
+            if stack.is_empty() {
+                self.ranges.remove(name);
+            }
+        }
+    }
+
+    fn range_of(&self, name: &Name) -> Option<Interval> {
+        self.ranges.get(name).and_then(|s| s.last().copied().flatten())
+    }
+
+    fn let_expr(&mut self, name: &Name, value: &Expr, body: &Expr) -> Expr {
+        let value = self.mutate_expr(value);
+        if is_inlinable(&value) && !rebinds(&value, |n| binds_in_expr(body, n)) {
+            return self.mutate_expr(&substitute(name, &value, body));
+        }
+        let r = self.bounds(&value);
+        self.push_range(name, r);
+        let body = self.mutate_expr(body);
+        self.pop_range(name);
+        if expr_uses_var(&body, name) {
+            Expr::let_in(name.clone(), value, body)
+        } else {
+            body
+        }
+    }
+
+    fn let_stmt(&mut self, name: &Name, value: &Expr, body: &Stmt) -> Stmt {
+        let value = self.mutate_expr(value);
+        if is_inlinable(&value) && !rebinds(&value, |n| binds_in_stmt(body, n)) {
+            return self.mutate_stmt(&substitute_stmt(name, &value, body));
+        }
+        let r = self.bounds(&value);
+        self.push_range(name, r);
+        let body = self.mutate_stmt(body);
+        self.pop_range(name);
+        if stmt_uses_var(&body, name) {
+            Stmt::let_stmt(name.clone(), value, body)
+        } else {
+            body
+        }
+    }
+
+    fn for_loop(&mut self, s: &Stmt) -> Stmt {
+        let StmtNode::For { name, min, extent, kind, body } = s.node() else { return s.clone() };
+        let (min, extent) = (self.mutate_expr(min), self.mutate_expr(extent));
+        let extent_bounds = self.bounds(&extent);
+        if extent_bounds.is_some_and(|b| b.hi <= 0) {
+            return Stmt::no_op();
+        }
+        if extent.is_const_int(1) {
+            return self.let_stmt(name, &min, body);
+        }
+        // The loop variable runs over [min, min + extent - 1].
+        let range = match (self.bounds(&min), extent_bounds) {
+            (Some(m), Some(e)) => Some(Interval::new(m.lo, m.hi + e.hi - 1).intersect(Interval::of_type(min.ty().scalar))),
+            _ => None,
+        };
+        self.push_range(name, range);
+        let body = self.mutate_stmt(body);
+        self.pop_range(name);
+        if body.is_no_op() {
+            return body;
+        }
+        Stmt::for_loop(name.clone(), min, extent, *kind, body)
+    }
+}
+
+impl Mutator for Simplifier {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        match e.node() {
+            ExprNode::Let { name, value, body } => self.let_expr(name, value, body),
+            _ => {
+                let e = mutate_expr_children(self, e);
+                self.rewrite(&e)
+            }
+        }
+    }
+
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s.node() {
+            StmtNode::For { .. } => self.for_loop(s),
+            StmtNode::LetStmt { name, value, body } => self.let_stmt(name, value, body),
+            StmtNode::IfThenElse { cond, then_case, else_case } => {
+                let cond = self.mutate_expr(cond);
+                match rules::const_bool(&cond) {
+                    Some(true) => self.mutate_stmt(then_case),
+                    Some(false) => else_case.as_ref().map_or_else(Stmt::no_op, |e| self.mutate_stmt(e)),
+                    None => {
+                        let then_case = self.mutate_stmt(then_case);
+                        let else_case = else_case.as_ref().map(|e| self.mutate_stmt(e)).filter(|e| !e.is_no_op());
+                        if then_case.is_no_op() && else_case.is_none() {
+                            Stmt::no_op()
+                        } else {
+                            Stmt::new(StmtNode::IfThenElse { cond, then_case, else_case })
+                        }
+                    }
+                }
+            }
+            StmtNode::Assert { cond, message } => {
+                let cond = self.mutate_expr(cond);
+                if rules::const_bool(&cond) == Some(true) {
+                    Stmt::no_op()
+                } else {
+                    Stmt::assert(cond, message.clone())
+                }
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
+
+/// Values that a let may be replaced by: constants and plain variables.
+fn is_inlinable(value: &Expr) -> bool {
+    matches!(value.node(), ExprNode::Var { .. } | ExprNode::Param { .. })
+        || value.is_const()
+        || matches!(value.node(), ExprNode::Broadcast { value, .. } if value.is_const())
+}
+
+/// Whether `value` is a variable whose name `binds` reports as re-bound
+/// (substituting it there would capture it).
+fn rebinds(value: &Expr, binds: impl Fn(&Name) -> bool) -> bool {
+    value.as_var().is_some_and(binds)
+}
+
+/// Finds a let, loop or let statement binding a given name.
+struct BinderFinder<'a> {
+    name: &'a Name,
+    found: bool,
+}
+
+impl Visitor for BinderFinder<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        if let ExprNode::Let { name, .. } = e.node() {
+            self.found |= name == self.name;
+        }
+        walk_expr(self, e)
+    }
+
+    fn visit_stmt(&mut self, s: &Stmt) {
+        if let StmtNode::For { name, .. } | StmtNode::LetStmt { name, .. } = s.node() {
+            self.found |= name == self.name;
+        }
+        walk_stmt(self, s)
+    }
+}
+
+fn binds_in_expr(e: &Expr, name: &Name) -> bool {
+    let mut f = BinderFinder { name, found: false };
+    f.visit_expr(e);
+    f.found
+}
+
+fn binds_in_stmt(s: &Stmt, name: &Name) -> bool {
+    let mut f = BinderFinder { name, found: false };
+    f.visit_stmt(s);
+    f.found
+}

@@ -1,0 +1,481 @@
+//! The rewrite rules for one expression node whose children are already
+//! simplified. Every `make_*` function takes simplified operands and returns
+//! a simplified expression, so rules may build new nodes through each other.
+
+use super::bounds::Interval;
+use super::linear::{linearize, node, Linear};
+use super::Simplifier;
+use crate::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode};
+use crate::types::{ScalarType, Type};
+use crate::value::{self, Scalar};
+use crate::visit::{walk_expr, Visitor};
+
+impl Simplifier {
+    /// Applies the rules to `e`, whose children are simplified.
+    pub(super) fn rewrite(&mut self, e: &Expr) -> Expr {
+        match e.node() {
+            ExprNode::Cast { ty, value } => self.make_cast(*ty, value),
+            ExprNode::Binary { op, a, b } => self.make_binary(*op, a, b),
+            ExprNode::Cmp { op, a, b } => self.make_cmp(*op, a, b),
+            ExprNode::And { a, b } => make_and(a, b),
+            ExprNode::Or { a, b } => make_or(a, b),
+            ExprNode::Not { a } => make_not(a),
+            ExprNode::Select { cond, t, f } => make_select(cond, t, f),
+            ExprNode::Call { target: CallTarget::Math(f), args, ty } => {
+                match args.iter().map(value::const_value).collect::<Option<Vec<Scalar>>>() {
+                    Some(vals) if !ty.is_vector() => value::const_expr(value::math(*f, ty.scalar, &vals), *ty),
+                    _ => e.clone(),
+                }
+            }
+            ExprNode::Ramp { base, stride, lanes } => make_ramp(base, stride, *lanes),
+            _ => e.clone(),
+        }
+    }
+
+    fn make_cast(&mut self, ty: Type, v: &Expr) -> Expr {
+        if v.ty() == ty {
+            return v.clone();
+        }
+        if let Some(c) = const_of(v) {
+            return make_const(value::cast(v.ty().scalar, ty.scalar, c), ty);
+        }
+        if let ExprNode::Broadcast { value, lanes } = v.node() {
+            return Expr::broadcast(self.make_cast(ty.element(), value), *lanes);
+        }
+        Expr::new(ExprNode::Cast { ty, value: v.clone() })
+    }
+
+    pub(super) fn make_binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Expr {
+        let ty = a.ty();
+        if let (Some(x), Some(y)) = (const_of(a), const_of(b)) {
+            return make_const(value::binary(op, ty.scalar, x, y), ty);
+        }
+        if ty.is_vector() {
+            return self.vector_binary(op, a, b);
+        }
+        if !ty.is_int() {
+            // Floats (and bools) only fold constants: reassociation is not exact.
+            return match op {
+                BinOp::Min | BinOp::Max if a == b => a.clone(),
+                _ => node(op, a.clone(), b.clone()),
+            };
+        }
+        match op {
+            BinOp::Add => self.cancel_into_min_max(linearize(a).add(&linearize(b), 1)),
+            BinOp::Sub => self.cancel_into_min_max(linearize(a).add(&linearize(b), -1)),
+            BinOp::Mul => {
+                let (la, lb) = (linearize(a), linearize(b));
+                match (la.as_const(), lb.as_const()) {
+                    (_, Some(k)) => la.scale(k).to_expr(),
+                    (Some(k), None) => lb.scale(k).to_expr(),
+                    (None, None) => node(op, a.clone(), b.clone()),
+                }
+            }
+            BinOp::Div => self.make_div(a, b),
+            BinOp::Mod => self.make_mod(a, b),
+            BinOp::Min | BinOp::Max => self.make_min_max(op, a, b),
+        }
+    }
+
+    /// Broadcast and ramp arithmetic; lane counts are kept.
+    fn vector_binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Expr {
+        use ExprNode::{Broadcast, Ramp};
+        let int = a.ty().is_int();
+        match (a.node(), b.node(), op) {
+            (Broadcast { value: x, lanes }, Broadcast { value: y, .. }, _) => {
+                return Expr::broadcast(self.make_binary(op, x, y), *lanes);
+            }
+            (Ramp { base, stride, lanes }, Broadcast { value: c, .. }, BinOp::Add | BinOp::Sub) if int => {
+                return make_ramp(&self.make_binary(op, base, c), stride, *lanes);
+            }
+            (Broadcast { value: c, .. }, Ramp { base, stride, lanes }, BinOp::Add) if int => {
+                return make_ramp(&self.make_binary(op, c, base), stride, *lanes);
+            }
+            (Broadcast { value: c, .. }, Ramp { base, stride, lanes }, BinOp::Sub) if int => {
+                let zero = Expr::int(0, stride.ty());
+                let negated = self.make_binary(BinOp::Sub, &zero, stride);
+                return make_ramp(&self.make_binary(op, c, base), &negated, *lanes);
+            }
+            (Ramp { base: b1, stride: s1, lanes }, Ramp { base: b2, stride: s2, .. }, BinOp::Add | BinOp::Sub) if int => {
+                return make_ramp(&self.make_binary(op, b1, b2), &self.make_binary(op, s1, s2), *lanes);
+            }
+            (Ramp { base, stride, lanes }, Broadcast { value: c, .. }, BinOp::Mul)
+            | (Broadcast { value: c, .. }, Ramp { base, stride, lanes }, BinOp::Mul)
+                if int =>
+            {
+                return make_ramp(&self.make_binary(op, base, c), &self.make_binary(op, stride, c), *lanes);
+            }
+            _ => {}
+        }
+        if matches!(op, BinOp::Min | BinOp::Max) && a == b {
+            return a.clone();
+        }
+        if int && matches!(op, BinOp::Min | BinOp::Max) {
+            return self.make_min_max(op, a, b);
+        }
+        node(op, a.clone(), b.clone())
+    }
+
+    /// The expression of a linear form, with the rest of the sum moved into
+    /// a `min`/`max` term when a term of the rest cancels against one of its
+    /// operands: `min(x, y) - x` is `min(0, y - x)`, whose bounds no longer
+    /// depend on how `x` and `y` correlate. Index types only (no overflow).
+    fn cancel_into_min_max(&mut self, l: Linear) -> Expr {
+        if !assumes_no_overflow(l.ty) {
+            return l.to_expr();
+        }
+        let l = self.cancel_divisions(l);
+        for (i, (term, c)) in l.terms.iter().enumerate() {
+            let ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a: p, b: q } = term.node() else { continue };
+            if c.abs() != 1 || reads_memory(term) {
+                continue;
+            }
+            let mut rest = l.clone();
+            rest.terms.remove(i);
+            let rest_size: usize = rest.terms.iter().map(|(t, _)| crate::visit::node_count(t)).sum();
+            if rest.terms.is_empty() || rest_size > MAX_DISTRIBUTED_SIZE || rest.terms.iter().any(|(t, _)| reads_memory(t)) {
+                continue;
+            }
+            let with = |operand: &Expr| rest.clone().add(&linearize(operand), *c);
+            let cancels = |sum: &Linear, operand: &Expr| sum.terms.len() < rest.terms.len() + linearize(operand).terms.len();
+            let (lp, lq) = (with(p), with(q));
+            if !(cancels(&lp, p) || cancels(&lq, q)) {
+                continue;
+            }
+            let op = match (op, c) {
+                (op, 1) => *op,
+                (BinOp::Min, _) => BinOp::Max,
+                _ => BinOp::Min,
+            };
+            let (p, q) = (self.cancel_into_min_max(lp), self.cancel_into_min_max(lq));
+            return self.make_min_max(op, &p, &q);
+        }
+        l.to_expr()
+    }
+
+    /// Pairs `c * (b + d)/k - c * b/k` (same positive constant `k`, `d` a
+    /// constant) into `c * ((b % k) + d)/k`, exact for floor division and
+    /// Euclidean modulo, and bounded by constants, so that the extent of a
+    /// strided region no longer depends on where it starts.
+    fn cancel_divisions(&mut self, mut l: Linear) -> Linear {
+        let as_division = |t: &Expr| match t.node() {
+            ExprNode::Binary { op: BinOp::Div, a, b } if !reads_memory(a) => {
+                const_of(b).map(Scalar::as_i128).filter(|k| *k > 0).map(|k| (a.clone(), k))
+            }
+            _ => None,
+        };
+        loop {
+            let mut pair = None;
+            'search: for (i, (ti, ci)) in l.terms.iter().enumerate() {
+                let Some((a, k)) = as_division(ti).filter(|_| *ci > 0) else { continue };
+                for (j, (tj, cj)) in l.terms.iter().enumerate() {
+                    let Some((b, k2)) = as_division(tj).filter(|_| *cj == -*ci) else { continue };
+                    if k2 != k {
+                        continue;
+                    }
+                    if let Some(d) = linearize(&a).add(&linearize(&b), -1).as_const() {
+                        pair = Some((i, j, b, k, d, *ci));
+                        break 'search;
+                    }
+                }
+            }
+            let Some((i, j, b, k, d, c)) = pair else { return l };
+            l.terms.remove(i.max(j));
+            l.terms.remove(i.min(j));
+            let ty = l.ty;
+            let remainder = self.make_mod(&b, &Expr::int(k as i64, ty));
+            let shifted = self.make_binary(BinOp::Add, &remainder, &Expr::int(d as i64, ty));
+            let quotient = self.make_div(&shifted, &Expr::int(k as i64, ty));
+            l = l.add(&linearize(&quotient).scale(c), 1);
+        }
+    }
+
+    fn make_div(&mut self, a: &Expr, b: &Expr) -> Expr {
+        let ty = a.ty();
+        let Some(c) = const_of(b).map(Scalar::as_i128) else { return node(BinOp::Div, a.clone(), b.clone()) };
+        match c {
+            0 => return Expr::int(0, ty),
+            1 => return a.clone(),
+            _ => {}
+        }
+        if c > 0 {
+            if let Some(q) = self.bounds(a).and_then(|r| single_quotient(r, c)) {
+                return Expr::int(q as i64, ty);
+            }
+            if assumes_no_overflow(ty) {
+                // (c*q + r) / c == q + r / c, for the part of `a` divisible by c.
+                let l = linearize(a);
+                let (multiples, rest) = l.partition(|k| k % c == 0);
+                if !multiples.terms.is_empty() || l.constant.div_euclid(c) != 0 {
+                    let rest = rest.with_constant(l.constant.rem_euclid(c)).to_expr();
+                    let quotient = multiples.scale_down(c).with_constant(l.constant.div_euclid(c)).to_expr();
+                    let rest_quotient = self.make_div(&rest, b);
+                    return self.make_binary(BinOp::Add, &quotient, &rest_quotient);
+                }
+            }
+        }
+        node(BinOp::Div, a.clone(), b.clone())
+    }
+
+    fn make_mod(&mut self, a: &Expr, b: &Expr) -> Expr {
+        let ty = a.ty();
+        let Some(c) = const_of(b).map(Scalar::as_i128) else { return node(BinOp::Mod, a.clone(), b.clone()) };
+        if c == 0 || c.abs() == 1 {
+            return Expr::int(0, ty);
+        }
+        let in_range = |s: &mut Self, e: &Expr| s.bounds(e).is_some_and(|r| r.within(Interval::new(0, c.abs() - 1)));
+        if in_range(self, a) {
+            return a.clone();
+        }
+        // Terms that are multiples of c vanish; this is exact under wrapping
+        // when c divides 2^bits.
+        if c > 0 && (assumes_no_overflow(ty) || (c as u128).is_power_of_two()) {
+            let l = linearize(a);
+            let (_, rest) = l.partition(|k| k % c == 0);
+            let reduced = rest.with_constant(l.constant.rem_euclid(c)).to_expr();
+            if reduced.is_const() || in_range(self, &reduced) {
+                return reduced;
+            }
+            return node(BinOp::Mod, reduced, b.clone());
+        }
+        node(BinOp::Mod, a.clone(), b.clone())
+    }
+
+    fn make_min_max(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Expr {
+        let is_min = op == BinOp::Min;
+        if let Some(d) = self.difference(a, b) {
+            if d.hi <= 0 {
+                return if is_min { a.clone() } else { b.clone() };
+            }
+            if d.lo >= 0 {
+                return if is_min { b.clone() } else { a.clone() };
+            }
+        }
+        // min(min(x, y), y) is min(x, y).
+        let contains = |outer: &Expr, inner: &Expr| {
+            matches!(outer.node(), ExprNode::Binary { op: o, a: x, b: y } if *o == op && (x == inner || y == inner))
+        };
+        if contains(a, b) {
+            return a.clone();
+        }
+        if contains(b, a) {
+            return b.clone();
+        }
+        // Constants go right; nested constants combine.
+        let (a, b) = if const_of(a).is_some() { (b, a) } else { (a, b) };
+        if let ExprNode::Binary { op: inner_op, a: x, b: c1 } = a.node() {
+            if *inner_op == op && const_of(c1).is_some() && const_of(b).is_some() {
+                let c = self.make_binary(op, c1, b);
+                return self.make_min_max(op, x, &c);
+            }
+        }
+        node(op, a.clone(), b.clone())
+    }
+
+    fn make_cmp(&mut self, op: CmpOp, a: &Expr, b: &Expr) -> Expr {
+        let ty = Type::bool().with_lanes(a.ty().lanes);
+        if let (Some(x), Some(y)) = (const_of(a), const_of(b)) {
+            return make_const(Scalar::from_bool(value::compare(op, a.ty().scalar, x, y)), ty);
+        }
+        if let (ExprNode::Broadcast { value: x, lanes }, ExprNode::Broadcast { value: y, .. }) = (a.node(), b.node()) {
+            return Expr::broadcast(self.make_cmp(op, x, y), *lanes);
+        }
+        if let Some(result) = self.difference(a, b).and_then(|d| decide(op, d)) {
+            return make_const(Scalar::from_bool(result), ty);
+        }
+        Expr::new(ExprNode::Cmp { op, a: a.clone(), b: b.clone() })
+    }
+
+    /// Bounds of `a - b` (as mathematical integers) for integer or bool
+    /// operands. For i32/i64 without loads or calls this also cancels common
+    /// terms, assuming (as Halide does) that index arithmetic never overflows.
+    fn difference(&mut self, a: &Expr, b: &Expr) -> Option<Interval> {
+        if a.ty().is_float() {
+            return None;
+        }
+        if a == b {
+            return Some(Interval::point(0));
+        }
+        let (x, y) = (self.bounds(a)?, self.bounds(b)?);
+        let mut d = Interval::new(x.lo - y.hi, x.hi - y.lo);
+        if assumes_no_overflow(a.ty()) && !reads_memory(a) && !reads_memory(b) {
+            let diff: Linear = linearize(a).add(&linearize(b), -1);
+            if let Some(r) = self.bounds(&diff.to_expr()) {
+                d = d.intersect(r);
+            }
+        }
+        Some(d)
+    }
+}
+
+impl Linear {
+    /// Divides every coefficient by `c` (each must be a multiple of it).
+    fn scale_down(mut self, c: i128) -> Linear {
+        for (_, k) in &mut self.terms {
+            *k /= c;
+        }
+        self
+    }
+}
+
+/// The largest rest of a sum (in expression nodes) that
+/// [`Simplifier::cancel_into_min_max`] copies into both operands.
+const MAX_DISTRIBUTED_SIZE: usize = 24;
+
+/// The one quotient of `r / c` when it is the same over the whole interval.
+fn single_quotient(r: Interval, c: i128) -> Option<i128> {
+    let q = r.lo.div_euclid(c);
+    (q == r.hi.div_euclid(c)).then_some(q)
+}
+
+/// Whether the simplifier assumes no overflow (scalar i32 and i64, the index types).
+pub(super) fn assumes_no_overflow(ty: Type) -> bool {
+    !ty.is_vector() && matches!(ty.scalar, ScalarType::I32 | ScalarType::I64)
+}
+
+/// Whether `e` contains a load or a call (whose values are unknown).
+pub(super) fn reads_memory(e: &Expr) -> bool {
+    struct Finder(bool);
+    impl Visitor for Finder {
+        fn visit_expr(&mut self, e: &Expr) {
+            if matches!(e.node(), ExprNode::Load { .. } | ExprNode::Call { .. }) {
+                self.0 = true;
+            } else {
+                walk_expr(self, e)
+            }
+        }
+    }
+    let mut f = Finder(false);
+    f.visit_expr(e);
+    f.0
+}
+
+/// The truth of `a op b` given the bounds `d` of `a - b`, when it is decided.
+fn decide(op: CmpOp, d: Interval) -> Option<bool> {
+    let (always, never) = match op {
+        CmpOp::Lt => (d.hi < 0, d.lo >= 0),
+        CmpOp::Le => (d.hi <= 0, d.lo > 0),
+        CmpOp::Gt => (d.lo > 0, d.hi <= 0),
+        CmpOp::Ge => (d.lo >= 0, d.hi < 0),
+        CmpOp::Eq => (d.lo == 0 && d.hi == 0, d.lo > 0 || d.hi < 0),
+        CmpOp::Ne => (d.lo > 0 || d.hi < 0, d.lo == 0 && d.hi == 0),
+    };
+    if always {
+        Some(true)
+    } else if never {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The value of a constant or of a broadcast constant.
+pub(super) fn const_of(e: &Expr) -> Option<Scalar> {
+    match e.node() {
+        ExprNode::Broadcast { value, .. } => value::const_value(value),
+        _ => value::const_value(e),
+    }
+}
+
+/// The truth value of a constant bool (scalar or broadcast).
+pub(super) fn const_bool(e: &Expr) -> Option<bool> {
+    if !e.ty().is_bool() {
+        return None;
+    }
+    const_of(e).map(Scalar::as_bool)
+}
+
+/// A constant of type `ty` (broadcast when `ty` is a vector).
+fn make_const(v: Scalar, ty: Type) -> Expr {
+    Expr::broadcast(value::const_expr(v, ty.element()), ty.lanes)
+}
+
+fn bool_const(v: bool, ty: Type) -> Expr {
+    make_const(Scalar::from_bool(v), ty)
+}
+
+/// Whether `a` is the negation of `b` (`!b`, or `x <= y` for `y < x`).
+fn negates(a: &Expr, b: &Expr) -> bool {
+    make_not(b) == *a || make_not(a) == *b
+}
+
+fn make_and(a: &Expr, b: &Expr) -> Expr {
+    match (const_bool(a), const_bool(b)) {
+        (Some(false), _) | (_, Some(false)) => bool_const(false, a.ty()),
+        (Some(true), _) => b.clone(),
+        (_, Some(true)) => a.clone(),
+        _ if a == b => a.clone(),
+        _ if negates(a, b) => bool_const(false, a.ty()),
+        _ => Expr::new(ExprNode::And { a: a.clone(), b: b.clone() }),
+    }
+}
+
+fn make_or(a: &Expr, b: &Expr) -> Expr {
+    match (const_bool(a), const_bool(b)) {
+        (Some(true), _) | (_, Some(true)) => bool_const(true, a.ty()),
+        (Some(false), _) => b.clone(),
+        (_, Some(false)) => a.clone(),
+        _ if a == b => a.clone(),
+        _ if negates(a, b) => bool_const(true, a.ty()),
+        _ => Expr::new(ExprNode::Or { a: a.clone(), b: b.clone() }),
+    }
+}
+
+fn make_not(a: &Expr) -> Expr {
+    if let Some(v) = const_bool(a) {
+        return bool_const(!v, a.ty());
+    }
+    match a.node() {
+        ExprNode::Not { a: x } => x.clone(),
+        ExprNode::Cmp { op, a: x, b: y } => {
+            // Orderings are only complementary without NaN.
+            let ordered = !x.ty().is_float();
+            let negated = match op {
+                CmpOp::Eq => Some((CmpOp::Ne, x, y)),
+                CmpOp::Ne => Some((CmpOp::Eq, x, y)),
+                CmpOp::Lt if ordered => Some((CmpOp::Ge, x, y)),
+                CmpOp::Le if ordered => Some((CmpOp::Gt, x, y)),
+                CmpOp::Gt if ordered => Some((CmpOp::Le, x, y)),
+                CmpOp::Ge if ordered => Some((CmpOp::Lt, x, y)),
+                _ => None,
+            };
+            match negated {
+                Some((op, x, y)) => Expr::new(ExprNode::Cmp { op, a: x.clone(), b: y.clone() }),
+                None => Expr::new(ExprNode::Not { a: a.clone() }),
+            }
+        }
+        _ => Expr::new(ExprNode::Not { a: a.clone() }),
+    }
+}
+
+fn make_select(cond: &Expr, t: &Expr, f: &Expr) -> Expr {
+    if let Some(c) = const_bool(cond) {
+        return if c { t.clone() } else { f.clone() };
+    }
+    if t == f {
+        return t.clone();
+    }
+    if let ExprNode::Not { a } = cond.node() {
+        return make_select(a, f, t);
+    }
+    if t.ty().is_bool() {
+        match (const_bool(t), const_bool(f)) {
+            (Some(true), Some(false)) => return cond.clone(),
+            (Some(false), Some(true)) => return make_not(cond),
+            _ => {}
+        }
+    }
+    if let (ExprNode::Broadcast { value: c, lanes }, ExprNode::Broadcast { value: x, .. }, ExprNode::Broadcast { value: y, .. }) =
+        (cond.node(), t.node(), f.node())
+    {
+        return Expr::broadcast(make_select(c, x, y), *lanes);
+    }
+    Expr::new(ExprNode::Select { cond: cond.clone(), t: t.clone(), f: f.clone() })
+}
+
+fn make_ramp(base: &Expr, stride: &Expr, lanes: u32) -> Expr {
+    if stride.is_const_int(0) {
+        return Expr::broadcast(base.clone(), lanes);
+    }
+    Expr::new(ExprNode::Ramp { base: base.clone(), stride: stride.clone(), lanes })
+}

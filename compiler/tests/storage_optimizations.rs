@@ -1,0 +1,95 @@
+//! The storage optimizations fire where the thesis says they should: a Func
+//! stored outside the serial loop it is computed in slides its window (each
+//! iteration computes only new rows) and folds its storage (a circular
+//! buffer of a power-of-two number of rows), and the result still matches the
+//! reference evaluator.
+
+use compiler::demo::{blur_pipeline, blur_schedule, run_demo};
+use compiler::expr::{Expr, ExprNode};
+use compiler::lower::{lower_with, LowerOptions};
+use compiler::schedule::Schedule;
+use compiler::stmt::{Stmt, StmtNode};
+use compiler::visit::{walk_stmt, Visitor};
+
+/// Every `LetStmt` value bound to `name` in `s`.
+fn lets_named(s: &Stmt, name: &str) -> Vec<Expr> {
+    struct Lets<'a>(&'a str, Vec<Expr>);
+    impl Visitor for Lets<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtNode::LetStmt { name, value, .. } = s.node() {
+                if &**name == self.0 {
+                    self.1.push(value.clone());
+                }
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut v = Lets(name, vec![]);
+    v.visit_stmt(s);
+    v.1
+}
+
+/// The bounds of every `Realize` of `func` in `s`, as constant extents.
+fn realize_extents(s: &Stmt, func: &str) -> Vec<Vec<Option<i64>>> {
+    struct Realizes<'a>(&'a str, Vec<Vec<Option<i64>>>);
+    impl Visitor for Realizes<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtNode::Realize { func, bounds, .. } = s.node() {
+                if &**func == self.0 {
+                    self.1.push(bounds.iter().map(|r| r.extent.as_int()).collect());
+                }
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut v = Realizes(func, vec![]);
+    v.visit_stmt(s);
+    v.1
+}
+
+fn pass<'a>(passes: &'a [(&'static str, Stmt)], name: &str) -> &'a Stmt {
+    &passes.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no pass named {name}")).1
+}
+
+#[test]
+fn blur_slides_and_folds_its_row_buffer() {
+    let lowered = lower_with(&blur_pipeline(), &blur_schedule(), &LowerOptions { keep_passes: true }).unwrap();
+    let slid = pass(&lowered.passes, "bounds inference and sliding window");
+    let mins = lets_named(slid, "blur_x.s0.y.min");
+    assert_eq!(mins.len(), 1, "{slid}");
+    assert!(matches!(mins[0].node(), ExprNode::Select { .. }), "blur_x's row loop should start past the rows already computed: {}", mins[0]);
+
+    let folded = pass(&lowered.passes, "storage folding");
+    assert_eq!(realize_extents(folded, "blur_x"), vec![vec![None, Some(4)]], "blur_x should keep a circular buffer of 4 rows:\n{folded}");
+
+    let report = run_demo(&blur_schedule(), 37, 29).unwrap();
+    assert_eq!(report.points_checked, 37 * 29);
+}
+
+#[test]
+fn no_sliding_when_storage_is_at_the_compute_level() {
+    let mut s = Schedule::new();
+    s.func("blur_y").split("y", "yo", "yi", 8);
+    s.func("blur_x").compute_at("blur_y", "yi");
+    let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true }).unwrap();
+    let slid = pass(&lowered.passes, "bounds inference and sliding window");
+    for min in lets_named(slid, "blur_x.s0.y.min") {
+        assert!(!matches!(min.node(), ExprNode::Select { .. }), "nothing to slide: {min}");
+    }
+    let report = run_demo(&s, 23, 17).unwrap();
+    assert_eq!(report.points_checked, 23 * 17);
+}
+
+#[test]
+fn no_sliding_across_a_parallel_loop() {
+    let mut s = Schedule::new();
+    s.func("blur_y").split("y", "yo", "yi", 8).parallel("yi");
+    s.func("blur_x").store_root().compute_at("blur_y", "yi");
+    let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true }).unwrap();
+    let slid = pass(&lowered.passes, "bounds inference and sliding window");
+    for min in lets_named(slid, "blur_x.s0.y.min") {
+        assert!(!matches!(min.node(), ExprNode::Select { .. }), "iterations of a parallel loop cannot reuse each other's rows: {min}");
+    }
+    let report = run_demo(&s, 19, 21).unwrap();
+    assert_eq!(report.points_checked, 19 * 21);
+}
