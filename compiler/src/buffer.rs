@@ -167,7 +167,7 @@ impl Buffer {
         let bits: u64 = match (self.ty, v) {
             (ScalarType::F32, v) => (v.as_f64() as f32).to_bits() as u64,
             (ScalarType::F64, v) => v.as_f64().to_bits(),
-            (t, v) => match crate::value::cast(scalar_kind(v), t, v) {
+            (t, v) => match crate::value::cast(crate::value::widest_type(v), t, v) {
                 Scalar::Int(x) => x as u64,
                 Scalar::UInt(x) => x,
                 Scalar::Float(x) => x as u64,
@@ -186,14 +186,6 @@ impl Buffer {
     }
 }
 
-/// The widest type of a value's own kind (for converting it on store).
-fn scalar_kind(v: Scalar) -> ScalarType {
-    match v {
-        Scalar::Int(_) => ScalarType::I64,
-        Scalar::UInt(_) => ScalarType::U64,
-        Scalar::Float(_) => ScalarType::F64,
-    }
-}
 
 #[cfg(test)]
 mod tests {

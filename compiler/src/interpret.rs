@@ -114,7 +114,7 @@ pub fn run_with_options(
 ) -> Result<u64, InterpretError> {
     let mut vars: Vec<Binding> = scalars
         .iter()
-        .map(|(name, &v)| Binding { name: name.as_str().into(), ty: own_type(v), value: Val::Scalar(v) })
+        .map(|(name, &v)| Binding { name: name.as_str().into(), ty: crate::value::widest_type(v), value: Val::Scalar(v) })
         .collect();
     for (name, buffer) in buffers.iter() {
         for (d, dim) in buffer.dims.iter().enumerate() {
@@ -138,16 +138,6 @@ pub fn run_with_options(
     let mut interpreter = Interpreter { buffers, allocations: Vec::new(), vars, steps: 0, options: *options };
     interpreter.exec(stmt)?;
     Ok(interpreter.steps)
-}
-
-/// The type a scalar param is taken to have before it is cast to the type of
-/// the variable that reads it: the widest type of its own kind.
-fn own_type(v: Scalar) -> ScalarType {
-    match v {
-        Scalar::Int(_) => ScalarType::I64,
-        Scalar::UInt(_) => ScalarType::U64,
-        Scalar::Float(_) => ScalarType::F64,
-    }
 }
 
 /// A runtime value: one scalar (no allocation) or a vector of lanes.

@@ -5,7 +5,7 @@
 use crate::buffer::{Buffer, BufferError};
 use crate::interpret::{run, InterpretError};
 use crate::lower::Lowered;
-use crate::value::{cast, Scalar};
+use crate::value::{cast, widest_type, Scalar};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -54,12 +54,7 @@ pub fn realize(
     let mut scalars = BTreeMap::new();
     for prm in &p.params {
         let v = params.get(&*prm.name).ok_or_else(|| RealizeError::MissingParam { name: prm.name.to_string() })?;
-        let from = match v {
-            Scalar::Int(_) => crate::types::ScalarType::I64,
-            Scalar::UInt(_) => crate::types::ScalarType::U64,
-            Scalar::Float(_) => crate::types::ScalarType::F64,
-        };
-        scalars.insert(prm.name.to_string(), cast(from, prm.ty.scalar, *v));
+        scalars.insert(prm.name.to_string(), cast(widest_type(*v), prm.ty.scalar, *v));
     }
     for (name, region) in regions {
         let f = p.func(name).filter(|_| p.is_output(name)).ok_or_else(|| RealizeError::NotAnOutput {

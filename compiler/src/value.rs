@@ -120,25 +120,20 @@ pub fn binary(op: BinOp, ty: ScalarType, a: Scalar, b: Scalar) -> Scalar {
 
 /// `a op b` for operands of type `ty`.
 pub fn compare(op: CmpOp, ty: ScalarType, a: Scalar, b: Scalar) -> bool {
-    if ty.is_float() {
-        let (x, y) = (a.as_f64(), b.as_f64());
-        return match op {
+    fn ordered<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
+        match op {
             CmpOp::Eq => x == y,
             CmpOp::Ne => x != y,
             CmpOp::Lt => x < y,
             CmpOp::Le => x <= y,
             CmpOp::Gt => x > y,
             CmpOp::Ge => x >= y,
-        };
+        }
     }
-    let (x, y) = (a.as_i128(), b.as_i128());
-    match op {
-        CmpOp::Eq => x == y,
-        CmpOp::Ne => x != y,
-        CmpOp::Lt => x < y,
-        CmpOp::Le => x <= y,
-        CmpOp::Gt => x > y,
-        CmpOp::Ge => x >= y,
+    if ty.is_float() {
+        ordered(op, a.as_f64(), b.as_f64())
+    } else {
+        ordered(op, a.as_i128(), b.as_i128())
     }
 }
 
@@ -226,11 +221,13 @@ pub fn const_expr(v: Scalar, ty: Type) -> Expr {
         Scalar::Int(i) if ty.is_signed_int() => Expr::new(ExprNode::IntImm { value: i, ty }),
         Scalar::UInt(u) if ty.is_unsigned_int() || ty.is_bool() => Expr::new(ExprNode::UIntImm { value: u, ty }),
         Scalar::Float(f) if ty.is_float() => Expr::new(ExprNode::FloatImm { value: f, ty }),
-        other => const_expr(cast(other_type(other), ty.scalar, other), ty),
+        other => const_expr(cast(widest_type(other), ty.scalar, other), ty),
     }
 }
 
-fn other_type(v: Scalar) -> ScalarType {
+/// The widest type of a value's own kind (i64, u64 or f64), the type to
+/// convert it from when its precise type is not known.
+pub fn widest_type(v: Scalar) -> ScalarType {
     match v {
         Scalar::Int(_) => ScalarType::I64,
         Scalar::UInt(_) => ScalarType::U64,

@@ -119,6 +119,17 @@ fn changed(old: &Expr, new: &Expr) -> bool {
     !old.same_as(new)
 }
 
+/// Rebuilds a node of two operands with `make` (the same handle when
+/// neither changed), broadcasting a scalar operand that meets a vector.
+fn mutate_pair<M: Mutator + ?Sized>(m: &mut M, e: &Expr, a: &Expr, b: &Expr, make: impl FnOnce(Expr, Expr) -> ExprNode) -> Expr {
+    let (na, nb) = (m.mutate_expr(a), m.mutate_expr(b));
+    if !changed(a, &na) && !changed(b, &nb) {
+        return e.clone();
+    }
+    let (na, nb) = lanes_matched(na, nb);
+    Expr::new(make(na, nb))
+}
+
 /// Rebuilds `e` from mutated children (the same handle when none changed).
 /// Typed constructors are not used: the node keeps its operator and the
 /// mutator is responsible for keeping operand types consistent.
@@ -137,38 +148,10 @@ pub fn mutate_expr_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
             }
             Expr::new(ExprNode::Cast { ty: ty.with_lanes(v.ty().lanes), value: v })
         }
-        ExprNode::Binary { op, a, b } => {
-            let (na, nb) = (m.mutate_expr(a), m.mutate_expr(b));
-            if !changed(a, &na) && !changed(b, &nb) {
-                return e.clone();
-            }
-            let (na, nb) = lanes_matched(na, nb);
-            Expr::new(ExprNode::Binary { op: *op, a: na, b: nb })
-        }
-        ExprNode::Cmp { op, a, b } => {
-            let (na, nb) = (m.mutate_expr(a), m.mutate_expr(b));
-            if !changed(a, &na) && !changed(b, &nb) {
-                return e.clone();
-            }
-            let (na, nb) = lanes_matched(na, nb);
-            Expr::new(ExprNode::Cmp { op: *op, a: na, b: nb })
-        }
-        ExprNode::And { a, b } => {
-            let (na, nb) = (m.mutate_expr(a), m.mutate_expr(b));
-            if !changed(a, &na) && !changed(b, &nb) {
-                return e.clone();
-            }
-            let (na, nb) = lanes_matched(na, nb);
-            Expr::new(ExprNode::And { a: na, b: nb })
-        }
-        ExprNode::Or { a, b } => {
-            let (na, nb) = (m.mutate_expr(a), m.mutate_expr(b));
-            if !changed(a, &na) && !changed(b, &nb) {
-                return e.clone();
-            }
-            let (na, nb) = lanes_matched(na, nb);
-            Expr::new(ExprNode::Or { a: na, b: nb })
-        }
+        ExprNode::Binary { op, a, b } => mutate_pair(m, e, a, b, |na, nb| ExprNode::Binary { op: *op, a: na, b: nb }),
+        ExprNode::Cmp { op, a, b } => mutate_pair(m, e, a, b, |na, nb| ExprNode::Cmp { op: *op, a: na, b: nb }),
+        ExprNode::And { a, b } => mutate_pair(m, e, a, b, |na, nb| ExprNode::And { a: na, b: nb }),
+        ExprNode::Or { a, b } => mutate_pair(m, e, a, b, |na, nb| ExprNode::Or { a: na, b: nb }),
         ExprNode::Not { a } => {
             let na = m.mutate_expr(a);
             if !changed(a, &na) {

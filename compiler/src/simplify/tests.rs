@@ -158,6 +158,37 @@ fn min_max_and_comparisons_of_index_types() {
 }
 
 #[test]
+fn sums_move_into_min_max_when_a_term_cancels() {
+    let (x, y) = (v("x"), v("y"));
+    // min(x, y) - x has bounds that do not depend on how x and y correlate.
+    assert_eq!(simplify(&(min(x.clone(), y.clone()) - x.clone())), min(y.clone() - x.clone(), i(0)));
+    let e = simplify(&(x.clone() - max(x.clone(), y.clone()) + 3));
+    assert_eq!(const_bounds(&e).1, Some(3), "{e}");
+    assert_eq!(const_bounds(&(min(x.clone() + 4, y.clone()) - x.clone())), (None, Some(4)));
+    // Nothing cancels: the sum stays a sum.
+    let e = min(x.clone(), y.clone()) + v("z");
+    assert_eq!(simplify(&e), e);
+    // Narrow types wrap: no distribution.
+    let (a, b) = (u8v("a"), u8v("b"));
+    let e = Expr::min(a.clone(), b.clone()) - a.clone();
+    assert_eq!(simplify(&e), e);
+}
+
+#[test]
+fn differences_of_quotients_become_bounded_remainders() {
+    let x = v("x");
+    // (x + 5)/2 - x/2 is ((x % 2) + 5)/2, in [2, 3] whatever x is.
+    let d = simplify(&((x.clone() + 5) / 2 - x.clone() / 2));
+    assert_eq!(d, ((x.clone() % 2) + 1) / 2 + 2);
+    assert_eq!(const_bounds(&d), (Some(2), Some(3)));
+    // Equal numerators up to a multiple of the divisor cancel completely.
+    assert_eq!(simplify(&((x.clone() + 8) / 4 - x.clone() / 4)), i(2));
+    // Different divisors are left alone.
+    let e = simplify(&((x.clone() + 1) / 2 - x.clone() / 3));
+    assert!(!e.to_string().contains('%'), "{e}");
+}
+
+#[test]
 fn narrow_types_decide_only_what_wrapping_allows() {
     let a = u8v("a");
     let u = |n| Expr::int(n, Type::u8());
