@@ -9,6 +9,7 @@
 
 pub mod boundary;
 pub mod buffer;
+pub mod codegen;
 pub mod demo;
 pub mod error;
 pub mod expr;

@@ -5,6 +5,7 @@
 use crate::buffer::{Buffer, BufferError};
 use crate::interpret::{run, InterpretError};
 use crate::lower::Lowered;
+use crate::pipeline::PipelineDef;
 use crate::value::{cast, widest_type, Scalar};
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -30,6 +31,14 @@ pub enum RealizeError {
     Run(#[from] InterpretError),
 }
 
+/// The arguments of one run, checked against the pipeline: every buffer by
+/// name (inputs, then freshly allocated outputs) and every param converted
+/// to its declared type.
+pub struct BoundArguments {
+    pub buffers: BTreeMap<String, Buffer>,
+    pub scalars: BTreeMap<String, Scalar>,
+}
+
 /// Runs `l` and returns each output realized over its region.
 pub fn realize(
     l: &Lowered,
@@ -37,7 +46,24 @@ pub fn realize(
     params: &BTreeMap<String, Scalar>,
     regions: &[(&str, Vec<(i64, i64)>)],
 ) -> Result<BTreeMap<String, Buffer>, RealizeError> {
-    let p = &l.pipeline;
+    let BoundArguments { mut buffers, scalars } = bind_arguments(&l.pipeline, inputs, params, regions)?;
+    run(&l.stmt, &mut buffers, &scalars)?;
+    Ok(take_outputs(buffers, regions))
+}
+
+/// The outputs named in `regions`, taken out of the run's buffers.
+pub fn take_outputs(mut buffers: BTreeMap<String, Buffer>, regions: &[(&str, Vec<(i64, i64)>)]) -> BTreeMap<String, Buffer> {
+    regions.iter().filter_map(|(n, _)| buffers.remove(*n).map(|b| (n.to_string(), b))).collect()
+}
+
+/// Checks the inputs and params given for `p` and allocates its outputs over
+/// `regions`; errors name the missing or mismatched argument.
+pub fn bind_arguments(
+    p: &PipelineDef,
+    inputs: &BTreeMap<String, Buffer>,
+    params: &BTreeMap<String, Scalar>,
+    regions: &[(&str, Vec<(i64, i64)>)],
+) -> Result<BoundArguments, RealizeError> {
     let mut buffers = BTreeMap::new();
     for i in &p.inputs {
         let b = inputs.get(&*i.name).ok_or_else(|| RealizeError::MissingInput { name: i.name.to_string() })?;
@@ -66,6 +92,5 @@ pub fn realize(
         }
         buffers.insert(name.to_string(), Buffer::new(name, f.ty.scalar, region)?);
     }
-    run(&l.stmt, &mut buffers, &scalars)?;
-    Ok(regions.iter().filter_map(|(n, _)| buffers.remove(*n).map(|b| (n.to_string(), b))).collect())
+    Ok(BoundArguments { buffers, scalars })
 }

@@ -42,6 +42,7 @@ const TABLE: &[Illegal] = &[
     Illegal { what: "bound on a dimension that does not exist", case: common::blur, schedule: |s| { s.func("blur_x").compute_root().bound("c", 0, 3); }, expect: &["blur_x", "bound(c", "no pure dimension"] },
     Illegal { what: "bound with an empty extent", case: common::blur, schedule: |s| { s.func("blur_x").compute_root().bound("x", 0, 0); }, expect: &["blur_x", "extent below 1"] },
     Illegal { what: "storage order that is not a permutation", case: common::blur, schedule: |s| { s.func("blur_x").compute_root().reorder_storage(&["x", "x"]); }, expect: &["blur_x", "reorder_storage(x, x)", "each dimension"] },
+    Illegal { what: "storage outside the parallel loop it is computed in", case: common::blur, schedule: |s| { s.func("blur_y").split("y", "yo", "yi", 4).parallel("yo"); s.func("blur_x").store_root().compute_at("blur_y", "yi"); }, expect: &["blur_x", "parallel loop blur_y.s0.yo", "race"] },
     Illegal { what: "compute levels that form a cycle", case: common::diamond_dag, schedule: |s| { s.func("b").compute_at("c", "x"); s.func("c").compute_at("b", "x"); }, expect: &["cycle"] },
 ];
 

@@ -81,15 +81,17 @@ fn no_sliding_when_storage_is_at_the_compute_level() {
 }
 
 #[test]
-fn no_sliding_across_a_parallel_loop() {
+fn each_parallel_strip_slides_its_own_window() {
+    // Storage inside the parallel loop: each strip has its own rows and
+    // slides over its serial inner loop (storage outside a parallel loop
+    // that computes it is rejected as a race; see the illegal table).
     let mut s = Schedule::new();
-    s.func("blur_y").split("y", "yo", "yi", 8).parallel("yi");
-    s.func("blur_x").store_root().compute_at("blur_y", "yi");
+    s.func("blur_y").split("y", "yo", "yi", 8).parallel("yo");
+    s.func("blur_x").store_at("blur_y", "yo").compute_at("blur_y", "yi");
     let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true }).unwrap();
     let slid = pass(&lowered.passes, "bounds inference and sliding window");
-    for min in lets_named(slid, "blur_x.s0.y.min") {
-        assert!(!matches!(min.node(), ExprNode::Select { .. }), "iterations of a parallel loop cannot reuse each other's rows: {min}");
-    }
+    let mins = lets_named(slid, "blur_x.s0.y.min");
+    assert!(mins.iter().any(|m| matches!(m.node(), ExprNode::Select { .. })), "the row buffer should slide within a strip: {mins:?}");
     let report = run_demo(&s, 19, 21).unwrap();
     assert_eq!(report.points_checked, 19 * 21);
 }

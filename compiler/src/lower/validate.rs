@@ -4,7 +4,8 @@
 //! Requires: a checked [`PipelineDef`]. Guarantees, for the plan it returns:
 //! every named Func, stage and loop exists; each realized Func is computed
 //! inside a loop that encloses every use of it and stored at or outside that
-//! loop; outputs are computed at root; no Func is computed inside a vectorized
+//! loop, but not outside a parallel loop that encloses the computation (the
+//! iterations would race on the storage); outputs are computed at root; no Func is computed inside a vectorized
 //! loop; vectorized and unrolled loops have constant extents; reduction loops
 //! keep their order and run serially unless their iterations are independent.
 
@@ -291,6 +292,16 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
         check_level_exists(p, plan, name, "compute_at", &fp.compute)?;
         check_level_exists(p, plan, name, "store_at", &fp.store)?;
     }
+    // Loops whose iterations run concurrently.
+    let parallel: BTreeSet<String> = plan
+        .funcs
+        .iter()
+        .flat_map(|(f, fp)| {
+            fp.stages.iter().enumerate().flat_map(move |(s, st)| {
+                st.dims.iter().filter(|d| matches!(d.kind, ForKind::Parallel | ForKind::GpuBlock)).map(move |d| loop_id(f, s, &d.name))
+            })
+        })
+        .collect();
     for (name, fp) in &plan.funcs {
         if fp.inline {
             continue;
@@ -299,6 +310,12 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
         let store = level_path(plan, &fp.store, &mut vec![name.clone()])?;
         if !compute.starts_with(&store) {
             return Err(func_err(name, format!("is stored at {} but computed at {}; storage must be at or outside the compute level", describe(&fp.store), describe(&fp.compute))));
+        }
+        if let Some(l) = compute[store.len()..].iter().find(|l| parallel.contains(*l)) {
+            return Err(func_err(
+                name,
+                format!("is stored at {} outside the parallel loop {l} it is computed in; its iterations would race on the storage (store it inside that loop, or make the loop serial)", describe(&fp.store)),
+            ));
         }
         for ((consumer, stage), used) in stage_uses {
             if !used.contains(name) || plan.get(consumer).inline {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod differential;
+
 use compiler::boundary::{constant_exterior, repeat_edge};
 use compiler::buffer::Buffer;
 use compiler::ops::*;

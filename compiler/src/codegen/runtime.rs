@@ -1,0 +1,168 @@
+//! The runtime that generated code calls through the C ABI: a thread pool
+//! for parallel loops and aligned heap allocation.
+//!
+//! Parallel loops run on one process-wide rayon pool. Its size comes from
+//! [`set_num_threads`], else the `HL_NUM_THREADS` environment variable, else
+//! the number of hardware threads. A parallel loop nested inside another
+//! runs on the same pool (rayon steals work instead of starting threads),
+//! so nesting never oversubscribes the machine.
+
+use rayon::prelude::*;
+use std::alloc::{alloc, dealloc, Layout};
+use std::sync::{Mutex, OnceLock};
+
+/// The body of an outlined parallel loop: `body(closure, index)`; non-zero
+/// means the iteration failed with that code.
+pub type LoopBody = extern "C" fn(*const u8, i32) -> i32;
+
+/// Alignment of heap allocations, in bytes (a cache line, and the widest
+/// vector register of any x86 host).
+pub const ALLOCATION_ALIGN: usize = 64;
+
+static REQUESTED_THREADS: Mutex<Option<usize>> = Mutex::new(None);
+static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+
+/// Sets the number of worker threads. Takes effect if called before the
+/// first parallel loop runs; returns whether it did.
+pub fn set_num_threads(n: usize) -> bool {
+    if POOL.get().is_some() {
+        return false;
+    }
+    *REQUESTED_THREADS.lock().unwrap_or_else(|e| e.into_inner()) = Some(n.max(1));
+    true
+}
+
+/// The number of threads parallel loops run on.
+pub fn num_threads() -> usize {
+    pool().current_num_threads()
+}
+
+fn threads_from_env() -> Option<usize> {
+    std::env::var("HL_NUM_THREADS").ok()?.trim().parse().ok().filter(|&n| n > 0)
+}
+
+fn pool() -> &'static rayon::ThreadPool {
+    POOL.get_or_init(|| {
+        let requested = *REQUESTED_THREADS.lock().unwrap_or_else(|e| e.into_inner());
+        let threads = requested
+            .or_else(threads_from_env)
+            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("hl-worker-{i}"))
+            .build()
+            .unwrap_or_else(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool"))
+    })
+}
+
+/// The closure pointer, shared read-only by every iteration.
+#[derive(Clone, Copy)]
+struct Closure(*const u8);
+// SAFETY: generated code only reads the closure, which outlives the loop.
+unsafe impl Send for Closure {}
+unsafe impl Sync for Closure {}
+
+/// Runs `body(closure, i)` for `i` in `[min, min + extent)` on the pool;
+/// returns 0, or the failure code of some failed iteration.
+///
+/// # Safety
+/// `body` must be safe to call concurrently with `closure` for every index.
+#[no_mangle]
+pub unsafe extern "C" fn hl_parallel_for(body: LoopBody, closure: *const u8, min: i32, extent: i32) -> i32 {
+    if extent <= 0 {
+        return 0;
+    }
+    let closure = Closure(closure);
+    let run = move || {
+        (0..extent).into_par_iter().try_for_each(move |k| {
+            let c = closure;
+            match body(c.0, min.wrapping_add(k)) {
+                0 => Ok(()),
+                code => Err(code),
+            }
+        })
+    };
+    // Inside a worker of the pool, stay on it; otherwise enter it.
+    let result = if rayon::current_thread_index().is_some() { run() } else { pool().install(run) };
+    result.err().unwrap_or(0)
+}
+
+/// Size of the header in front of each allocation (holds its size).
+const HEADER: usize = ALLOCATION_ALIGN;
+
+/// Allocates `bytes` bytes aligned to [`ALLOCATION_ALIGN`]; null on failure
+/// or for a negative or absurd size.
+#[no_mangle]
+pub extern "C" fn hl_malloc(bytes: i64) -> *mut u8 {
+    let Ok(bytes) = usize::try_from(bytes) else { return std::ptr::null_mut() };
+    let Some(total) = bytes.checked_add(HEADER) else { return std::ptr::null_mut() };
+    let Ok(layout) = Layout::from_size_align(total, ALLOCATION_ALIGN) else { return std::ptr::null_mut() };
+    // SAFETY: the layout has a non-zero size (it includes the header).
+    unsafe {
+        let base = alloc(layout);
+        if base.is_null() {
+            return base;
+        }
+        (base as *mut usize).write(total);
+        base.add(HEADER)
+    }
+}
+
+/// Frees what [`hl_malloc`] returned (null is ignored).
+///
+/// # Safety
+/// `ptr` must come from [`hl_malloc`] and not be freed twice.
+#[no_mangle]
+pub unsafe extern "C" fn hl_free(ptr: *mut u8) {
+    if ptr.is_null() {
+        return;
+    }
+    let base = ptr.sub(HEADER);
+    let total = (base as *const usize).read();
+    dealloc(base, Layout::from_size_align_unchecked(total, ALLOCATION_ALIGN));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    extern "C" fn add_index(closure: *const u8, i: i32) -> i32 {
+        // SAFETY: the test passes a pointer to an AtomicI64.
+        let sum = unsafe { &*(closure as *const AtomicI64) };
+        sum.fetch_add(i as i64, Ordering::Relaxed);
+        0
+    }
+
+    extern "C" fn fail_at_seven(_: *const u8, i: i32) -> i32 {
+        if i == 7 {
+            42
+        } else {
+            0
+        }
+    }
+
+    #[test]
+    fn parallel_for_runs_every_index_once_and_reports_failures() {
+        let sum = AtomicI64::new(0);
+        let code = unsafe { hl_parallel_for(add_index, &sum as *const AtomicI64 as *const u8, -5, 100) };
+        assert_eq!(code, 0);
+        assert_eq!(sum.load(Ordering::Relaxed), (-5..95).sum::<i64>());
+        assert_eq!(unsafe { hl_parallel_for(fail_at_seven, std::ptr::null(), 0, 20) }, 42);
+        assert_eq!(unsafe { hl_parallel_for(fail_at_seven, std::ptr::null(), 0, 0) }, 0);
+    }
+
+    #[test]
+    fn allocations_are_aligned_and_bad_sizes_fail() {
+        let p = hl_malloc(1000);
+        assert!(!p.is_null());
+        assert_eq!(p as usize % ALLOCATION_ALIGN, 0);
+        unsafe {
+            p.write_bytes(7, 1000);
+            hl_free(p);
+            hl_free(std::ptr::null_mut());
+        }
+        assert!(hl_malloc(-1).is_null());
+        assert!(hl_malloc(i64::MAX).is_null());
+    }
+}
