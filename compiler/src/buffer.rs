@@ -27,6 +27,8 @@ pub enum BufferError {
     TooLarge { name: String, elements: u128, bytes: usize, limit: u128 },
     #[error("buffer {name}: coordinate {coord} of dimension {dim} is outside [{min}, {max}]")]
     OutOfBounds { name: String, dim: usize, coord: i64, min: i64, max: i64 },
+    #[error("buffer {name}: its strides address elements [{lowest}, {highest}], outside its {len} elements")]
+    Layout { name: String, lowest: i128, highest: i128, len: usize },
     #[error("buffer {name}: {got} coordinates for a {dims}-dimensional buffer")]
     Dimensions { name: String, dims: usize, got: usize },
 }
@@ -101,6 +103,24 @@ impl Buffer {
 
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
+    }
+
+    /// Checks that every in-bounds coordinate addresses an element of the
+    /// data (after a caller changed `dims`, say to a transposed view).
+    pub fn check_layout(&self) -> Result<(), BufferError> {
+        if self.dims.iter().any(|d| d.extent == 0) {
+            return Ok(());
+        }
+        let (mut lowest, mut highest) = (0i128, 0i128);
+        for d in &self.dims {
+            let reach = i128::from(d.extent.max(1) - 1) * i128::from(d.stride);
+            lowest += reach.min(0);
+            highest += reach.max(0);
+        }
+        if lowest < 0 || highest >= self.len() as i128 {
+            return Err(BufferError::Layout { name: self.name.clone(), lowest, highest, len: self.len() });
+        }
+        Ok(())
     }
 
     /// Flat element index of in-bounds coordinates.

@@ -1,8 +1,8 @@
 //! The embedded default job: a 3x3 separable blur, scheduled the way the
 //! thesis recommends (strips of rows in parallel, the horizontal blur
 //! computed per row of a strip into a sliding, folded window, both
-//! vectorized), lowered, run on the interpreter and checked against the
-//! reference evaluator.
+//! vectorized), lowered, run on the interpreter and through the LLVM JIT,
+//! and both checked against the reference evaluator.
 
 use crate::buffer::{Buffer, BufferError};
 use crate::error::LowerError;
@@ -15,7 +15,9 @@ use crate::schedule::Schedule;
 use crate::types::ScalarType;
 use crate::value::Scalar;
 use crate::Func;
+use crate::codegen::{compile, CodegenError, RunError};
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// The blur: `blur_x` averages three horizontal neighbours of the input,
@@ -46,6 +48,13 @@ pub struct DemoReport {
     pub lowered: Lowered,
     pub output: Buffer,
     pub points_checked: usize,
+    /// Wall time of the interpreter run, the JIT compile and the JIT run.
+    pub interpret_time: Duration,
+    pub compile_time: Duration,
+    pub jit_time: Duration,
+    /// The optimized LLVM IR and host assembly of the compiled pipeline.
+    pub llvm_ir: String,
+    pub assembly: String,
 }
 
 #[derive(Debug, Error)]
@@ -58,8 +67,12 @@ pub enum DemoError {
     Reference(#[from] ReferenceError),
     #[error(transparent)]
     Buffer(#[from] BufferError),
-    #[error("the scheduled pipeline disagrees with the reference at {coords:?}: {got:?} instead of {expected:?}")]
-    Mismatch { coords: Vec<i64>, expected: Scalar, got: Scalar },
+    #[error(transparent)]
+    Codegen(#[from] CodegenError),
+    #[error(transparent)]
+    Jit(#[from] RunError),
+    #[error("the scheduled pipeline ({executor}) disagrees with the reference at {coords:?}: {got:?} instead of {expected:?}")]
+    Mismatch { executor: &'static str, coords: Vec<i64>, expected: Scalar, got: Scalar },
 }
 
 /// Lowers the blur under `schedule`, runs it over a `width` x `height`
@@ -71,18 +84,38 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
     input.fill(|c| Scalar::UInt(((c[0] * 37 + c[1] * 101) % 4096) as u64));
     let inputs = BTreeMap::from([("input".to_string(), input)]);
     let region = vec![(0, width), (0, height)];
-    let mut outputs = realize(&lowered, &inputs, &BTreeMap::new(), &[("blur_y", region.clone())])?;
-    let output = outputs.remove("blur_y").expect("the output was realized");
+    let outputs = [("blur_y", region.clone())];
+    let started = Instant::now();
+    let output = realize(&lowered, &inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");
+    let interpret_time = started.elapsed();
+    let started = Instant::now();
+    let compiled = compile(&lowered)?;
+    let compile_time = started.elapsed();
+    let started = Instant::now();
+    let jit_output = compiled.run(&inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");
+    let jit_time = started.elapsed();
     let expected = crate::reference::realize(&p, &inputs, &BTreeMap::new(), "blur_y", &region)?;
     let mut points_checked = 0;
     for c in expected.coordinates() {
-        let (want, got) = (expected.get(&c)?, output.get(&c)?);
-        if !want.bit_eq(got) {
-            return Err(DemoError::Mismatch { coords: c, expected: want, got });
+        let want = expected.get(&c)?;
+        for (executor, buffer) in [("interpreter", &output), ("JIT", &jit_output)] {
+            let got = buffer.get(&c)?;
+            if !want.bit_eq(got) {
+                return Err(DemoError::Mismatch { executor, coords: c, expected: want, got });
+            }
         }
         points_checked += 1;
     }
-    Ok(DemoReport { lowered, output, points_checked })
+    Ok(DemoReport {
+        lowered,
+        output,
+        points_checked,
+        interpret_time,
+        compile_time,
+        jit_time,
+        llvm_ir: compiled.llvm_ir.clone(),
+        assembly: compiled.assembly.clone(),
+    })
 }
 
 /// The algorithm's definitions as text.

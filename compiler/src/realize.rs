@@ -47,8 +47,18 @@ pub fn realize(
     regions: &[(&str, Vec<(i64, i64)>)],
 ) -> Result<BTreeMap<String, Buffer>, RealizeError> {
     let BoundArguments { mut buffers, scalars } = bind_arguments(&l.pipeline, inputs, params, regions)?;
-    run(&l.stmt, &mut buffers, &scalars)?;
+    if !nothing_to_compute(regions) {
+        run(&l.stmt, &mut buffers, &scalars)?;
+    }
     Ok(take_outputs(buffers, regions))
+}
+
+/// Whether every requested output region is empty: then a run computes
+/// nothing and its outputs are the empty buffers, whatever the schedule
+/// (a split loop rounded up to its factor would otherwise still touch a
+/// whole vector or tile of a zero-sized output).
+pub fn nothing_to_compute(regions: &[(&str, Vec<(i64, i64)>)]) -> bool {
+    regions.iter().all(|(_, region)| region.iter().any(|&(_, extent)| extent == 0))
 }
 
 /// The outputs named in `regions`, taken out of the run's buffers.
@@ -73,6 +83,7 @@ pub fn bind_arguments(
         if b.dims.len() != i.dims {
             return Err(RealizeError::InputDimensions { name: i.name.to_string(), expected: i.dims, got: b.dims.len() });
         }
+        b.check_layout()?;
         let mut b = b.clone();
         b.name = i.name.to_string();
         buffers.insert(i.name.to_string(), b);

@@ -32,6 +32,38 @@ use inkwell::values::{BasicValue, BasicValueEnum, FunctionValue, IntValue, Point
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use std::collections::BTreeSet;
 
+/// Attaches `!llvm.loop` metadata to the back edge of a loop saying that
+/// LLVM must neither vectorize nor unroll it: the schedule alone decides
+/// which loops become vectors or straight code, as in Halide (a naive
+/// schedule stays scalar). Loop IDs must refer to themselves, which the
+/// inkwell API cannot build, hence the raw LLVM C calls.
+fn mark_schedule_owned(ctx: &Context, back_edge: inkwell::values::InstructionValue<'_>) {
+    use inkwell::llvm_sys::core::{LLVMConstInt, LLVMGetMDKindIDInContext, LLVMInt1TypeInContext, LLVMMDNodeInContext2, LLVMMDStringInContext2, LLVMMetadataAsValue, LLVMSetMetadata, LLVMValueAsMetadata};
+    use inkwell::llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+    use inkwell::values::AsValueRef;
+    // SAFETY: every reference comes from the live context `ctx` and the
+    // branch instruction built in it; the temporary node is consumed by the
+    // replacement, which turns the loop ID into a self-referencing node.
+    unsafe {
+        let c = ctx.raw();
+        let hint = |name: &str, value: u64| {
+            let mut ops = [LLVMMDStringInContext2(c, name.as_ptr().cast(), name.len()), LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(c), value, 0))];
+            LLVMMDNodeInContext2(c, ops.as_mut_ptr(), ops.len())
+        };
+        let no_vectorize = hint("llvm.loop.vectorize.enable", 0);
+        let disable_unroll = "llvm.loop.unroll.disable";
+        let mut unroll_ops = [LLVMMDStringInContext2(c, disable_unroll.as_ptr().cast(), disable_unroll.len())];
+        let no_unroll = LLVMMDNodeInContext2(c, unroll_ops.as_mut_ptr(), unroll_ops.len());
+        let placeholder = LLVMTemporaryMDNode(c, std::ptr::null_mut(), 0);
+        let mut ops = [placeholder, no_vectorize, no_unroll];
+        let loop_id = LLVMMDNodeInContext2(c, ops.as_mut_ptr(), ops.len());
+        LLVMMetadataReplaceAllUsesWith(placeholder, loop_id);
+        let kind = "llvm.loop";
+        let kind_id = LLVMGetMDKindIDInContext(c, kind.as_ptr().cast(), kind.len() as u32);
+        LLVMSetMetadata(back_edge.as_value_ref(), kind_id, LLVMMetadataAsValue(c, loop_id));
+    }
+}
+
 /// The return code of a failed heap allocation.
 pub const ALLOCATION_FAILED: i32 = -1;
 
@@ -794,7 +826,8 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let next = self.builder.build_int_add(i, i32t.const_int(1, false), "")?;
         let latch = self.builder.get_insert_block().expect("positioned");
         phi.add_incoming(&[(&next, latch)]);
-        self.builder.build_unconditional_branch(header)?;
+        let back_edge = self.builder.build_unconditional_branch(header)?;
+        mark_schedule_owned(ctx, back_edge);
         self.builder.position_at_end(exit);
         Ok(())
     }

@@ -3,14 +3,18 @@
 //! The module is optimized with LLVM's `default<O3>` pipeline for a target
 //! machine built from the host's CPU name and features, and every function
 //! carries `target-cpu`/`target-features` attributes so that MCJIT's own
-//! code generator also uses the host's vector units.
+//! code generator also uses the host's vector units. As in Halide, the
+//! emitted loops tell LLVM's loop vectorizer and unroller to leave them
+//! alone (the schedule alone decides which loops become vectors or straight
+//! code; a naive schedule stays scalar), while the SLP vectorizer still
+//! packs neighbouring scalar work.
 
 use super::emit::{emit_pipeline, Signature, ALLOCATION_FAILED, ENTRY};
 use super::{runtime, CodegenError};
 use crate::buffer::Buffer;
 use crate::lower::Lowered;
 use crate::pipeline::PipelineDef;
-use crate::realize::{bind_arguments, take_outputs, BoundArguments, RealizeError};
+use crate::realize::{bind_arguments, nothing_to_compute, take_outputs, BoundArguments, RealizeError};
 use crate::value::Scalar;
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
@@ -39,6 +43,24 @@ impl HostTarget {
             cpu: TargetMachine::get_host_cpu_name().to_string(),
             features: TargetMachine::get_host_cpu_features().to_string(),
         }
+    }
+
+    /// The width in bytes of the widest vector registers the host has
+    /// (from its feature list; 16 for plain SSE).
+    pub fn vector_bytes(&self) -> usize {
+        let has = |f: &str| self.features.split(',').any(|x| x == format!("+{f}"));
+        if has("avx512bw") || has("avx512f") {
+            64
+        } else if has("avx2") || has("avx") {
+            32
+        } else {
+            16
+        }
+    }
+
+    /// The natural number of lanes for elements of `t`.
+    pub fn natural_lanes(&self, t: crate::types::ScalarType) -> i64 {
+        (self.vector_bytes() / t.bytes()).max(1) as i64
     }
 
     fn machine(&self) -> Result<TargetMachine, CodegenError> {
@@ -165,6 +187,11 @@ fn map_runtime(engine: &ExecutionEngine<'static>, module: &Module<'static>) {
     }
 }
 
+/// The argument signature of `p` as text (part of the cache key).
+pub fn signature_key(p: &PipelineDef) -> String {
+    format!("{:?}", signature_of(p))
+}
+
 fn signature_of(p: &PipelineDef) -> Signature {
     let mut buffers: Vec<_> = p.inputs.iter().map(|i| (i.name.clone(), i.ty, i.dims)).collect();
     for o in &p.outputs {
@@ -195,7 +222,9 @@ impl CompiledPipeline {
         regions: &[(&str, Vec<(i64, i64)>)],
     ) -> Result<BTreeMap<String, Buffer>, RunError> {
         let BoundArguments { mut buffers, scalars } = bind_arguments(&self.pipeline, inputs, params, regions)?;
-        self.run_on(&mut buffers, &scalars)?;
+        if !nothing_to_compute(regions) {
+            self.run_on(&mut buffers, &scalars)?;
+        }
         Ok(take_outputs(buffers, regions))
     }
 
@@ -205,6 +234,7 @@ impl CompiledPipeline {
         let mut fields = vec![];
         for (name, _, dims) in &self.signature.buffers {
             let b = buffers.get_mut(&**name).ok_or_else(|| RealizeError::MissingInput { name: name.to_string() })?;
+            b.check_layout().map_err(RealizeError::Buffer)?;
             for (d, dim) in b.dims.iter().enumerate().take(*dims) {
                 for (what, value) in [("min", dim.min), ("extent", dim.extent), ("stride", dim.stride)] {
                     let v = i32::try_from(value).map_err(|_| RunError::FieldOverflow { field: format!("{name}.{what}.{d}"), value })?;

@@ -7,8 +7,11 @@
 //!   AVX2, AVX-512, whatever LLVM reports), compiles it with MCJIT and runs
 //!   it on [`crate::buffer::Buffer`]s;
 //! - [`runtime`] is what generated code calls back: the thread pool and
-//!   aligned allocation.
+//!   aligned allocation;
+//! - [`cache`] keeps compiled pipelines by (lowered statement, signature,
+//!   host target).
 
+pub mod cache;
 pub mod emit;
 pub mod jit;
 pub mod runtime;
@@ -30,4 +33,5 @@ impl From<inkwell::builder::BuilderError> for CodegenError {
     }
 }
 
+pub use cache::JitCache;
 pub use jit::{compile, CompiledPipeline, HostTarget, RunError};

@@ -6,32 +6,50 @@
 //! `f.extent.d` and `f.stride.d` lets (strides follow its storage order,
 //! innermost stride 1); inputs and outputs use the same names, bound by the
 //! caller. The element at `c` is at `sum((c[d] - min.d) * stride.d)`.
+//!
+//! Like Halide, the caller's buffers must be dense in their first dimension
+//! (any stride elsewhere): the statement starts by asserting `b.stride.0 ==
+//! 1` for each of them, and their addresses use the constant 1, so that a
+//! vector of consecutive `x` is one dense load or store, not a gather.
 
 use super::validate::Plan;
 use crate::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::ops::CompareExt;
 use crate::pipeline::{buffer_vars, FuncDef};
 use crate::stmt::{Stmt, StmtNode};
 use crate::visit::{mutate_expr_children, mutate_stmt_children, Mutator};
 use std::collections::HashMap;
 
-/// The flat index of `args` in `buffer`.
-pub fn flat_index(buffer: &str, args: &[Expr]) -> Expr {
+/// The flat index of `args` in `buffer`; an external buffer (an input or
+/// output) has stride 1 in its first dimension.
+fn flat_index(buffer: &str, args: &[Expr], external: bool) -> Expr {
     args.iter()
         .enumerate()
-        .map(|(d, a)| (a.clone() - Expr::ivar(buffer_vars::min(buffer, d))) * Expr::ivar(buffer_vars::stride(buffer, d)))
+        .map(|(d, a)| {
+            let offset = a.clone() - Expr::ivar(buffer_vars::min(buffer, d));
+            if external && d == 0 {
+                offset
+            } else {
+                offset * Expr::ivar(buffer_vars::stride(buffer, d))
+            }
+        })
         .reduce(|a, b| a + b)
         .unwrap_or(Expr::i32(0))
 }
 
 struct Flatten {
     storage_order: HashMap<Name, Vec<usize>>,
+    outputs: Vec<Name>,
 }
 
 impl Mutator for Flatten {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e = mutate_expr_children(self, e);
         match e.node() {
-            ExprNode::Call { target: CallTarget::Func(r) | CallTarget::Input(r), args, ty } => Expr::load(r.name.clone(), flat_index(&r.name, args), *ty),
+            ExprNode::Call { target: CallTarget::Input(r), args, ty } => Expr::load(r.name.clone(), flat_index(&r.name, args, true), *ty),
+            ExprNode::Call { target: CallTarget::Func(r), args, ty } => {
+                Expr::load(r.name.clone(), flat_index(&r.name, args, self.outputs.contains(&r.name)), *ty)
+            }
             _ => e,
         }
     }
@@ -39,7 +57,7 @@ impl Mutator for Flatten {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
         match s.node() {
-            StmtNode::Provide { func, args, value } => Stmt::store(func.clone(), flat_index(func, args), value.clone()),
+            StmtNode::Provide { func, args, value } => Stmt::store(func.clone(), flat_index(func, args, self.outputs.contains(func)), value.clone()),
             StmtNode::Realize { func, ty, bounds, body } => {
                 let dims = bounds.len();
                 let order = self.storage_order.get(func).cloned().unwrap_or_else(|| (0..dims).collect());
@@ -69,8 +87,10 @@ impl Mutator for Flatten {
     }
 }
 
-/// Flattens every realization of `s`.
-pub fn flatten(s: &Stmt, funcs: &[FuncDef], plan: &Plan) -> Stmt {
+/// Flattens every realization of `s`, and asserts first that the external
+/// buffers (`(name, dims)` of each input and output) are dense in their
+/// first dimension.
+pub fn flatten(s: &Stmt, funcs: &[FuncDef], plan: &Plan, external: &[(Name, usize)]) -> Stmt {
     let storage_order = funcs
         .iter()
         .map(|f| {
@@ -79,5 +99,16 @@ pub fn flatten(s: &Stmt, funcs: &[FuncDef], plan: &Plan) -> Stmt {
             (f.name.clone(), idx)
         })
         .collect();
-    Flatten { storage_order }.mutate_stmt(s)
+    let outputs = external.iter().filter(|(n, _)| funcs.iter().any(|f| f.name == *n)).map(|(n, _)| n.clone()).collect();
+    let body = Flatten { storage_order, outputs }.mutate_stmt(s);
+    let mut stmts: Vec<Stmt> = external
+        .iter()
+        .filter(|(_, dims)| *dims > 0)
+        .map(|(name, _)| {
+            let stride = Expr::ivar(buffer_vars::stride(name, 0));
+            Stmt::assert(stride.eq_(Expr::i32(1)), format!("buffer {name} must be dense in dimension 0 (stride 1), as compiled pipelines address it"))
+        })
+        .collect();
+    stmts.push(body);
+    Stmt::block(stmts)
 }

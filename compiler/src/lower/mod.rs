@@ -88,7 +88,8 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
     }
     keep("storage folding", &stmt);
     stmt = promises::strip_promises(&stmt);
-    stmt = flatten::flatten(&stmt, &funcs, &plan);
+    let external: Vec<(Name, usize)> = inputs.iter().cloned().chain(outputs.iter().map(|f| (f.name.clone(), f.dims()))).collect();
+    stmt = flatten::flatten(&stmt, &funcs, &plan, &external);
     keep("flattening", &stmt);
     stmt = simplify_stmt(&stmt);
     keep("simplification", &stmt);

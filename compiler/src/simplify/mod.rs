@@ -94,6 +94,9 @@ impl Simplifier {
         if is_inlinable(&value) && !rebinds(&value, |n| binds_in_expr(body, n)) {
             return self.mutate_expr(&substitute(name, &value, body));
         }
+        if let Some(v) = VectorShape::of(name, &value).filter(|v| !binds_in_expr(body, &v.scalar_name)) {
+            return self.let_expr(&v.scalar_name, &v.scalar, &substitute(name, &v.shape, body));
+        }
         let r = self.bounds(&value);
         self.push_range(name, r);
         let body = self.mutate_expr(body);
@@ -109,6 +112,9 @@ impl Simplifier {
         let value = self.mutate_expr(value);
         if is_inlinable(&value) && !rebinds(&value, |n| binds_in_stmt(body, n)) {
             return self.mutate_stmt(&substitute_stmt(name, &value, body));
+        }
+        if let Some(v) = VectorShape::of(name, &value).filter(|v| !binds_in_stmt(body, &v.scalar_name)) {
+            return self.let_stmt(&v.scalar_name, &v.scalar, &substitute_stmt(name, &v.shape, body));
         }
         let r = self.bounds(&value);
         self.push_range(name, r);
@@ -195,6 +201,30 @@ fn is_inlinable(value: &Expr) -> bool {
     matches!(value.node(), ExprNode::Var { .. } | ExprNode::Param { .. })
         || value.is_const()
         || matches!(value.node(), ExprNode::Broadcast { value, .. } if value.is_const())
+}
+
+/// A vector let value `ramp(b, s)` (constant stride) or `broadcast(b)`,
+/// seen as a scalar let of `b` and the same shape around its variable, so
+/// that uses of the vector see its shape: `v + x8(1)` with `v = ramp(b, 1,
+/// 8)` becomes the dense `ramp(v.base + 1, 1, 8)`.
+struct VectorShape {
+    scalar_name: Name,
+    scalar: Expr,
+    shape: Expr,
+}
+
+impl VectorShape {
+    fn of(name: &Name, value: &Expr) -> Option<VectorShape> {
+        let scalar_name: Name = format!("{name}.base").into();
+        let (scalar, shape) = match value.node() {
+            ExprNode::Ramp { base, stride, lanes } if stride.is_const() && !base.is_const() => {
+                (base.clone(), Expr::ramp(Expr::var(scalar_name.clone(), base.ty()), stride.clone(), *lanes))
+            }
+            ExprNode::Broadcast { value, lanes } if !value.is_const() => (value.clone(), Expr::broadcast(Expr::var(scalar_name.clone(), value.ty()), *lanes)),
+            _ => return None,
+        };
+        Some(VectorShape { scalar_name, scalar, shape })
+    }
 }
 
 /// Whether `value` is a variable whose name `binds` reports as re-bound

@@ -241,35 +241,48 @@ impl Simplifier {
         node(BinOp::Mod, a.clone(), b.clone())
     }
 
+    /// `min`/`max` over the flattened operands of both sides (nested nodes of
+    /// the same operator), dropping every operand another one makes
+    /// redundant and folding the constants into one, placed last: a chain of
+    /// bounds such as `max(x + 7, max(x + 9, y))` stays as short as the
+    /// number of incomparable operands (`max(x + 9, y)`).
     fn make_min_max(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Expr {
-        let is_min = op == BinOp::Min;
-        if let Some(d) = self.difference(a, b) {
-            if d.hi <= 0 {
-                return if is_min { a.clone() } else { b.clone() };
+        let mut operands = vec![];
+        flatten_min_max(op, a, &mut operands);
+        flatten_min_max(op, b, &mut operands);
+        let (constants, mut rest): (Vec<Expr>, Vec<Expr>) = operands.into_iter().partition(|e| const_of(e).is_some());
+        if let Some(c) = constants.into_iter().reduce(|x, y| self.make_binary(op, &x, &y)) {
+            rest.push(c);
+        }
+        let mut kept: Vec<Expr> = vec![];
+        for e in rest {
+            if self.any_subsumes(op, &kept, &e) {
+                continue;
             }
-            if d.lo >= 0 {
-                return if is_min { b.clone() } else { a.clone() };
+            let mut i = 0;
+            while i < kept.len() {
+                if self.subsumes(op, &e, &kept[i]) {
+                    kept.remove(i);
+                } else {
+                    i += 1;
+                }
             }
+            kept.push(e);
         }
-        // min(min(x, y), y) is min(x, y).
-        let contains = |outer: &Expr, inner: &Expr| {
-            matches!(outer.node(), ExprNode::Binary { op: o, a: x, b: y } if *o == op && (x == inner || y == inner))
-        };
-        if contains(a, b) {
-            return a.clone();
+        kept.into_iter().reduce(|x, y| node(op, x, y)).expect("min/max has operands")
+    }
+
+    fn any_subsumes(&mut self, op: BinOp, kept: &[Expr], e: &Expr) -> bool {
+        kept.iter().any(|k| self.subsumes(op, k, e))
+    }
+
+    /// Whether operand `k` makes operand `e` redundant in `op(k, e)`.
+    fn subsumes(&mut self, op: BinOp, k: &Expr, e: &Expr) -> bool {
+        match self.difference(k, e) {
+            Some(d) if op == BinOp::Min => d.hi <= 0,
+            Some(d) => d.lo >= 0,
+            None => false,
         }
-        if contains(b, a) {
-            return b.clone();
-        }
-        // Constants go right; nested constants combine.
-        let (a, b) = if const_of(a).is_some() { (b, a) } else { (a, b) };
-        if let ExprNode::Binary { op: inner_op, a: x, b: c1 } = a.node() {
-            if *inner_op == op && const_of(c1).is_some() && const_of(b).is_some() {
-                let c = self.make_binary(op, c1, b);
-                return self.make_min_max(op, x, &c);
-            }
-        }
-        node(op, a.clone(), b.clone())
     }
 
     fn make_cmp(&mut self, op: CmpOp, a: &Expr, b: &Expr) -> Expr {
@@ -299,12 +312,40 @@ impl Simplifier {
         let (x, y) = (self.bounds(a)?, self.bounds(b)?);
         let mut d = Interval::new(x.lo - y.hi, x.hi - y.lo);
         if assumes_no_overflow(a.ty()) && !reads_memory(a) && !reads_memory(b) {
-            let diff: Linear = linearize(a).add(&linearize(b), -1);
+            let diff = self.expand_rounded_multiples(linearize(a).add(&linearize(b), -1));
             if let Some(r) = self.bounds(&diff.to_expr()) {
                 d = d.intersect(r);
             }
         }
         Some(d)
+    }
+}
+
+impl Simplifier {
+    /// Rewrites each term `k * (u / c)` whose coefficient is a multiple of
+    /// the positive constant `c` as `(k/c) * (u - u % c)` (exact for floor
+    /// division and Euclidean modulo), so that a rounded multiple cancels
+    /// against what it rounds: `((e + 15)/16)*16 - e` is `15 - (e + 15) % 16`,
+    /// in `[0, 15]`.
+    fn expand_rounded_multiples(&mut self, l: Linear) -> Linear {
+        let ty = l.ty;
+        let mut out = Linear { terms: vec![], constant: l.constant, ty };
+        for (t, k) in &l.terms {
+            let division = match t.node() {
+                ExprNode::Binary { op: BinOp::Div, a: u, b: c } if !reads_memory(u) => {
+                    const_of(c).map(Scalar::as_i128).filter(|c| *c > 0 && k % c == 0).map(|c| (u.clone(), c))
+                }
+                _ => None,
+            };
+            out = match division {
+                Some((u, c)) => {
+                    let remainder = self.make_mod(&u, &Expr::int(c as i64, ty));
+                    out.add(&linearize(&u).add(&linearize(&remainder), -1).scale(k / c), 1)
+                }
+                None => out.add(&Linear { terms: vec![(t.clone(), *k)], constant: 0, ty }, 1),
+            };
+        }
+        out
     }
 }
 
@@ -321,6 +362,17 @@ impl Linear {
 /// The largest rest of a sum (in expression nodes) that
 /// [`Simplifier::cancel_into_min_max`] copies into both operands.
 const MAX_DISTRIBUTED_SIZE: usize = 24;
+
+/// Appends the operands of `e` under `op`, looking through nested `op` nodes.
+fn flatten_min_max(op: BinOp, e: &Expr, out: &mut Vec<Expr>) {
+    match e.node() {
+        ExprNode::Binary { op: inner, a, b } if *inner == op => {
+            flatten_min_max(op, a, out);
+            flatten_min_max(op, b, out);
+        }
+        _ => out.push(e.clone()),
+    }
+}
 
 /// The one quotient of `r / c` when it is the same over the whole interval.
 fn single_quotient(r: Interval, c: i128) -> Option<i128> {

@@ -129,6 +129,27 @@ fn division_and_modulo_by_constants() {
 // ---- decisions -----------------------------------------------------------
 
 #[test]
+fn min_max_chains_keep_only_incomparable_operands() {
+    let (x, y) = (v("x"), v("y"));
+    let chain = max(max(max(x.clone() + 7, y.clone() + 7), x.clone() + 9), max(y.clone() + 8, x.clone() + 8));
+    assert_eq!(simplify(&chain), max(x.clone() + 9, y.clone() + 8));
+    assert_eq!(simplify(&min(min(x.clone(), 3), min(y.clone() - 1, 1))), min(min(x.clone(), y.clone() - 1), 1));
+    let shrinking = min(min(x.clone() - 1, y.clone() - 16), y.clone() - 14);
+    assert_eq!(simplify(&shrinking), min(x.clone() - 1, y.clone() - 16));
+}
+
+#[test]
+fn rounded_up_multiples_compare_with_what_they_round() {
+    // ((e + 15)/16)*16 lies in [e, e + 15].
+    let e = v("e");
+    let rounded = ((e.clone() + 15) / 16) * 16;
+    assert_eq!(simplify(&min(rounded.clone() - 16, e.clone() - 16)), e.clone() - 16);
+    assert_eq!(simplify(&rounded.clone().ge(e.clone())), Expr::bool(true));
+    assert_eq!(simplify(&rounded.clone().le(e.clone() + 15)), Expr::bool(true));
+    assert_ne!(simplify(&rounded.lt(e.clone() + 15)), Expr::bool(true));
+}
+
+#[test]
 fn min_max_and_comparisons_of_index_types() {
     let x = v("x");
     assert_eq!(simplify(&min(x.clone() + 8, x.clone() + 3)), x.clone() + 3);
@@ -142,7 +163,7 @@ fn min_max_and_comparisons_of_index_types() {
     assert_eq!(simplify(&min(i(3), x.clone())), min(x.clone(), 3));
     let (y, z) = (v("y"), v("z"));
     assert_eq!(simplify(&min(min(min(x.clone(), y.clone()), z.clone()), z.clone())), min(min(x.clone(), y.clone()), z.clone()));
-    assert_eq!(simplify(&max(y.clone(), max(x.clone(), y.clone()))), max(x.clone(), y.clone()));
+    assert_eq!(simplify(&max(y.clone(), max(x.clone(), y.clone()))), max(y.clone(), x.clone()));
     assert_eq!(simplify(&(x.clone() % 4).lt(4)), Expr::bool(true));
     assert_eq!(simplify(&select(v("c").gt(0), i(3), i(1)).ge(1)), Expr::bool(true));
     let clamped = Expr::clamp(x.clone(), i(0), i(9));
