@@ -15,7 +15,7 @@ use crate::schedule::Schedule;
 use crate::types::ScalarType;
 use crate::value::Scalar;
 use crate::Func;
-use crate::codegen::{compile, CodegenError, RunError};
+use crate::codegen::{CodegenError, JitCache, RunError};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -89,7 +89,7 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
     let output = realize(&lowered, &inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");
     let interpret_time = started.elapsed();
     let started = Instant::now();
-    let compiled = compile(&lowered)?;
+    let compiled = JitCache::global().get_or_compile(&lowered)?;
     let compile_time = started.elapsed();
     let started = Instant::now();
     let jit_output = compiled.run(&inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");

@@ -38,23 +38,42 @@ enum Command {
         #[arg(long)]
         emit_asm: Option<PathBuf>,
     },
-    /// Time JIT-compiled pipelines: naive (all root, serial, scalar) against
-    /// expert schedules, and the compile time of a long stencil chain.
+    /// Time JIT-compiled pipelines (blur, a 5x5 stencil chain, a separable
+    /// Gaussian, a matrix multiply): naive (all root, serial, scalar)
+    /// against expert schedules; and the compile time of a long chain.
     Bench {
-        #[arg(long, default_value_t = 1536)]
-        width: i64,
-        #[arg(long, default_value_t = 2560)]
-        height: i64,
-        /// Worker threads for parallel loops (default: HL_NUM_THREADS, else all).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// Stages of the chain whose compile time is measured.
-        #[arg(long, default_value_t = 20)]
-        chain_stages: usize,
-        /// Write the rows as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
+        #[command(flatten)]
+        args: BenchArgs,
     },
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    #[arg(long, default_value_t = 1536)]
+    width: i64,
+    #[arg(long, default_value_t = 2560)]
+    height: i64,
+    /// Stages of the benchmarked 5x5 stencil chain.
+    #[arg(long, default_value_t = 8)]
+    stencil_stages: usize,
+    /// Size of the multiplied matrices.
+    #[arg(long, default_value_t = 1024)]
+    matmul_n: i64,
+    /// Worker threads for parallel loops (default: HL_NUM_THREADS, else all).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Stages of the 3x3 chain whose compile time is measured.
+    #[arg(long, default_value_t = 20)]
+    chain_stages: usize,
+    /// Only these benchmarks (by name; default: all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Write the rows as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write each benchmark's output (raw, x fastest) to DIR/{name}.bin.
+    #[arg(long)]
+    outputs: Option<PathBuf>,
 }
 
 fn main() -> Result<()> {
@@ -96,50 +115,52 @@ fn main() -> Result<()> {
                 report.points_checked,
             );
         }
-        Command::Bench { width, height, threads, chain_stages, json } => bench(width, height, threads, chain_stages, json)?,
+        Command::Bench { args } => bench(args)?,
     }
     Ok(())
 }
 
-fn bench(width: i64, height: i64, threads: Option<usize>, chain_stages: usize, json: Option<PathBuf>) -> Result<()> {
+fn bench(args: BenchArgs) -> Result<()> {
     use compiler::bench::*;
-    if let Some(n) = threads {
+    if let Some(n) = args.threads {
         compiler::codegen::runtime::set_num_threads(n);
     }
     let host = compiler::codegen::HostTarget::detect();
-    let options = SamplingOptions::default();
-    let region = [(0, width), (0, height)];
-    let input_region = [(-1, width + 2), (-1, height + 2)];
-    let blur = compiler::demo::blur_pipeline();
-    let lanes = host.natural_lanes(compiler::types::ScalarType::U16);
-    let schedules = [("naive", naive_schedule(&blur)), ("expert", blur_expert_schedule(lanes))];
-    let progress = indicatif::ProgressBar::new_spinner().with_message(format!("timing blur {width}x{height}"));
-    progress.enable_steady_tick(std::time::Duration::from_millis(100));
-    let rows = compare_schedules("blur", &blur, &schedules, &input_region, &region, &options)?;
-    progress.set_message(format!("compiling a {chain_stages}-stage chain"));
-    let chain = chain_compile_time(chain_stages, 5, host.natural_lanes(compiler::types::ScalarType::F32))?;
+    let sizes = BenchSizes { width: args.width, height: args.height, chain_stages: args.stencil_stages, matmul_n: args.matmul_n };
+    let cases: Vec<BenchCase> = cases(sizes, &host).into_iter().filter(|c| args.only.is_empty() || args.only.iter().any(|o| o == c.name)).collect();
+    let progress = indicatif::ProgressBar::new(cases.len() as u64 + 1)
+        .with_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
+    let mut rows = vec![];
+    for case in &cases {
+        progress.set_message(format!("timing {}", case.name));
+        let measured = measure(case, &SamplingOptions::default())?;
+        if let Some(dir) = &args.outputs {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let path = dir.join(format!("{}.bin", case.name));
+            std::fs::write(&path, measured.output.bytes()).with_context(|| format!("writing {}", path.display()))?;
+        }
+        rows.extend(measured.rows);
+        progress.inc(1);
+    }
+    progress.set_message(format!("compiling a {}-stage chain", args.chain_stages));
+    let chain_ms = chain_compile_time(args.chain_stages, 5, host.natural_lanes(compiler::types::ScalarType::F32))?.as_secs_f64() * 1e3;
     progress.finish_and_clear();
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    println!("host: {} ({} bytes per vector), {} threads\n", host.cpu, host.vector_bytes(), compiler::codegen::runtime::num_threads());
+    let threads = compiler::codegen::runtime::num_threads();
+    println!("host: {} ({} bytes per vector), {threads} threads; images {}x{}, {}-stage 5x5 chain, {}x{} matmul\n", host.cpu, host.vector_bytes(), args.width, args.height, args.stencil_stages, args.matmul_n, args.matmul_n);
     println!("| pipeline | schedule | compile (ms) | min (ms) | median (ms) | samples | speed-up over naive |");
     println!("|---|---|---:|---:|---:|---:|---:|");
-    let naive = rows[0].timing.min;
     for r in &rows {
-        println!(
-            "| {} | {} | {:.1} | {:.3} | {:.3} | {} | {:.1}x |",
-            r.pipeline,
-            r.schedule,
-            ms(r.compile),
-            ms(r.timing.min),
-            ms(r.timing.median),
-            r.timing.samples,
-            naive.as_secs_f64() / r.timing.min.as_secs_f64()
-        );
+        let naive = rows.iter().find(|n| n.pipeline == r.pipeline && n.schedule == "naive").map_or(r.min_ms, |n| n.min_ms);
+        println!("| {} | {} | {:.1} | {:.3} | {:.3} | {} | {:.1}x |", r.pipeline, r.schedule, r.compile_ms, r.min_ms, r.median_ms, r.samples, naive / r.min_ms);
     }
-    println!("\nJIT compile of a {chain_stages}-stage stencil chain: median {:.1} ms over 5 compiles", ms(chain));
-    if let Some(path) = json {
-        let doc = serde_json::json!({ "host": host.cpu, "threads": compiler::codegen::runtime::num_threads(), "rows": rows, "chain_stages": chain_stages, "chain_compile_ms": ms(chain) });
-        std::fs::write(&path, serde_json::to_string_pretty(&doc)?).with_context(|| format!("writing {}", path.display()))?;
+    println!("\nJIT compile of a {}-stage 3x3 stencil chain: median {chain_ms:.1} ms over 5 compiles", args.chain_stages);
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({
+            "host": host.cpu, "vector_bytes": host.vector_bytes(), "threads": threads,
+            "width": args.width, "height": args.height, "chain_stages": args.stencil_stages, "matmul_n": args.matmul_n,
+            "rows": rows, "compile_chain_stages": args.chain_stages, "chain_compile_ms": chain_ms,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&doc)?).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

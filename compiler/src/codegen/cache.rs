@@ -22,7 +22,7 @@ impl JitCache {
     }
 
     fn key(&self, lowered: &Lowered) -> String {
-        format!("{}\n{}\n{:?}", self.target.cpu, signature_key(&lowered.pipeline), lowered.stmt)
+        format!("{} {}\n{}\n{:?}", self.target.cpu, self.target.features, signature_key(&lowered.pipeline), lowered.stmt)
     }
 
     /// The compiled form of `lowered`, compiling it on a miss.
@@ -43,5 +43,23 @@ impl JitCache {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_lowered_pipeline_compiles_once() {
+        let p = crate::demo::blur_pipeline();
+        let lower = |s: &crate::schedule::Schedule| crate::lower::lower(&p, s).expect("the demo schedules are legal");
+        let cache = JitCache::global();
+        let first = cache.get_or_compile(&lower(&crate::demo::blur_schedule())).unwrap();
+        let again = cache.get_or_compile(&lower(&crate::demo::blur_schedule())).unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "a hit returns the compiled pipeline");
+        let other = cache.get_or_compile(&lower(&crate::bench::naive_schedule(&p))).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other), "another schedule is another entry");
+        assert!(cache.len() >= 2);
     }
 }

@@ -17,7 +17,8 @@ use super::validate::FuncPlan;
 use crate::expr::{Expr, Name};
 use crate::ops::CompareExt;
 use crate::pipeline::FuncDef;
-use crate::simplify::can_prove;
+use crate::simplify::{can_prove, can_prove_with, simplify};
+use std::collections::HashMap;
 use crate::stmt::{ForKind, Stmt, StmtNode};
 use crate::visit::{expr_uses_var, substitute};
 
@@ -69,13 +70,35 @@ pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Option<(Context, Win
         .filter(|(_, _, lo, hi)| expr_uses_var(lo, &loop_var) || expr_uses_var(hi, &loop_var))
         .collect();
     let [(dim_index, dim, min, max)] = moving.as_slice() else { return None };
-    let next = |e: &Expr| substitute(&loop_var, &(Expr::ivar(loop_var.clone()) + 1), e);
-    let monotone = can_prove(&next(min).ge(min.clone())) && can_prove(&next(max).ge(max.clone()));
-    if !monotone {
+    let first_iteration = simplify(&ctx.expand_lets_from(0, &loop_min)).as_int();
+    if !(never_decreases(min, &loop_var, &loop_min, first_iteration) && never_decreases(max, &loop_var, &loop_min, first_iteration)) {
         return None;
     }
     let window = Window { loop_index: li, loop_var, loop_min, dim: (*dim).clone(), dim_index: *dim_index, min: min.clone(), max: max.clone() };
     Some((ctx, window))
+}
+
+/// Whether `e` does not decrease from one iteration of the loop over
+/// `loop_var` (from `loop_min`) to the next. A consumer that slides itself
+/// requires a region like `select(v > min, slid, whole)`: when the first
+/// iteration is a known constant, the first step and the later steps (where `v > loop_min`
+/// decides the select) are proved separately.
+fn never_decreases(e: &Expr, loop_var: &Name, loop_min: &Expr, first_iteration: Option<i64>) -> bool {
+    let at = |v: Expr, e: &Expr| substitute(loop_var, &v, e);
+    let v = Expr::ivar(loop_var.clone());
+    if can_prove(&at(v.clone() + 1, e).ge(e.clone())) {
+        return true;
+    }
+    let Some(first) = first_iteration else { return false };
+    let e = match loop_min.as_var() {
+        Some(name) => substitute(name, &Expr::i32(first), e),
+        None => e.clone(),
+    };
+    let at = |v: Expr| at(v, &e);
+    let step = at(v + 1).ge(e.clone());
+    let later = HashMap::from([(loop_var.clone(), (first + 1, i64::from(i32::MAX) - 1))]);
+    let first_step = at(Expr::i32(first + 1)).ge(at(Expr::i32(first)));
+    can_prove(&first_step) && can_prove_with(&step, &later)
 }
 
 /// Applies the sliding window optimization to `f` where it is legal.

@@ -52,6 +52,12 @@ pub fn can_prove(e: &Expr) -> bool {
     rules::const_bool(&simplify(e)) == Some(true)
 }
 
+/// Whether the bool expression `e` simplifies to constant true when each
+/// variable of `ranges` lies in its closed interval.
+pub fn can_prove_with(e: &Expr, ranges: &HashMap<Name, (i64, i64)>) -> bool {
+    rules::const_bool(&simplify_with(e, ranges)) == Some(true)
+}
+
 /// Constant lower and upper bounds of an integer expression, where they can
 /// be derived (a bound at the limit of the type is reported as `None`, except
 /// the lower bound 0 of unsigned types).
