@@ -151,7 +151,9 @@ pub struct BenchSizes {
 /// The benchmark set: blur, a 5x5 stencil chain, a separable Gaussian and a
 /// matrix multiply, each with its expert schedule at the host's vector
 /// widths. `bench/halide/halide_bench.py` writes the same algorithms and
-/// schedules in Halide.
+/// schedules in Halide. The matrix multiply rounds its tiles up (as
+/// Halide's update loops do by default), so `matmul_n` must be a multiple
+/// of 8 and of the f32 vector width.
 pub fn cases(sizes: BenchSizes, host: &crate::codegen::HostTarget) -> Vec<BenchCase> {
     use crate::types::ScalarType;
     let BenchSizes { width, height, chain_stages, matmul_n } = sizes;
@@ -164,10 +166,13 @@ pub fn cases(sizes: BenchSizes, host: &crate::codegen::HostTarget) -> Vec<BenchC
     let producers: Vec<&str> = producers.iter().map(String::as_str).collect();
     let mut matmul_schedule = crate::schedule::Schedule::new();
     matmul_schedule.func("C").vectorize_by("x", l32);
+    // Round-up tails, as Halide's default for the pure loops of an update.
+    let round_up = crate::schedule::TailStrategy::RoundUp;
     matmul_schedule
         .func("C")
         .update(0)
-        .tile("x", "y", "xo", "yo", "xi", "yi", l32, 8)
+        .split_with("x", "xo", "xi", l32, round_up)
+        .split_with("y", "yo", "yi", 8, round_up)
         .reorder(&["xi", "yi", "r.x", "xo", "yo"])
         .vectorize("xi")
         .unroll("yi")

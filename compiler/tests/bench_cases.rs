@@ -9,7 +9,7 @@ use std::time::Duration;
 
 #[test]
 fn every_benchmark_computes_what_its_algorithm_says() {
-    let sizes = BenchSizes { width: 70, height: 45, chain_stages: 3, matmul_n: 40 };
+    let sizes = BenchSizes { width: 70, height: 45, chain_stages: 3, matmul_n: 64 };
     let once = SamplingOptions { warmup: 0, min_samples: 1, max_samples: 1, budget: Duration::ZERO };
     let all = cases(sizes, &HostTarget::detect());
     assert_eq!(all.iter().map(|c| c.name).collect::<Vec<_>>(), ["blur", "stencil_chain", "gaussian", "matmul"]);

@@ -74,6 +74,10 @@ struct BenchArgs {
     /// Write each benchmark's output (raw, x fastest) to DIR/{name}.bin.
     #[arg(long)]
     outputs: Option<PathBuf>,
+    /// Write each expert schedule's lowered statement, LLVM IR and assembly
+    /// to DIR/{name}.stmt, .ll and .s.
+    #[arg(long)]
+    emit: Option<PathBuf>,
 }
 
 fn main() -> Result<()> {
@@ -138,6 +142,15 @@ fn bench(args: BenchArgs) -> Result<()> {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             let path = dir.join(format!("{}.bin", case.name));
             std::fs::write(&path, measured.output.bytes()).with_context(|| format!("writing {}", path.display()))?;
+        }
+        if let Some(dir) = &args.emit {
+            let lowered = compiler::lower::lower(&case.pipeline, &case.expert)?;
+            let compiled = compiler::codegen::JitCache::global().get_or_compile(&lowered)?;
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", compiled.llvm_ir.clone()), ("s", compiled.assembly.clone())] {
+                let path = dir.join(format!("{}.{ext}", case.name));
+                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+            }
         }
         rows.extend(measured.rows);
         progress.inc(1);

@@ -648,6 +648,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             let i = self.expr(index)?;
             let p = self.element(&b, i)?;
             let v = self.builder.build_load(mem, p, "")?;
+            self.tag_access(buffer, v.as_instruction_value());
             return self.from_memory(b.elem, v, 1);
         }
         if let Some(base) = self.dense_base(index)? {
@@ -656,6 +657,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             if let Some(i) = v.as_instruction_value() {
                 let _ = i.set_alignment(1);
             }
+            self.tag_access(buffer, v.as_instruction_value());
             return self.from_memory(b.elem, v, lanes);
         }
         // Strided or gathered: lane by lane.
@@ -666,6 +668,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             let i = self.builder.build_extract_element(indices, self.i32_const(k as i64), "")?;
             let p = self.element(&b, i)?;
             let v = self.builder.build_load(mem, p, "")?;
+            self.tag_access(buffer, v.as_instruction_value());
             out = self.builder.build_insert_element(out, v, self.i32_const(k as i64), "")?;
         }
         self.from_memory(b.elem, out.into(), lanes)
@@ -680,13 +683,15 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         if lanes == 1 {
             let i = self.expr(index)?;
             let p = self.element(&b, i)?;
-            self.builder.build_store(p, v)?;
+            let st = self.builder.build_store(p, v)?;
+            self.tag_access(buffer, Some(st));
             return Ok(());
         }
         if let Some(base) = self.dense_base(index)? {
             let p = self.element(&b, base)?;
             let st = self.builder.build_store(p, v)?;
             let _ = st.set_alignment(1);
+            self.tag_access(buffer, Some(st));
             return Ok(());
         }
         let indices = self.expr(index)?;
@@ -696,9 +701,23 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             let i = self.builder.build_extract_element(indices, self.i32_const(k as i64), "")?;
             let x = self.builder.build_extract_element(values, self.i32_const(k as i64), "")?;
             let p = self.element(&b, i)?;
-            self.builder.build_store(p, x)?;
+            let st = self.builder.build_store(p, x)?;
+            self.tag_access(buffer, Some(st));
         }
         Ok(())
+    }
+
+    /// Tells LLVM which buffer a load or store touches (a TBAA type per
+    /// buffer): distinct buffers never overlap, so accesses to one do not
+    /// keep values of another from staying in registers or moving.
+    fn tag_access(&self, buffer: &str, access: Option<inkwell::values::InstructionValue<'ctx>>) {
+        let Some(access) = access else { return };
+        let ctx = self.ctx();
+        let zero = ctx.i64_type().const_zero().into();
+        let root = ctx.metadata_node(&[ctx.metadata_string("halide-rs buffers").into()]);
+        let ty = ctx.metadata_node(&[ctx.metadata_string(buffer).into(), root.into(), zero]);
+        let tag = ctx.metadata_node(&[ty.into(), ty.into(), zero]);
+        let _ = access.set_metadata(tag, ctx.get_kind_id("tbaa"));
     }
 
     // ---- statements -------------------------------------------------------------

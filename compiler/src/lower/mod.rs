@@ -15,6 +15,7 @@
 //! | simplify | [`crate::simplify`] |
 //! | vectorize | [`vectorize`] |
 //! | unroll | [`unroll`] |
+//! | partition loops of shift-inwards splits | [`partition_loops`] |
 //! | simplify | [`crate::simplify`] |
 
 pub mod bounds_inference;
@@ -23,6 +24,7 @@ pub mod flatten;
 pub mod inline;
 pub mod loop_synthesis;
 pub mod names;
+pub mod partition_loops;
 pub mod promises;
 pub mod sliding_window;
 pub mod storage_folding;
@@ -97,6 +99,8 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
     keep("vectorization", &stmt);
     stmt = unroll::unroll(&stmt);
     keep("unrolling", &stmt);
+    stmt = partition_loops::partition_loops(&stmt);
+    keep("loop partitioning", &stmt);
     stmt = simplify_stmt(&stmt);
     keep("final simplification", &stmt);
     Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, passes })
