@@ -107,6 +107,12 @@ struct FunctionEmitter<'ctx, 'm, 's> {
     buffers: Vec<BufferRef<'ctx>>,
     /// Heap allocations live at the current point, innermost last.
     heap: Vec<PointerValue<'ctx>>,
+    /// Whether the expression being emitted is index arithmetic (a buffer
+    /// index, or a statement let, which lowering makes for loop variables,
+    /// bounds and addresses): its i32 arithmetic is assumed not to
+    /// overflow, as the simplifier and Halide assume for index types, and is
+    /// marked `nsw`, so that LLVM can widen it to 64-bit addresses.
+    in_index: bool,
 }
 
 /// Emits the entry function of `stmt` into `module`; returns the assertion
@@ -150,7 +156,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let builder = state.context.create_builder();
         let entry = state.context.append_basic_block(function, "entry");
         builder.position_at_end(entry);
-        FunctionEmitter { state, builder, function, entry, vars: vec![], buffers: vec![], heap: vec![] }
+        FunctionEmitter { state, builder, function, entry, vars: vec![], buffers: vec![], heap: vec![], in_index: false }
     }
 
     fn ctx(&self) -> &'ctx Context {
@@ -425,10 +431,18 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             };
         }
         let signed = s.is_signed_int();
+        let index_math = |e: &Self, v: Value<'ctx>| -> Value<'ctx> {
+            if e.in_index && s == ScalarType::I32 {
+                if let Some(i) = v.as_instruction_value() {
+                    let _ = i.set_no_signed_wrap_flag(true);
+                }
+            }
+            v
+        };
         match op {
-            BinOp::Add => Ok(self.builder.build_binop(Op::Add, x, y, "")?),
-            BinOp::Sub => Ok(self.builder.build_binop(Op::Sub, x, y, "")?),
-            BinOp::Mul => Ok(self.builder.build_binop(Op::Mul, x, y, "")?),
+            BinOp::Add => Ok(index_math(self, self.builder.build_binop(Op::Add, x, y, "")?)),
+            BinOp::Sub => Ok(index_math(self, self.builder.build_binop(Op::Sub, x, y, "")?)),
+            BinOp::Mul => Ok(index_math(self, self.builder.build_binop(Op::Mul, x, y, "")?)),
             BinOp::Min | BinOp::Max => {
                 let p = match (op, signed) {
                     (BinOp::Min, true) => IntPredicate::SLT,
@@ -614,11 +628,19 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         Ok(unsafe { self.builder.build_gep(elem, b.host, &[wide], "")? })
     }
 
+    /// Emits index arithmetic (see `in_index`).
+    fn index(&mut self, e: &Expr) -> Result<Value<'ctx>> {
+        let outer = std::mem::replace(&mut self.in_index, true);
+        let v = self.expr(e);
+        self.in_index = outer;
+        v
+    }
+
     /// A dense vector access when `index` is a ramp of stride one.
     fn dense_base(&mut self, index: &Expr) -> Result<Option<Value<'ctx>>> {
         if let ExprNode::Ramp { base, stride, .. } = index.node() {
             if stride.as_int() == Some(1) {
-                return Ok(Some(self.expr(base)?));
+                return Ok(Some(self.index(base)?));
             }
         }
         Ok(None)
@@ -645,7 +667,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let mem = self.memory_type(b.elem);
         let lanes = ty.lanes;
         if lanes == 1 {
-            let i = self.expr(index)?;
+            let i = self.index(index)?;
             let p = self.element(&b, i)?;
             let v = self.builder.build_load(mem, p, "")?;
             self.tag_access(buffer, v.as_instruction_value());
@@ -661,7 +683,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             return self.from_memory(b.elem, v, lanes);
         }
         // Strided or gathered: lane by lane.
-        let indices = self.expr(index)?;
+        let indices = self.index(index)?;
         let indices = self.widened(indices, lanes)?.into_vector_value();
         let mut out = vector_of(mem, lanes).get_poison();
         for k in 0..lanes {
@@ -681,7 +703,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let v = self.widened(v, lanes)?;
         let v = self.to_memory(b.elem, v, lanes)?;
         if lanes == 1 {
-            let i = self.expr(index)?;
+            let i = self.index(index)?;
             let p = self.element(&b, i)?;
             let st = self.builder.build_store(p, v)?;
             self.tag_access(buffer, Some(st));
@@ -694,7 +716,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             self.tag_access(buffer, Some(st));
             return Ok(());
         }
-        let indices = self.expr(index)?;
+        let indices = self.index(index)?;
         let indices = self.widened(indices, lanes)?.into_vector_value();
         let values = v.into_vector_value();
         for k in 0..lanes {
@@ -772,7 +794,9 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             StmtNode::NoOp => Ok(()),
             StmtNode::Block { stmts } => stmts.iter().try_for_each(|x| self.stmt(x)),
             StmtNode::LetStmt { name, value, body } => {
-                let v = self.expr(value)?;
+                // Statement lets come from lowering: loop, bounds and
+                // address arithmetic, under the same no-overflow rule.
+                let v = self.index(value)?;
                 self.vars.push((name.clone(), v));
                 let r = self.stmt(body);
                 self.vars.pop();

@@ -9,6 +9,8 @@
 
 use rayon::prelude::*;
 use std::alloc::{alloc, dealloc, Layout};
+use std::cell::Cell;
+use std::ptr::NonNull;
 use std::sync::{Mutex, OnceLock};
 
 /// The body of an outlined parallel loop: `body(closure, index)`; non-zero
@@ -90,6 +92,25 @@ pub unsafe extern "C" fn hl_parallel_for(body: LoopBody, closure: *const u8, min
 /// Size of the header in front of each allocation (holds its size).
 const HEADER: usize = ALLOCATION_ALIGN;
 
+/// The block each thread freed last, kept for its next allocation: a
+/// realization allocated per iteration of a loop (per strip of a parallel
+/// loop, say) then reuses one block instead of going back to the system
+/// allocator, which may return the memory and fault it in again.
+struct Spare(Cell<Option<(NonNull<u8>, usize)>>);
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        if let Some((base, total)) = self.0.take() {
+            // SAFETY: the block came from `alloc` with this layout.
+            unsafe { dealloc(base.as_ptr(), Layout::from_size_align_unchecked(total, ALLOCATION_ALIGN)) };
+        }
+    }
+}
+
+thread_local! {
+    static SPARE: Spare = const { Spare(Cell::new(None)) };
+}
+
 /// Allocates `bytes` bytes aligned to [`ALLOCATION_ALIGN`]; null on failure
 /// or for a negative or absurd size.
 #[no_mangle]
@@ -97,13 +118,25 @@ pub extern "C" fn hl_malloc(bytes: i64) -> *mut u8 {
     let Ok(bytes) = usize::try_from(bytes) else { return std::ptr::null_mut() };
     let Some(total) = bytes.checked_add(HEADER) else { return std::ptr::null_mut() };
     let Ok(layout) = Layout::from_size_align(total, ALLOCATION_ALIGN) else { return std::ptr::null_mut() };
-    // SAFETY: the layout has a non-zero size (it includes the header).
+    // A spare block at least as large, and not wastefully larger, is reused.
+    let reused = SPARE.try_with(|s| match s.0.take() {
+        Some((base, size)) if size >= total && size / 2 <= total => Some((base, size)),
+        other => {
+            s.0.set(other);
+            None
+        }
+    });
+    // SAFETY: a reused block is at least `total` bytes; a new one has a
+    // non-zero size (it includes the header).
     unsafe {
-        let base = alloc(layout);
+        let (base, size) = match reused.ok().flatten() {
+            Some((base, size)) => (base.as_ptr(), size),
+            None => (alloc(layout), total),
+        };
         if base.is_null() {
             return base;
         }
-        (base as *mut usize).write(total);
+        (base as *mut usize).write(size);
         base.add(HEADER)
     }
 }
@@ -119,7 +152,29 @@ pub unsafe extern "C" fn hl_free(ptr: *mut u8) {
     }
     let base = ptr.sub(HEADER);
     let total = (base as *const usize).read();
-    dealloc(base, Layout::from_size_align_unchecked(total, ALLOCATION_ALIGN));
+    let release = |base: *mut u8, total: usize| dealloc(base, Layout::from_size_align_unchecked(total, ALLOCATION_ALIGN));
+    // Keep the larger of this block and the current spare.
+    let kept = SPARE.try_with(|s| {
+        let block = NonNull::new(base).map(|b| (b, total));
+        match s.0.take() {
+            Some((old, old_total)) if old_total >= total => {
+                s.0.set(Some((old, old_total)));
+                false
+            }
+            Some((old, old_total)) => {
+                release(old.as_ptr(), old_total);
+                s.0.set(block);
+                true
+            }
+            None => {
+                s.0.set(block);
+                true
+            }
+        }
+    });
+    if kept != Ok(true) {
+        release(base, total);
+    }
 }
 
 #[cfg(test)]
@@ -164,5 +219,27 @@ mod tests {
         }
         assert!(hl_malloc(-1).is_null());
         assert!(hl_malloc(i64::MAX).is_null());
+    }
+
+    #[test]
+    fn a_freed_block_serves_the_next_allocation_of_a_similar_size() {
+        std::thread::spawn(|| unsafe {
+            let first = hl_malloc(4000);
+            hl_free(first);
+            let again = hl_malloc(3000);
+            assert_eq!(again, first, "the spare block is reused");
+            again.write_bytes(1, 3000);
+            // Far smaller requests do not pin a large block.
+            let small = hl_malloc(10);
+            assert_ne!(small, again);
+            hl_free(small);
+            hl_free(again);
+            let bigger = hl_malloc(9000);
+            assert!(!bigger.is_null() && bigger as usize % ALLOCATION_ALIGN == 0);
+            bigger.write_bytes(2, 9000);
+            hl_free(bigger);
+        })
+        .join()
+        .unwrap();
     }
 }
