@@ -90,26 +90,30 @@ def fill(xmin, ymin, width, height, dtype):
     return (v.astype(np.float64) / 1024.0).astype(np.float32)
 
 
-def wrap(hl, array, xmin, ymin):
-    """A Halide buffer over `array`'s memory: dimension 0 is x (stride 1),
-    dimension 1 is y, with the given mins."""
-    buf = hl.Buffer(array)
+def halide_buffer(hl, dtype, xmin, ymin, width, height, values=None):
+    """A buffer allocated by Halide's own (aligned) allocator, as Halide
+    code would use, over [xmin, xmin+width) x [ymin, ymin+height); returns it
+    and a (height, width) numpy view of its memory (x fastest)."""
+    buf = hl.Buffer(hl.UInt(16) if dtype == np.uint16 else hl.Float(32), [width, height])
     buf.set_min([xmin, ymin])
-    assert buf.dim(0).stride() == 1 and buf.dim(0).extent() == array.shape[1]
-    return buf
+    view = np.asarray(buf)
+    assert buf.dim(0).stride() == 1 and view.shape == (height, width)
+    if values is not None:
+        view[...] = values
+    return buf, view
 
 
 def make_input(hl, name, dtype, xmin, ymin, width, height):
-    """An ImageParam bound to a filled buffer, and the numpy array behind it."""
-    array = fill(xmin, ymin, width, height, dtype)
+    """An ImageParam bound to a filled buffer, and the numpy view of it."""
+    buf, view = halide_buffer(hl, dtype, xmin, ymin, width, height, fill(xmin, ymin, width, height, dtype))
     param = hl.ImageParam(hl.UInt(16) if dtype == np.uint16 else hl.Float(32), 2, name)
-    param.set(wrap(hl, array, xmin, ymin))
-    return param, array
+    param.set(buf)
+    return param, view
 
 
 def make_bench(hl, name, out_func, dtype, width, height, inputs, reference):
-    array = np.zeros((height, width), dtype=dtype)
-    return Bench(name, hl.Pipeline(out_func), array, wrap(hl, array, 0, 0), inputs, reference)
+    buf, view = halide_buffer(hl, dtype, 0, 0, width, height)
+    return Bench(name, hl.Pipeline(out_func), view, buf, inputs, reference)
 
 
 # ---------------------------------------------------------------- pipelines

@@ -42,7 +42,69 @@ pub struct Buffer {
     pub name: String,
     pub ty: ScalarType,
     pub dims: Vec<BufferDim>,
-    data: Vec<u8>,
+    data: AlignedBytes,
+}
+
+/// Zero-initialized bytes whose start is aligned to a cache line (64
+/// bytes), so that vector loads and stores of compiled code at a row start
+/// do not straddle cache lines, as in Halide's runtime.
+#[derive(Clone)]
+struct AlignedBytes {
+    lines: Vec<CacheLine>,
+    len: usize,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct CacheLine([u8; 64]);
+
+impl AlignedBytes {
+    fn zeroed(len: usize) -> AlignedBytes {
+        AlignedBytes { lines: vec![CacheLine([0; 64]); len.div_ceil(64)], len }
+    }
+}
+
+impl std::ops::Deref for AlignedBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `lines` holds at least `len` initialized bytes, laid out
+        // contiguously (`CacheLine` is 64 bytes without padding).
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBytes {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as for `deref`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+impl PartialEq for AlignedBytes {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.len)
+    }
+}
+
+impl Serialize for AlignedBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for AlignedBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let bytes = Vec::<u8>::deserialize(d)?;
+        let mut data = AlignedBytes::zeroed(bytes.len());
+        data.copy_from_slice(&bytes);
+        Ok(data)
+    }
 }
 
 impl Buffer {
@@ -62,7 +124,7 @@ impl Buffer {
         if bytes > MAX_BUFFER_BYTES {
             return Err(BufferError::TooLarge { name: name.into(), elements, bytes: ty.bytes(), limit: MAX_BUFFER_BYTES });
         }
-        Ok(Buffer { name: name.into(), ty, dims, data: vec![0; bytes as usize] })
+        Ok(Buffer { name: name.into(), ty, dims, data: AlignedBytes::zeroed(bytes as usize) })
     }
 
     /// A buffer with the given extents, every min zero.
