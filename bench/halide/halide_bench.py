@@ -239,7 +239,7 @@ def time_bench(bench, target):
     compile_ms = (time.perf_counter() - started) * 1e3
 
     def run():
-        bench.pipeline.realize(bench.output_buffer)
+        bench.pipeline.realize(bench.output_buffer, target)
 
     for _ in range(WARMUP):
         run()
@@ -330,10 +330,10 @@ def fmt(v, digits):
     return "–" if v is None else f"{v:.{digits}f}"
 
 
-def comparison_rows(halide_rows, ours, outputs):
+def comparison_rows(halide_rows, strict_rows, ours, outputs):
     ours_rows = {(r["pipeline"], r["schedule"]): r for r in (ours or {}).get("rows", [])}
     rows = []
-    for h in halide_rows:
+    for h, strict in zip(halide_rows, strict_rows):
         naive = ours_rows.get((h["pipeline"], "naive"))
         expert = ours_rows.get((h["pipeline"], "expert"))
         naive_ms = naive["min_ms"] if naive else None
@@ -346,6 +346,8 @@ def comparison_rows(halide_rows, ours, outputs):
             "halide_expert_min_ms": h["min_ms"],
             "halide_compile_ms": h["compile_ms"],
             "halide_over_ours": h["min_ms"] / expert_ms if expert_ms else None,
+            "halide_strict_min_ms": strict["min_ms"],
+            "halide_strict_over_ours": strict["min_ms"] / expert_ms if expert_ms else None,
             "naive_over_expert": naive_ms / expert_ms if naive_ms and expert_ms else None,
             "outputs": outputs.get(h["pipeline"]),
         })
@@ -354,19 +356,24 @@ def comparison_rows(halide_rows, ours, outputs):
 
 def markdown(header, rows):
     lines = [header, ""]
-    lines.append("| pipeline | ours naive (ms) | ours expert (ms) | Halide 21 expert (ms) | Halide / ours | naive / expert (ours) | outputs |")
-    lines.append("|---|---:|---:|---:|---:|---:|---|")
+    lines.append("| pipeline | ours naive (ms) | ours expert (ms) | Halide 21 expert (ms) | Halide / ours "
+                 "| Halide strict_float (ms) | strict / ours | naive / expert (ours) | outputs |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         cell = r["outputs"]["cell"] if r["outputs"] else "not compared"
         lines.append(
             f"| {r['pipeline']} | {fmt(r['ours_naive_min_ms'], 3)} | {fmt(r['ours_expert_min_ms'], 3)} "
-            f"| {fmt(r['halide_expert_min_ms'], 3)} | {fmt(r['halide_over_ours'], 2)} | {fmt(r['naive_over_expert'], 2)} | {cell} |"
+            f"| {fmt(r['halide_expert_min_ms'], 3)} | {fmt(r['halide_over_ours'], 2)} "
+            f"| {fmt(r['halide_strict_min_ms'], 3)} | {fmt(r['halide_strict_over_ours'], 2)} "
+            f"| {fmt(r['naive_over_expert'], 2)} | {cell} |"
         )
     g_halide = geomean([r["halide_over_ours"] for r in rows])
+    g_strict = geomean([r["halide_strict_over_ours"] for r in rows])
     g_naive = geomean([r["naive_over_expert"] for r in rows])
-    lines.append(f"| geometric mean | | | | {fmt(g_halide, 2)} | {fmt(g_naive, 2)} | |")
+    lines.append(f"| geometric mean | | | | {fmt(g_halide, 2)} | | {fmt(g_strict, 2)} | {fmt(g_naive, 2)} | |")
     lines.append("")
-    lines.append("Times are the best of the samples. Halide / ours above 1 means ours is faster.")
+    lines.append("Times are the best of the samples. A ratio above 1 means ours is faster. strict_float: Halide")
+    lines.append("computes float operations as written (no reassociation or contraction), as ours always does.")
     lines.append("")
     lines.append("| pipeline | Halide 21 compile_jit (ms) | ours expert compile (ms) |")
     lines.append("|---|---:|---:|")
@@ -416,12 +423,17 @@ def main():
         matmul(hl, args.matmul_n, l32),
     ]
     warm_up_jit(hl, target)
-    halide_rows = []
+    # Halide's default float arithmetic may reassociate and contract (its
+    # simplifier treats floats as reals); strict_float keeps the operations
+    # as written, as our compiler always does.
+    strict = target.with_feature(hl.TargetFeature.StrictFloat)
+    halide_rows, strict_rows = [], []
     for b in benches:
-        row = time_bench(b, target)
-        print(f"halide {b.name}: compile {row['compile_ms']:.1f} ms, min {row['min_ms']:.3f} ms, "
-              f"median {row['median_ms']:.3f} ms, {row['samples']} samples", file=sys.stderr)
-        halide_rows.append(row)
+        for rows, t, label in ((strict_rows, strict, "strict_float"), (halide_rows, target, "default")):
+            row = time_bench(b, t)
+            print(f"halide {b.name} ({label}): compile {row['compile_ms']:.1f} ms, min {row['min_ms']:.3f} ms, "
+                  f"median {row['median_ms']:.3f} ms, {row['samples']} samples", file=sys.stderr)
+            rows.append(row)
 
     if args.self_check:
         self_check(benches)
@@ -440,7 +452,7 @@ def main():
         f"{args.chain_stages}-stage chain, matmul {args.matmul_n}x{args.matmul_n}, Halide {version}, "
         f"natural lanes: {l16} (16-bit), {l32} (32-bit)."
     )
-    rows = comparison_rows(halide_rows, ours, outputs)
+    rows = comparison_rows(halide_rows, strict_rows, ours, outputs)
     table, g_halide, g_naive = markdown(header, rows)
     print(table, end="")
     if args.markdown:
@@ -457,6 +469,7 @@ def main():
             "chain_stages": args.chain_stages,
             "matmul_n": args.matmul_n,
             "rows": halide_rows,
+            "strict_float_rows": strict_rows,
             "comparison": rows,
             "geomean_halide_over_ours": g_halide,
             "geomean_naive_over_expert": g_naive,

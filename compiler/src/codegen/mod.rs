@@ -15,6 +15,7 @@ pub mod cache;
 pub mod emit;
 pub mod jit;
 pub mod runtime;
+pub mod thread_pool;
 
 use thiserror::Error;
 

@@ -1,13 +1,13 @@
 //! The runtime that generated code calls through the C ABI: a thread pool
 //! for parallel loops and aligned heap allocation.
 //!
-//! Parallel loops run on one process-wide rayon pool. Its size comes from
-//! [`set_num_threads`], else the `HL_NUM_THREADS` environment variable, else
-//! the number of hardware threads. A parallel loop nested inside another
-//! runs on the same pool (rayon steals work instead of starting threads),
-//! so nesting never oversubscribes the machine.
+//! Parallel loops run on one process-wide [`ThreadPool`]. Its size comes
+//! from [`set_num_threads`], else the `HL_NUM_THREADS` environment variable,
+//! else the number of hardware threads. A parallel loop nested inside
+//! another runs on the same threads, so nesting never oversubscribes the
+//! machine.
 
-use rayon::prelude::*;
+use super::thread_pool::ThreadPool;
 use std::alloc::{alloc, dealloc, Layout};
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -22,7 +22,7 @@ pub type LoopBody = extern "C" fn(*const u8, i32) -> i32;
 pub const ALLOCATION_ALIGN: usize = 64;
 
 static REQUESTED_THREADS: Mutex<Option<usize>> = Mutex::new(None);
-static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+static POOL: OnceLock<ThreadPool> = OnceLock::new();
 
 /// Sets the number of worker threads. Takes effect if called before the
 /// first parallel loop runs; returns whether it did.
@@ -36,24 +36,20 @@ pub fn set_num_threads(n: usize) -> bool {
 
 /// The number of threads parallel loops run on.
 pub fn num_threads() -> usize {
-    pool().current_num_threads()
+    pool().threads()
 }
 
 fn threads_from_env() -> Option<usize> {
     std::env::var("HL_NUM_THREADS").ok()?.trim().parse().ok().filter(|&n| n > 0)
 }
 
-fn pool() -> &'static rayon::ThreadPool {
+fn pool() -> &'static ThreadPool {
     POOL.get_or_init(|| {
         let requested = *REQUESTED_THREADS.lock().unwrap_or_else(|e| e.into_inner());
         let threads = requested
             .or_else(threads_from_env)
             .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("hl-worker-{i}"))
-            .build()
-            .unwrap_or_else(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool"))
+        ThreadPool::new(threads)
     })
 }
 
@@ -75,18 +71,10 @@ pub unsafe extern "C" fn hl_parallel_for(body: LoopBody, closure: *const u8, min
         return 0;
     }
     let closure = Closure(closure);
-    let run = move || {
-        (0..extent).into_par_iter().try_for_each(move |k| {
-            let c = closure;
-            match body(c.0, min.wrapping_add(k)) {
-                0 => Ok(()),
-                code => Err(code),
-            }
-        })
-    };
-    // Inside a worker of the pool, stay on it; otherwise enter it.
-    let result = if rayon::current_thread_index().is_some() { run() } else { pool().install(run) };
-    result.err().unwrap_or(0)
+    pool().parallel_for(min, extent, &move |i| {
+        let c = closure;
+        body(c.0, i)
+    })
 }
 
 /// Size of the header in front of each allocation (holds its size).
