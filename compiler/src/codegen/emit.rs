@@ -854,7 +854,9 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let header = ctx.append_basic_block(self.function, &format!("{name}.header"));
         let body_bb = ctx.append_basic_block(self.function, &format!("{name}.body"));
         let exit = ctx.append_basic_block(self.function, &format!("{name}.exit"));
-        let end = self.builder.build_int_add(lo, n, "")?;
+        // Loop bounds are index arithmetic, and `i + 1` cannot overflow
+        // while `i < end`: both `nsw`, so LLVM can widen the counter.
+        let end = self.builder.build_int_nsw_add(lo, n, "")?;
         self.builder.build_unconditional_branch(header)?;
         self.builder.position_at_end(header);
         let phi = self.builder.build_phi(i32t, name)?;
@@ -866,7 +868,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         self.vars.push((name.clone(), i.into()));
         self.stmt(body)?;
         self.vars.pop();
-        let next = self.builder.build_int_add(i, i32t.const_int(1, false), "")?;
+        let next = self.builder.build_int_nsw_add(i, i32t.const_int(1, false), "")?;
         let latch = self.builder.get_insert_block().expect("positioned");
         phi.add_incoming(&[(&next, latch)]);
         let back_edge = self.builder.build_unconditional_branch(header)?;
