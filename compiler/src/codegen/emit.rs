@@ -64,6 +64,14 @@ fn mark_schedule_owned(ctx: &Context, back_edge: inkwell::values::InstructionVal
     }
 }
 
+/// The base of a dense vector access: `index` is a ramp of stride one.
+fn dense_base(index: &Expr) -> Option<&Expr> {
+    match index.node() {
+        ExprNode::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(base),
+        _ => None,
+    }
+}
+
 /// The return code of a failed heap allocation.
 pub const ALLOCATION_FAILED: i32 = -1;
 
@@ -113,6 +121,10 @@ struct FunctionEmitter<'ctx, 'm, 's> {
     /// overflow, as the simplifier and Halide assume for index types, and is
     /// marked `nsw`, so that LLVM can widen it to 64-bit addresses.
     in_index: bool,
+    /// The scalar i32 statement lets in scope in this function, with their
+    /// definitions, so that an address can be computed in i64 from loop
+    /// variables up (see [`Self::address`]).
+    let_values: Vec<(Name, Expr)>,
 }
 
 /// Emits the entry function of `stmt` into `module`; returns the assertion
@@ -156,7 +168,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let builder = state.context.create_builder();
         let entry = state.context.append_basic_block(function, "entry");
         builder.position_at_end(entry);
-        FunctionEmitter { state, builder, function, entry, vars: vec![], buffers: vec![], heap: vec![], in_index: false }
+        FunctionEmitter { state, builder, function, entry, vars: vec![], buffers: vec![], heap: vec![], in_index: false, let_values: vec![] }
     }
 
     fn ctx(&self) -> &'ctx Context {
@@ -621,11 +633,49 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
 
     /// The address of element `index` (scalar) of `b`.
     fn element(&mut self, b: &BufferRef<'ctx>, index: Value<'ctx>) -> Result<PointerValue<'ctx>> {
-        let elem = self.memory_type(b.elem);
         let i64t = self.ctx().i64_type();
         let wide = self.builder.build_cast(inkwell::values::InstructionOpcode::SExt, index, i64t, "")?.into_int_value();
+        self.element_at(b, wide)
+    }
+
+    fn element_at(&mut self, b: &BufferRef<'ctx>, wide: IntValue<'ctx>) -> Result<PointerValue<'ctx>> {
+        let elem = self.memory_type(b.elem);
         // SAFETY: lowering asserted that every access is inside its buffer.
         Ok(unsafe { self.builder.build_gep(elem, b.host, &[wide], "")? })
+    }
+
+    /// The address of the element at scalar index `index` of `b`, with the
+    /// index's sums and products (through the lets defining them) computed
+    /// in i64 from sign-extended loop variables and fields: LLVM then sees
+    /// one widened induction variable per loop instead of a sign extension
+    /// per access.
+    fn address(&mut self, b: &BufferRef<'ctx>, index: &Expr) -> Result<PointerValue<'ctx>> {
+        let wide = self.wide_index(index, 8)?;
+        self.element_at(b, wide)
+    }
+
+    fn wide_index(&mut self, e: &Expr, depth: u32) -> Result<IntValue<'ctx>> {
+        let i64t = self.ctx().i64_type();
+        let scalar_i32 = e.ty() == Type::i32();
+        match e.node() {
+            ExprNode::IntImm { value, .. } if scalar_i32 => return Ok(i64t.const_int(*value as u64, true)),
+            ExprNode::Binary { op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b } if scalar_i32 && depth > 0 => {
+                let (x, y) = (self.wide_index(a, depth - 1)?, self.wide_index(b, depth - 1)?);
+                return Ok(match op {
+                    BinOp::Add => self.builder.build_int_nsw_add(x, y, "")?,
+                    BinOp::Sub => self.builder.build_int_nsw_sub(x, y, "")?,
+                    _ => self.builder.build_int_nsw_mul(x, y, "")?,
+                });
+            }
+            ExprNode::Var { name, .. } if scalar_i32 && depth > 0 => {
+                if let Some((_, value)) = self.let_values.iter().rev().find(|(n, _)| n == name).cloned() {
+                    return self.wide_index(&value, depth - 1);
+                }
+            }
+            _ => {}
+        }
+        let narrow = self.index(e)?;
+        Ok(self.builder.build_cast(inkwell::values::InstructionOpcode::SExt, narrow, i64t, "")?.into_int_value())
     }
 
     /// Emits index arithmetic (see `in_index`).
@@ -636,15 +686,6 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         v
     }
 
-    /// A dense vector access when `index` is a ramp of stride one.
-    fn dense_base(&mut self, index: &Expr) -> Result<Option<Value<'ctx>>> {
-        if let ExprNode::Ramp { base, stride, .. } = index.node() {
-            if stride.as_int() == Some(1) {
-                return Ok(Some(self.index(base)?));
-            }
-        }
-        Ok(None)
-    }
 
     fn from_memory(&mut self, s: ScalarType, v: Value<'ctx>, lanes: u32) -> Result<Value<'ctx>> {
         if !s.is_bool() {
@@ -667,14 +708,13 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let mem = self.memory_type(b.elem);
         let lanes = ty.lanes;
         if lanes == 1 {
-            let i = self.index(index)?;
-            let p = self.element(&b, i)?;
+            let p = self.address(&b, index)?;
             let v = self.builder.build_load(mem, p, "")?;
             self.tag_access(buffer, v.as_instruction_value());
             return self.from_memory(b.elem, v, 1);
         }
-        if let Some(base) = self.dense_base(index)? {
-            let p = self.element(&b, base)?;
+        if let Some(base) = dense_base(index) {
+            let p = self.address(&b, base)?;
             let v = self.builder.build_load(vector_of(mem, lanes), p, "")?;
             if let Some(i) = v.as_instruction_value() {
                 let _ = i.set_alignment(1);
@@ -703,14 +743,13 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let v = self.widened(v, lanes)?;
         let v = self.to_memory(b.elem, v, lanes)?;
         if lanes == 1 {
-            let i = self.index(index)?;
-            let p = self.element(&b, i)?;
+            let p = self.address(&b, index)?;
             let st = self.builder.build_store(p, v)?;
             self.tag_access(buffer, Some(st));
             return Ok(());
         }
-        if let Some(base) = self.dense_base(index)? {
-            let p = self.element(&b, base)?;
+        if let Some(base) = dense_base(index) {
+            let p = self.address(&b, base)?;
             let st = self.builder.build_store(p, v)?;
             let _ = st.set_alignment(1);
             self.tag_access(buffer, Some(st));
@@ -798,7 +837,9 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
                 // address arithmetic, under the same no-overflow rule.
                 let v = self.index(value)?;
                 self.vars.push((name.clone(), v));
+                self.let_values.push((name.clone(), value.clone()));
                 let r = self.stmt(body);
+                self.let_values.pop();
                 self.vars.pop();
                 r
             }
