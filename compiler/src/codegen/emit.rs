@@ -722,18 +722,37 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             self.tag_access(buffer, v.as_instruction_value());
             return self.from_memory(b.elem, v, lanes);
         }
-        // Strided or gathered: lane by lane.
+        // Strided or gathered: one gather of every lane.
         let indices = self.index(index)?;
         let indices = self.widened(indices, lanes)?.into_vector_value();
-        let mut out = vector_of(mem, lanes).get_poison();
-        for k in 0..lanes {
-            let i = self.builder.build_extract_element(indices, self.i32_const(k as i64), "")?;
-            let p = self.element(&b, i)?;
-            let v = self.builder.build_load(mem, p, "")?;
-            self.tag_access(buffer, v.as_instruction_value());
-            out = self.builder.build_insert_element(out, v, self.i32_const(k as i64), "")?;
+        let ctx = self.ctx();
+        let wide = self.builder.build_int_s_extend(indices, ctx.i64_type().vec_type(lanes), "")?;
+        let pointers = self.lane_addresses(&b, wide);
+        let loaded = vector_of(mem, lanes);
+        let gather = Intrinsic::find("llvm.masked.gather")
+            .and_then(|i| i.get_declaration(self.state.module, &[loaded.into(), pointers.get_type().into()]))
+            .ok_or_else(|| CodegenError::Llvm("no llvm.masked.gather".into()))?;
+        let align = ctx.i32_type().const_int(b.elem.bytes() as u64, false);
+        let every_lane = VectorType::const_vector(&vec![ctx.bool_type().const_all_ones(); lanes as usize]);
+        let v = self.call_value(gather, &[pointers.into(), align.into(), every_lane.into(), loaded.get_poison().into()])?;
+        self.from_memory(b.elem, v, lanes)
+    }
+
+    /// The addresses of the elements at the i64 `indices` of `b`, as a
+    /// vector of pointers (a GEP with a vector index, which the inkwell API
+    /// does not build).
+    fn lane_addresses(&mut self, b: &BufferRef<'ctx>, indices: inkwell::values::VectorValue<'ctx>) -> inkwell::values::VectorValue<'ctx> {
+        use inkwell::types::AsTypeRef;
+        use inkwell::values::AsValueRef;
+        let elem = self.memory_type(b.elem);
+        let mut index = [indices.as_value_ref()];
+        // SAFETY: all references come from this function's live context and
+        // builder; a GEP of a pointer by an i64 vector is a vector of
+        // pointers. Lowering asserted that every lane is inside the buffer.
+        unsafe {
+            let raw = inkwell::llvm_sys::core::LLVMBuildGEP2(self.builder.as_mut_ptr(), elem.as_type_ref(), b.host.as_value_ref(), index.as_mut_ptr(), 1, c"".as_ptr());
+            inkwell::values::VectorValue::new(raw)
         }
-        self.from_memory(b.elem, out.into(), lanes)
     }
 
     fn store(&mut self, buffer: &str, index: &Expr, value: &Expr) -> Result<()> {
