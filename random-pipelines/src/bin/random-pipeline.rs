@@ -1,0 +1,27 @@
+//! Prints a random pipeline: `random-pipeline --seed N [--max-stages K]`.
+
+use clap::Parser;
+use random_pipelines::{generate, GeneratorParams};
+
+#[derive(Parser)]
+#[command(about = "Generate and print a deterministic random pipeline")]
+struct Args {
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stages including the input read and the final resample.
+    #[arg(long, default_value_t = 20)]
+    max_stages: usize,
+    #[arg(long, default_value_t = 2000)]
+    width: i64,
+    #[arg(long, default_value_t = 2000)]
+    height: i64,
+    #[arg(long, default_value_t = 3)]
+    channels: i64,
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = Args::parse();
+    let p = generate(&GeneratorParams { seed: a.seed, max_stages: a.max_stages, input_size: (a.width, a.height, a.channels) })?;
+    print!("{}", p.text());
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! Random pipelines under the default schedule, the all-root schedule and
+//! random legal schedules, on the IR interpreter and through the LLVM JIT,
+//! must compute exactly what the reference evaluator computes (bit-exact:
+//! no schedule reorders float arithmetic).
+//!
+//! `RANDOM_PIPELINE_SEEDS=N` checks seeds 0..N (default 48);
+//! `RANDOM_PIPELINE_FIRST=K` starts at seed K.
+
+use compiler::buffer::Buffer;
+use compiler::codegen::compile;
+use compiler::interpret::{run_with_options, InterpretError, Options};
+use compiler::lower::lower;
+use compiler::realize::{bind_arguments, take_outputs, BoundArguments};
+use compiler::random_schedule::{random_schedule, RandomScheduleOptions};
+use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
+use compiler::value::Scalar;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use random_pipelines::{generate, GeneratorParams, RandomPipeline};
+use std::collections::BTreeMap;
+
+const RANDOM_SCHEDULES: usize = 3;
+
+#[derive(Default)]
+struct Stats {
+    schedules: usize,
+    interpreted: usize,
+    interp_skipped: usize,
+}
+
+/// The interpreter's step budget per schedule
+/// (`RANDOM_PIPELINE_INTERP_STEPS`, default 1,000,000).
+fn interp_steps() -> u64 {
+    env("RANDOM_PIPELINE_INTERP_STEPS", 1_000_000)
+}
+
+/// `compiler::realize::realize` under a step budget.
+fn interpret(
+    p: &RandomPipeline,
+    lowered: &compiler::lower::Lowered,
+    inputs: &BTreeMap<String, Buffer>,
+    regions: &[(&str, Vec<(i64, i64)>)],
+) -> Result<BTreeMap<String, Buffer>, InterpretError> {
+    let BoundArguments { mut buffers, scalars } =
+        bind_arguments(&p.pipeline, inputs, &BTreeMap::new(), regions).expect("the generator's inputs fit its pipeline");
+    let options = Options { max_steps: Some(interp_steps()), ..Options::default() };
+    run_with_options(&lowered.stmt, &mut buffers, &scalars, &options)?;
+    Ok(take_outputs(buffers, regions))
+}
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn all_root(p: &RandomPipeline) -> Schedule {
+    let mut s = Schedule::new();
+    for f in &p.pipeline.funcs {
+        s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
+    }
+    s
+}
+
+/// The default schedule (pure Funcs inlined), except that Funcs with
+/// updates are computed at root: left at their consumer's innermost loop
+/// they rerun their whole reduction per consumer point, which chains of
+/// random stages turn into minutes of work (and a Func with updates read
+/// by several stages cannot stay there at all).
+fn default_schedule(p: &RandomPipeline) -> Schedule {
+    let mut s = Schedule::new();
+    for f in p.pipeline.funcs.iter().filter(|f| !f.updates.is_empty()) {
+        s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
+    }
+    for _ in 0..p.pipeline.funcs.len() {
+        let Err(e) = lower(&p.pipeline, &s) else { break };
+        let msg = e.to_string();
+        let Some(name) = msg.strip_prefix("Func ").and_then(|m| m.split(':').next()) else { break };
+        if !msg.contains("is used by several stages") || p.pipeline.func(name).is_none() {
+            break;
+        }
+        let name = p.pipeline.func(name).expect("checked").name.clone();
+        s.funcs.insert(name, FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
+    }
+    s
+}
+
+fn params(seed: u64) -> GeneratorParams {
+    GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3) }
+}
+
+/// An 8x8x8 window, sometimes past the input's edges (every point is
+/// computable: inputs are read through boundary conditions). No extent is
+/// below the largest random split factor (8): a split of an output
+/// dimension that shifts inwards or rounds up needs that much room.
+fn region(seed: u64) -> Vec<(i64, i64)> {
+    vec![((seed % 13) as i64 - 3, 8), ((seed % 17) as i64 - 2, 8), (0, 8)]
+}
+
+fn first_mismatch(want: &Buffer, got: &Buffer) -> Option<String> {
+    for c in want.coordinates() {
+        let w = want.get(&c).unwrap();
+        let g = match got.get(&c) {
+            Ok(g) => g,
+            Err(e) => return Some(format!("at {c:?}: {e}")),
+        };
+        if !w.bit_eq(g) {
+            return Some(format!("at {c:?}: expected {w:?}, got {g:?}"));
+        }
+    }
+    None
+}
+
+/// Checks one seed; returns a description of each failure.
+fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
+    let p = match generate(&params(seed)) {
+        Ok(p) => p,
+        Err(e) => return vec![format!("seed {seed}: generation failed: {e}")],
+    };
+    let inputs = p.make_inputs();
+    let scalars: BTreeMap<String, Scalar> = BTreeMap::new();
+    let region = region(seed);
+    let header = || format!("seed {seed}\n{}", p.text());
+    let t0 = std::time::Instant::now();
+    let expected = match compiler::reference::realize(&p.pipeline, &inputs, &scalars, &p.output, &region) {
+        Ok(b) => b,
+        Err(e) => return vec![format!("{}reference evaluation failed: {e}", header())],
+    };
+    let t_ref = t0.elapsed();
+    let (mut t_lower, mut t_interp, mut t_jit) = (std::time::Duration::ZERO, std::time::Duration::ZERO, std::time::Duration::ZERO);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9) ^ 0xD1FF);
+    let options = RandomScheduleOptions::default();
+    let mut failures = vec![];
+    for k in 0..2 + RANDOM_SCHEDULES {
+        let schedule = match k {
+            0 => default_schedule(&p),
+            1 => all_root(&p),
+            _ => random_schedule(&p.pipeline, &mut rng, &options),
+        };
+        let fail = |what: String| format!("{}schedule #{k}:\n{schedule}\n{what}", header());
+        let t = std::time::Instant::now();
+        let lowered = lower(&p.pipeline, &schedule);
+        t_lower += t.elapsed();
+        stats.schedules += 1;
+        let lowered = match lowered {
+            Ok(l) => l,
+            Err(e) => {
+                failures.push(fail(format!("failed to lower: {e}")));
+                continue;
+            }
+        };
+        let regions = [(p.output.as_str(), region.clone())];
+        let t = std::time::Instant::now();
+        let compiled = match compile(&lowered) {
+            Ok(c) => c,
+            Err(e) => {
+                failures.push(fail(format!("JIT compile failed: {e}")));
+                continue;
+            }
+        };
+        let t_run = std::time::Instant::now();
+        let run = compiled.run(&inputs, &scalars, &regions);
+        let jit_run = t_run.elapsed();
+        t_jit += t.elapsed();
+        match run {
+            Ok(mut out) => {
+                let got = out.remove(&p.output).expect("the output");
+                if let Some(m) = first_mismatch(&expected, &got) {
+                    failures.push(fail(format!("JIT {m}")));
+                }
+            }
+            Err(e) => failures.push(fail(format!("JIT run failed: {e}"))),
+        }
+        // The interpreter is orders of magnitude slower than compiled code:
+        // schedules that recompute a lot (the default inlines everything)
+        // would take minutes there, so it runs under a step budget.
+        let t = std::time::Instant::now();
+        let interpreted = interpret(&p, &lowered, &inputs, &regions);
+        t_interp += t.elapsed();
+        if std::env::var("RANDOM_PIPELINE_VERBOSE").is_ok() {
+            eprintln!("seed {seed} schedule #{k}: JIT run {jit_run:.2?}, interpreter {:.2?}", t.elapsed());
+        }
+        if matches!(interpreted, Err(InterpretError::StepBudgetExceeded { .. })) {
+            stats.interp_skipped += 1;
+            continue;
+        }
+        stats.interpreted += 1;
+        let interpreted = interpreted.map_err(|e| e.to_string());
+        match interpreted {
+            Ok(mut out) => {
+                let got = out.remove(&p.output).expect("the output");
+                if let Some(m) = first_mismatch(&expected, &got) {
+                    failures.push(fail(format!("interpreter {m}")));
+                }
+            }
+            Err(e) => failures.push(fail(format!("interpreter failed: {e}"))),
+        }
+    }
+    eprintln!("seed {seed}: {} funcs; reference {t_ref:.2?}, lower {t_lower:.2?}, interpreter {t_interp:.2?}, JIT {t_jit:.2?}", p.pipeline.funcs.len());
+    failures
+}
+
+/// Seeds `first..first+count` with `seed % parts == part`.
+fn run_part(part: u64, parts: u64) {
+    let first = env("RANDOM_PIPELINE_FIRST", 0);
+    let count = env("RANDOM_PIPELINE_SEEDS", 48);
+    let mut failures = vec![];
+    let mut checked = 0;
+    let mut stats = Stats::default();
+    for seed in (first..first + count).filter(|s| s % parts == part) {
+        let f = check_seed(seed, &mut stats);
+        for fail in &f {
+            eprintln!("seed {seed}: {}", fail.lines().last().unwrap_or(""));
+        }
+        failures.extend(f);
+        checked += 1;
+    }
+    eprintln!(
+        "part {part}/{parts}: {checked} seeds, {} schedules (JIT on all, interpreter on {}, skipped on {} slow ones), {} failures",
+        stats.schedules,
+        stats.interpreted,
+        stats.interp_skipped,
+        failures.len()
+    );
+    if !failures.is_empty() {
+        panic!("{} failures; the first:\n{}", failures.len(), failures[0]);
+    }
+}
+
+// Two tests so that both cores work.
+#[test]
+fn random_pipelines_agree_even_seeds() {
+    run_part(0, 2);
+}
+
+#[test]
+fn random_pipelines_agree_odd_seeds() {
+    run_part(1, 2);
+}
