@@ -10,8 +10,8 @@ use compiler::buffer::Buffer;
 use compiler::codegen::compile;
 use compiler::interpret::{run_with_options, InterpretError, Options};
 use compiler::lower::lower;
-use compiler::realize::{bind_arguments, take_outputs, BoundArguments};
 use compiler::random_schedule::{random_schedule, RandomScheduleOptions};
+use compiler::realize::{bind_arguments, take_outputs, BoundArguments};
 use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
 use compiler::value::Scalar;
 use rand::SeedableRng;
@@ -41,21 +41,36 @@ fn interpret(
     inputs: &BTreeMap<String, Buffer>,
     regions: &[(&str, Vec<(i64, i64)>)],
 ) -> Result<BTreeMap<String, Buffer>, InterpretError> {
-    let BoundArguments { mut buffers, scalars } =
-        bind_arguments(&p.pipeline, inputs, &BTreeMap::new(), regions).expect("the generator's inputs fit its pipeline");
-    let options = Options { max_steps: Some(interp_steps()), ..Options::default() };
+    let BoundArguments {
+        mut buffers,
+        scalars,
+    } = bind_arguments(&p.pipeline, inputs, &BTreeMap::new(), regions)
+        .expect("the generator's inputs fit its pipeline");
+    let options = Options {
+        max_steps: Some(interp_steps()),
+        ..Options::default()
+    };
     run_with_options(&lowered.stmt, &mut buffers, &scalars, &options)?;
     Ok(take_outputs(buffers, regions))
 }
 
 fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn all_root(p: &RandomPipeline) -> Schedule {
     let mut s = Schedule::new();
     for f in &p.pipeline.funcs {
-        s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
+        s.funcs.insert(
+            f.name.clone(),
+            FuncSchedule {
+                compute: LoopLevel::Root,
+                ..Default::default()
+            },
+        );
     }
     s
 }
@@ -68,23 +83,43 @@ fn all_root(p: &RandomPipeline) -> Schedule {
 fn default_schedule(p: &RandomPipeline) -> Schedule {
     let mut s = Schedule::new();
     for f in p.pipeline.funcs.iter().filter(|f| !f.updates.is_empty()) {
-        s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
+        s.funcs.insert(
+            f.name.clone(),
+            FuncSchedule {
+                compute: LoopLevel::Root,
+                ..Default::default()
+            },
+        );
     }
     for _ in 0..p.pipeline.funcs.len() {
-        let Err(e) = lower(&p.pipeline, &s) else { break };
+        let Err(e) = lower(&p.pipeline, &s) else {
+            break;
+        };
         let msg = e.to_string();
-        let Some(name) = msg.strip_prefix("Func ").and_then(|m| m.split(':').next()) else { break };
+        let Some(name) = msg.strip_prefix("Func ").and_then(|m| m.split(':').next()) else {
+            break;
+        };
         if !msg.contains("is used by several stages") || p.pipeline.func(name).is_none() {
             break;
         }
         let name = p.pipeline.func(name).expect("checked").name.clone();
-        s.funcs.insert(name, FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
+        s.funcs.insert(
+            name,
+            FuncSchedule {
+                compute: LoopLevel::Root,
+                ..Default::default()
+            },
+        );
     }
     s
 }
 
 fn params(seed: u64) -> GeneratorParams {
-    GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3) }
+    GeneratorParams {
+        seed,
+        max_stages: 6 + (seed % 3) as usize,
+        input_size: (24, 20, 3),
+    }
 }
 
 /// An 8x8x8 window, sometimes past the input's edges (every point is
@@ -92,7 +127,11 @@ fn params(seed: u64) -> GeneratorParams {
 /// below the largest random split factor (8): a split of an output
 /// dimension that shifts inwards or rounds up needs that much room.
 fn region(seed: u64) -> Vec<(i64, i64)> {
-    vec![((seed % 13) as i64 - 3, 8), ((seed % 17) as i64 - 2, 8), (0, 8)]
+    vec![
+        ((seed % 13) as i64 - 3, 8),
+        ((seed % 17) as i64 - 2, 8),
+        (0, 8),
+    ]
 }
 
 fn first_mismatch(want: &Buffer, got: &Buffer) -> Option<String> {
@@ -120,12 +159,17 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
     let region = region(seed);
     let header = || format!("seed {seed}\n{}", p.text());
     let t0 = std::time::Instant::now();
-    let expected = match compiler::reference::realize(&p.pipeline, &inputs, &scalars, &p.output, &region) {
-        Ok(b) => b,
-        Err(e) => return vec![format!("{}reference evaluation failed: {e}", header())],
-    };
+    let expected =
+        match compiler::reference::realize(&p.pipeline, &inputs, &scalars, &p.output, &region) {
+            Ok(b) => b,
+            Err(e) => return vec![format!("{}reference evaluation failed: {e}", header())],
+        };
     let t_ref = t0.elapsed();
-    let (mut t_lower, mut t_interp, mut t_jit) = (std::time::Duration::ZERO, std::time::Duration::ZERO, std::time::Duration::ZERO);
+    let (mut t_lower, mut t_interp, mut t_jit) = (
+        std::time::Duration::ZERO,
+        std::time::Duration::ZERO,
+        std::time::Duration::ZERO,
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9) ^ 0xD1FF);
     let options = RandomScheduleOptions::default();
     let mut failures = vec![];
@@ -176,7 +220,10 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
         let interpreted = interpret(&p, &lowered, &inputs, &regions);
         t_interp += t.elapsed();
         if std::env::var("RANDOM_PIPELINE_VERBOSE").is_ok() {
-            eprintln!("seed {seed} schedule #{k}: JIT run {jit_run:.2?}, interpreter {:.2?}", t.elapsed());
+            eprintln!(
+                "seed {seed} schedule #{k}: JIT run {jit_run:.2?}, interpreter {:.2?}",
+                t.elapsed()
+            );
         }
         if matches!(interpreted, Err(InterpretError::StepBudgetExceeded { .. })) {
             stats.interp_skipped += 1;
