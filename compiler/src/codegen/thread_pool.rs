@@ -8,7 +8,7 @@
 //! pay a wake-up each. A loop started inside an iteration of another is
 //! just another job on the same threads: nesting never starts threads.
 
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,7 +38,9 @@ struct Job {
     run: *const (dyn Fn(i32) -> i32 + Sync),
     min: i32,
     extent: i32,
-    next: AtomicI32,
+    /// The next unclaimed iteration; i64, so that claims past the end (one
+    /// per thread) cannot wrap around even for an extent near `i32::MAX`.
+    next: AtomicI64,
     done: AtomicI32,
     failure: AtomicI32,
 }
@@ -50,16 +52,17 @@ unsafe impl Sync for Job {}
 
 impl Job {
     fn has_work(&self) -> bool {
-        self.next.load(Ordering::Relaxed) < self.extent
+        self.next.load(Ordering::Relaxed) < i64::from(self.extent)
     }
 
     /// Claims and runs iterations until none is left.
     fn work(&self) {
         loop {
-            let k = self.next.fetch_add(1, Ordering::AcqRel);
-            if k >= self.extent {
+            let claimed = self.next.fetch_add(1, Ordering::AcqRel);
+            if claimed >= i64::from(self.extent) {
                 return;
             }
+            let k = claimed as i32; // below `extent`, so it fits
             if self.failure.load(Ordering::Relaxed) == 0 {
                 // SAFETY: see the field's comment.
                 let code = unsafe { (*self.run)(self.min.wrapping_add(k)) };
@@ -132,7 +135,7 @@ impl ThreadPool {
         // SAFETY: only the lifetime is erased; this function returns only
         // after every claimed iteration has finished calling `run`.
         let run: *const (dyn Fn(i32) -> i32 + Sync) = unsafe { std::mem::transmute(run) };
-        let job = Arc::new(Job { run, min, extent, next: AtomicI32::new(0), done: AtomicI32::new(0), failure: AtomicI32::new(0) });
+        let job = Arc::new(Job { run, min, extent, next: AtomicI64::new(0), done: AtomicI32::new(0), failure: AtomicI32::new(0) });
         {
             let mut jobs = self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner());
             jobs.push(job.clone());
