@@ -1,3 +1,7 @@
+//! Unit tests of the simplifier: constant folding, the linear form, min/max
+//! and comparison decisions, division rules, statements, and a randomized
+//! check of rewrites against the value semantics.
+
 use super::*;
 use crate::expr::{BinOp, CmpOp, MathFn};
 use crate::ops::{max, min, select, CompareExt};

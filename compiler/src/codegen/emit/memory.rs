@@ -1,0 +1,191 @@
+//! Memory accesses of the emitted function: buffer element addresses
+//! (computed in i64 from loop variables up), dense vector loads and stores,
+//! gathers and lane-by-lane scatters, and the per-buffer TBAA tags that tell
+//! LLVM distinct buffers never overlap.
+
+use super::{vector_of, BufferRef, CodegenError, FunctionEmitter, Result, Value};
+use crate::expr::{BinOp, Expr, ExprNode};
+use crate::types::{ScalarType, Type};
+use inkwell::intrinsics::Intrinsic;
+use inkwell::types::VectorType;
+use inkwell::values::{BasicValue, IntValue, PointerValue};
+use inkwell::IntPredicate;
+
+impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
+    /// The address of element `index` (scalar) of `b`.
+    fn element(&mut self, b: &BufferRef<'ctx>, index: Value<'ctx>) -> Result<PointerValue<'ctx>> {
+        let i64t = self.ctx().i64_type();
+        let wide = self.builder.build_cast(inkwell::values::InstructionOpcode::SExt, index, i64t, "")?.into_int_value();
+        self.element_at(b, wide)
+    }
+
+    fn element_at(&mut self, b: &BufferRef<'ctx>, wide: IntValue<'ctx>) -> Result<PointerValue<'ctx>> {
+        let elem = self.memory_type(b.elem);
+        // SAFETY: lowering asserted that every access is inside its buffer.
+        Ok(unsafe { self.builder.build_gep(elem, b.host, &[wide], "")? })
+    }
+
+    /// The address of the element at scalar index `index` of `b`, with the
+    /// index's sums and products (through the lets defining them) computed
+    /// in i64 from sign-extended loop variables and fields: LLVM then sees
+    /// one widened induction variable per loop instead of a sign extension
+    /// per access.
+    fn address(&mut self, b: &BufferRef<'ctx>, index: &Expr) -> Result<PointerValue<'ctx>> {
+        let wide = self.wide_index(index, 8)?;
+        self.element_at(b, wide)
+    }
+
+    fn wide_index(&mut self, e: &Expr, depth: u32) -> Result<IntValue<'ctx>> {
+        let i64t = self.ctx().i64_type();
+        let scalar_i32 = e.ty() == Type::i32();
+        match e.node() {
+            ExprNode::IntImm { value, .. } if scalar_i32 => return Ok(i64t.const_int(*value as u64, true)),
+            ExprNode::Binary { op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b } if scalar_i32 && depth > 0 => {
+                let (x, y) = (self.wide_index(a, depth - 1)?, self.wide_index(b, depth - 1)?);
+                return Ok(match op {
+                    BinOp::Add => self.builder.build_int_nsw_add(x, y, "")?,
+                    BinOp::Sub => self.builder.build_int_nsw_sub(x, y, "")?,
+                    _ => self.builder.build_int_nsw_mul(x, y, "")?,
+                });
+            }
+            ExprNode::Var { name, .. } if scalar_i32 && depth > 0 => {
+                if let Some((_, value)) = self.let_values.iter().rev().find(|(n, _)| n == name).cloned() {
+                    return self.wide_index(&value, depth - 1);
+                }
+            }
+            _ => {}
+        }
+        let narrow = self.index(e)?;
+        Ok(self.builder.build_cast(inkwell::values::InstructionOpcode::SExt, narrow, i64t, "")?.into_int_value())
+    }
+
+    /// Emits index arithmetic (see `in_index`).
+    pub(super) fn index(&mut self, e: &Expr) -> Result<Value<'ctx>> {
+        let outer = std::mem::replace(&mut self.in_index, true);
+        let v = self.expr(e);
+        self.in_index = outer;
+        v
+    }
+
+
+    fn from_memory(&mut self, s: ScalarType, v: Value<'ctx>, lanes: u32) -> Result<Value<'ctx>> {
+        if !s.is_bool() {
+            return Ok(v);
+        }
+        let zero = self.constant(Type { scalar: ScalarType::U8, lanes }, 0, 0.0)?;
+        self.icmp(IntPredicate::NE, v, zero)
+    }
+
+    fn to_memory(&mut self, s: ScalarType, v: Value<'ctx>, lanes: u32) -> Result<Value<'ctx>> {
+        if !s.is_bool() {
+            return Ok(v);
+        }
+        let t = self.llvm_type(Type { scalar: ScalarType::U8, lanes });
+        Ok(self.builder.build_cast(inkwell::values::InstructionOpcode::ZExt, v, t, "")?)
+    }
+
+    pub(super) fn load(&mut self, buffer: &str, index: &Expr, ty: Type) -> Result<Value<'ctx>> {
+        let b = self.buffer(buffer)?;
+        let mem = self.memory_type(b.elem);
+        let lanes = ty.lanes;
+        if lanes == 1 {
+            let p = self.address(&b, index)?;
+            let v = self.builder.build_load(mem, p, "")?;
+            self.tag_access(buffer, v.as_instruction_value());
+            return self.from_memory(b.elem, v, 1);
+        }
+        if let Some(base) = dense_base(index) {
+            let p = self.address(&b, base)?;
+            let v = self.builder.build_load(vector_of(mem, lanes), p, "")?;
+            if let Some(i) = v.as_instruction_value() {
+                let _ = i.set_alignment(1);
+            }
+            self.tag_access(buffer, v.as_instruction_value());
+            return self.from_memory(b.elem, v, lanes);
+        }
+        // Strided or gathered: one gather of every lane.
+        let indices = self.index(index)?;
+        let indices = self.widened(indices, lanes)?.into_vector_value();
+        let ctx = self.ctx();
+        let wide = self.builder.build_int_s_extend(indices, ctx.i64_type().vec_type(lanes), "")?;
+        let pointers = self.lane_addresses(&b, wide);
+        let loaded = vector_of(mem, lanes);
+        let gather = Intrinsic::find("llvm.masked.gather")
+            .and_then(|i| i.get_declaration(self.state.module, &[loaded.into(), pointers.get_type().into()]))
+            .ok_or_else(|| CodegenError::Llvm("no llvm.masked.gather".into()))?;
+        let align = ctx.i32_type().const_int(b.elem.bytes() as u64, false);
+        let every_lane = VectorType::const_vector(&vec![ctx.bool_type().const_all_ones(); lanes as usize]);
+        let v = self.call_value(gather, &[pointers.into(), align.into(), every_lane.into(), loaded.get_poison().into()])?;
+        self.from_memory(b.elem, v, lanes)
+    }
+
+    /// The addresses of the elements at the i64 `indices` of `b`, as a
+    /// vector of pointers (a GEP with a vector index, which the inkwell API
+    /// does not build).
+    fn lane_addresses(&mut self, b: &BufferRef<'ctx>, indices: inkwell::values::VectorValue<'ctx>) -> inkwell::values::VectorValue<'ctx> {
+        use inkwell::types::AsTypeRef;
+        use inkwell::values::AsValueRef;
+        let elem = self.memory_type(b.elem);
+        let mut index = [indices.as_value_ref()];
+        // SAFETY: all references come from this function's live context and
+        // builder; a GEP of a pointer by an i64 vector is a vector of
+        // pointers. Lowering asserted that every lane is inside the buffer.
+        unsafe {
+            let raw = inkwell::llvm_sys::core::LLVMBuildGEP2(self.builder.as_mut_ptr(), elem.as_type_ref(), b.host.as_value_ref(), index.as_mut_ptr(), 1, c"".as_ptr());
+            inkwell::values::VectorValue::new(raw)
+        }
+    }
+
+    pub(super) fn store(&mut self, buffer: &str, index: &Expr, value: &Expr) -> Result<()> {
+        let b = self.buffer(buffer)?;
+        let lanes = value.ty().lanes.max(index.ty().lanes);
+        let v = self.expr(value)?;
+        let v = self.widened(v, lanes)?;
+        let v = self.to_memory(b.elem, v, lanes)?;
+        if lanes == 1 {
+            let p = self.address(&b, index)?;
+            let st = self.builder.build_store(p, v)?;
+            self.tag_access(buffer, Some(st));
+            return Ok(());
+        }
+        if let Some(base) = dense_base(index) {
+            let p = self.address(&b, base)?;
+            let st = self.builder.build_store(p, v)?;
+            let _ = st.set_alignment(1);
+            self.tag_access(buffer, Some(st));
+            return Ok(());
+        }
+        let indices = self.index(index)?;
+        let indices = self.widened(indices, lanes)?.into_vector_value();
+        let values = v.into_vector_value();
+        for k in 0..lanes {
+            let i = self.builder.build_extract_element(indices, self.i32_const(k as i64), "")?;
+            let x = self.builder.build_extract_element(values, self.i32_const(k as i64), "")?;
+            let p = self.element(&b, i)?;
+            let st = self.builder.build_store(p, x)?;
+            self.tag_access(buffer, Some(st));
+        }
+        Ok(())
+    }
+
+    /// Tells LLVM which buffer a load or store touches (a TBAA type per
+    /// buffer): distinct buffers never overlap, so accesses to one do not
+    /// keep values of another from staying in registers or moving.
+    fn tag_access(&self, buffer: &str, access: Option<inkwell::values::InstructionValue<'ctx>>) {
+        let Some(access) = access else { return };
+        let ctx = self.ctx();
+        let zero = ctx.i64_type().const_zero().into();
+        let root = ctx.metadata_node(&[ctx.metadata_string("halide-rs buffers").into()]);
+        let ty = ctx.metadata_node(&[ctx.metadata_string(buffer).into(), root.into(), zero]);
+        let tag = ctx.metadata_node(&[ty.into(), ty.into(), zero]);
+        let _ = access.set_metadata(tag, ctx.get_kind_id("tbaa"));
+    }
+}
+
+/// The base of a dense vector access: `index` is a ramp of stride one.
+fn dense_base(index: &Expr) -> Option<&Expr> {
+    match index.node() {
+        ExprNode::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(base),
+        _ => None,
+    }
+}
