@@ -7,7 +7,6 @@
 //! [`reference`] evaluates the algorithm directly and is the oracle every
 //! schedule is checked against.
 
-pub mod bench;
 pub mod boundary;
 pub mod buffer;
 pub mod codegen;

@@ -445,6 +445,32 @@ pub fn stmt_uses_var(s: &Stmt, name: &str) -> bool {
     fv.names.contains(name)
 }
 
+/// The names `s` binds: its lets (statement and expression) and loops.
+pub fn names_bound(s: &Stmt) -> HashSet<Name> {
+    #[derive(Default)]
+    struct Bound(HashSet<Name>);
+    impl Visitor for Bound {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprNode::Let { name, .. } = e.node() {
+                self.0.insert(name.clone());
+            }
+            walk_expr(self, e)
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            match s.node() {
+                StmtNode::LetStmt { name, .. } | StmtNode::For { name, .. } => {
+                    self.0.insert(name.clone());
+                }
+                _ => {}
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut b = Bound::default();
+    b.visit_stmt(s);
+    b.0
+}
+
 /// Whether statement `s` reads or writes the Func `func`.
 pub fn stmt_touches_func(s: &Stmt, func: &str) -> bool {
     struct Touches<'a> {

@@ -21,6 +21,7 @@ use crate::ops::CompareExt;
 use crate::pipeline::{buffer_vars, FuncDef};
 use crate::simplify::simplify;
 use crate::stmt::{Range, Stmt, StmtNode};
+use crate::visit::{expr_uses_var, names_bound};
 
 fn unbounded(func: &str, dim: &str, what: &str) -> LowerError {
     LowerError::Unbounded { func: func.to_string(), dim: dim.to_string(), what: what.to_string() }
@@ -53,13 +54,48 @@ impl Preamble {
 
 /// Defines the required region and stage bounds of `f` around its
 /// `ProducerConsumer` node.
+///
+/// The lets that open `f`'s consume side (the bounds of consumers computed
+/// at the same loop level, inferred before `f`) move out in front of `f`'s
+/// own, so that `f`'s region refers to them by name. Expanding them instead
+/// would double the expression at every level of a chain of sliding
+/// windows, whose starts are `select`s over the consumer's start.
 pub fn infer_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, is_output: bool) -> Result<Stmt, LowerError> {
     let name = f.name.clone();
     let is_pc = |n: &Stmt| matches!(n.node(), StmtNode::ProducerConsumer { func, .. } if *func == name);
     rewrite_matching(s, is_pc, |_, node| {
-        let StmtNode::ProducerConsumer { produce, consume, .. } = node.node() else { unreachable!() };
-        Ok::<_, LowerError>(preamble(f, fp, is_output, produce, consume)?.around(node.clone()))
+        let StmtNode::ProducerConsumer { func, produce, consume } = node.node() else { unreachable!() };
+        let (hoisted, consume) = if is_output { (vec![], consume.clone()) } else { leading_lets(consume) };
+        let node = Stmt::new(StmtNode::ProducerConsumer { func: func.clone(), produce: produce.clone(), consume: consume.clone() });
+        let inner = preamble(f, fp, is_output, produce, &consume)?.around(node);
+        Ok::<_, LowerError>(hoisted.into_iter().rev().fold(inner, |body, (n, v)| Stmt::let_stmt(n, v, body)))
     })
+}
+
+/// Splits the chain of lets `s` starts with into those that can move out
+/// in front of it (outermost first) and the statement that stays: the
+/// lets not bound again inside (a loop split reuses a stage's names) and
+/// not using a let that stays, since a moved name must mean the same
+/// thing everywhere below it.
+fn leading_lets(s: &Stmt) -> (Vec<(Name, Expr)>, Stmt) {
+    let mut chain = vec![];
+    let mut at = s.clone();
+    while let StmtNode::LetStmt { name, value, body } = at.node() {
+        chain.push((name.clone(), value.clone()));
+        let next = body.clone();
+        at = next;
+    }
+    let rebound = names_bound(&at);
+    let (mut moved, mut kept) = (vec![], vec![]);
+    for (name, value) in chain {
+        let stays = rebound.contains(&name) || kept.iter().any(|(k, _): &(Name, Expr)| expr_uses_var(&value, k));
+        if stays {
+            kept.push((name, value));
+        } else {
+            moved.push((name, value));
+        }
+    }
+    (moved, kept.into_iter().rev().fold(at, |body, (n, v)| Stmt::let_stmt(n, v, body)))
 }
 
 /// Sizes the `Realize` of `f` to cover every read and write of it inside,

@@ -73,10 +73,11 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
     let funcs = inline::inline_funcs(p, &plan);
     let mut stmt = loop_synthesis::synthesize(&funcs, &plan, &p.outputs);
     keep("loop synthesis", &stmt);
+    let mut slid = sliding_window::Slid::new();
     for f in funcs.iter().rev() {
         let fp = plan.get(&f.name);
         stmt = bounds_inference::infer_func(&stmt, f, fp, p.is_output(&f.name))?;
-        stmt = sliding_window::slide_func(&stmt, f, fp);
+        stmt = sliding_window::slide_func(&stmt, f, fp, &mut slid);
         if !p.is_output(&f.name) {
             stmt = bounds_inference::size_realization(&stmt, f)?;
         }
@@ -86,7 +87,7 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
     stmt = bounds_inference::check_buffers(&stmt, &inputs, &outputs)?;
     keep("bounds inference and sliding window", &stmt);
     for f in &funcs {
-        stmt = storage_folding::fold_func(&stmt, f, plan.get(&f.name));
+        stmt = storage_folding::fold_func(&stmt, f, plan.get(&f.name), &slid);
     }
     keep("storage folding", &stmt);
     stmt = promises::strip_promises(&stmt);

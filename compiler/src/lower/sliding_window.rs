@@ -10,6 +10,14 @@
 //! compute loop in exactly one dimension. Guarantees: on the first iteration
 //! of the compute loop the whole region is computed; on later ones only the
 //! points past the previous iteration's maximum.
+//!
+//! Windows chain: the producer of a sliding consumer requires a region
+//! that starts at the consumer's slid start, a `select` over the loop
+//! variable. Those starts stay behind their names ([`Slid`] records them and
+//! the loop they slide along); a start that slid along the same loop is
+//! known not to decrease from one iteration to the next, which is all the
+//! producer's own window needs. Expanding them would double the expression
+//! at every level of the chain.
 
 use super::context::{find_context, rewrite_matching, Context, Enclosing};
 use super::names::{required_max, required_min, stage_min};
@@ -18,9 +26,13 @@ use crate::expr::{Expr, Name};
 use crate::ops::CompareExt;
 use crate::pipeline::FuncDef;
 use crate::simplify::{can_prove, can_prove_with, simplify};
-use std::collections::HashMap;
 use crate::stmt::{ForKind, Stmt, StmtNode};
+use std::collections::HashMap;
 use crate::visit::{expr_uses_var, substitute};
+
+/// The stage starts the pass has rewritten (`{f}.s0.{x}.min`), each with the
+/// loop variable it slides along.
+pub type Slid = HashMap<Name, Name>;
 
 /// The loop a Func is computed in and how its required region moves with it.
 pub struct Window {
@@ -38,7 +50,7 @@ pub struct Window {
 
 /// Finds the window of `f` if its storage is outside a serial compute loop
 /// and its required region moves monotonically in one dimension.
-pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Option<(Context, Window)> {
+pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<(Context, Window)> {
     if !f.updates.is_empty() || fp.store == fp.compute {
         return None;
     }
@@ -57,21 +69,24 @@ pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Option<(Context, Win
         return None;
     }
     let Enclosing::Loop { name: loop_var, min: loop_min, .. } = ctx.chain[li].clone() else { return None };
+    // Starts that slid along this loop stay opaque (see the module doc).
+    let opaque: Vec<Name> = slid.iter().filter(|(_, l)| **l == loop_var).map(|(n, _)| n.clone()).collect();
+    let moves = |e: &Expr| expr_uses_var(e, &loop_var) || opaque.iter().any(|n| expr_uses_var(e, n));
     let moving: Vec<(usize, &Name, Expr, Expr)> = f
         .args
         .iter()
         .enumerate()
         .filter(|(_, x)| !fp.bounds.iter().any(|b| b.var == **x))
         .map(|(d, x)| {
-            let lo = ctx.expand_lets_from(li + 1, &Expr::ivar(required_min(&f.name, x)));
-            let hi = ctx.expand_lets_from(li + 1, &Expr::ivar(required_max(&f.name, x)));
-            (d, x, lo, hi)
+            let expand = |e: String| ctx.expand_lets_from_keeping(li + 1, &Expr::ivar(e), |n| opaque.contains(n));
+            (d, x, expand(required_min(&f.name, x)), expand(required_max(&f.name, x)))
         })
-        .filter(|(_, _, lo, hi)| expr_uses_var(lo, &loop_var) || expr_uses_var(hi, &loop_var))
+        .filter(|(_, _, lo, hi)| moves(lo) || moves(hi))
         .collect();
     let [(dim_index, dim, min, max)] = moving.as_slice() else { return None };
     let first_iteration = simplify(&ctx.expand_lets_from(0, &loop_min)).as_int();
-    if !(never_decreases(min, &loop_var, &loop_min, first_iteration) && never_decreases(max, &loop_var, &loop_min, first_iteration)) {
+    let never_decreases = |e: &Expr| never_decreases(e, &loop_var, &loop_min, first_iteration, &opaque);
+    if !(never_decreases(min) && never_decreases(max)) {
         return None;
     }
     let window = Window { loop_index: li, loop_var, loop_min, dim: (*dim).clone(), dim_index: *dim_index, min: min.clone(), max: max.clone() };
@@ -83,9 +98,23 @@ pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Option<(Context, Win
 /// requires a region like `select(v > min, slid, whole)`: when the first
 /// iteration is a known constant, the first step and the later steps (where `v > loop_min`
 /// decides the select) are proved separately.
-fn never_decreases(e: &Expr, loop_var: &Name, loop_min: &Expr, first_iteration: Option<i64>) -> bool {
+///
+/// Each name in `opaque` is a start that slid along the same loop: at the
+/// next iteration it is itself plus some step of at least 0.
+fn never_decreases(e: &Expr, loop_var: &Name, loop_min: &Expr, first_iteration: Option<i64>, opaque: &[Name]) -> bool {
     let at = |v: Expr, e: &Expr| substitute(loop_var, &v, e);
     let v = Expr::ivar(loop_var.clone());
+    let used: Vec<&Name> = opaque.iter().filter(|n| expr_uses_var(e, n)).collect();
+    if !used.is_empty() {
+        let mut steps = HashMap::new();
+        let mut next = at(v + 1, e);
+        for n in used {
+            let step: Name = format!("{n}.step").into();
+            next = substitute(n, &(Expr::ivar(n.clone()) + Expr::ivar(step.clone())), &next);
+            steps.insert(step, (0, i64::from(i32::MAX)));
+        }
+        return can_prove_with(&next.ge(e.clone()), &steps);
+    }
     if can_prove(&at(v.clone() + 1, e).ge(e.clone())) {
         return true;
     }
@@ -101,18 +130,33 @@ fn never_decreases(e: &Expr, loop_var: &Name, loop_min: &Expr, first_iteration: 
     can_prove(&first_step) && can_prove_with(&step, &later)
 }
 
-/// Applies the sliding window optimization to `f` where it is legal.
-pub fn slide_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Stmt {
-    let Some((_, w)) = find_window(s, f, fp) else { return s.clone() };
+/// Applies the sliding window optimization to `f` where it is legal, and
+/// records the start it rewrote in `slid`.
+pub fn slide_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &mut Slid) -> Stmt {
+    let Some((_, w)) = find_window(s, f, fp, slid) else { return s.clone() };
+    if slid.keys().any(|n| expr_uses_var(&w.max, n)) {
+        // The previous iteration's end cannot be written down.
+        return s.clone();
+    }
     let target = stage_min(&f.name, 0, &w.dim);
     let is_let = |n: &Stmt| matches!(n.node(), StmtNode::LetStmt { name, .. } if **name == *target);
     let v = Expr::ivar(w.loop_var.clone());
     let previous_max = substitute(&w.loop_var, &(v.clone() - 1), &w.max);
     let required = Expr::ivar(required_min(&f.name, &w.dim));
-    let slid = Expr::select(v.gt(w.loop_min.clone()), Expr::max(required.clone(), previous_max + 1), required);
+    // Past the first iteration, start after the previous iteration's end (a
+    // window that jumps ahead computes the gap too). Not `max(required,
+    // previous + 1)`: that names `required` twice, and a chain of windows
+    // would double it at every level.
+    let start = Expr::select(v.gt(w.loop_min.clone()), previous_max + 1, required);
     let result: Result<Stmt, ()> = rewrite_matching(s, is_let, |_, node| {
         let StmtNode::LetStmt { name, body, .. } = node.node() else { unreachable!() };
-        Ok(Stmt::let_stmt(name.clone(), slid.clone(), body.clone()))
+        Ok(Stmt::let_stmt(name.clone(), start.clone(), body.clone()))
     });
-    result.unwrap_or_else(|_| s.clone())
+    match result {
+        Ok(stmt) => {
+            slid.insert(target.into(), w.loop_var);
+            stmt
+        }
+        Err(()) => s.clone(),
+    }
 }

@@ -8,7 +8,7 @@
 //! `F` a power of two at least the largest per-iteration extent, and every
 //! access of the Func inside it uses the coordinate modulo `F`.
 
-use super::sliding_window::find_window;
+use super::sliding_window::{find_window, Slid};
 use super::validate::FuncPlan;
 use super::context::rewrite_matching;
 use crate::expr::{BinOp, CallTarget, Expr, ExprNode};
@@ -113,8 +113,8 @@ fn loop_body(s: &Stmt, name: &str) -> Option<Stmt> {
 /// dimension. That is the region consumers read and also whatever the
 /// producer writes past it (splits that round up or shift inwards compute
 /// more than is required), so no write wraps onto a row still needed.
-pub fn fold_factor(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Option<(usize, i64)> {
-    let (_, w) = find_window(s, f, fp)?;
+pub fn fold_factor(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<(usize, i64)> {
+    let (_, w) = find_window(s, f, fp, slid)?;
     let body = loop_body(s, &w.loop_var)?;
     let touched = box_touched(&body, Target::Func(&f.name), &mut Scope::default())?;
     let Interval { min: Some(lo), max: Some(hi) } = &touched[w.dim_index] else { return None };
@@ -127,8 +127,8 @@ pub fn fold_factor(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Option<(usize, i64)>
 }
 
 /// Folds the storage of `f` where it is legal.
-pub fn fold_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan) -> Stmt {
-    let Some((dim, factor)) = fold_factor(s, f, fp) else { return s.clone() };
+pub fn fold_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Stmt {
+    let Some((dim, factor)) = fold_factor(s, f, fp, slid) else { return s.clone() };
     struct AtRealize<'a> {
         func: &'a str,
         dim: usize,

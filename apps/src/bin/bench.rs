@@ -1,0 +1,135 @@
+//! `bench`: times every app under the naive schedule (every Func at root,
+//! serial, scalar) and its expert schedule, checks that both compute the
+//! same output, and prints a markdown table (and JSON with `--json`, the
+//! manifest `bench/halide/halide_bench.py` reads); last, the JIT compile
+//! time of a long stencil chain.
+
+use anyhow::{Context, Result};
+use apps::bench::{chain_compile_time, measure, naive_schedule, SamplingOptions};
+use apps::{App, Size};
+use clap::Parser;
+use compiler::codegen::HostTarget;
+use compiler::types::ScalarType;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(about = "Time the apps under naive and expert schedules")]
+struct Args {
+    /// `paper` (the seed papers' sizes) or `small` (test sizes).
+    #[arg(long, default_value = "paper")]
+    size: Size,
+    /// Worker threads for parallel loops (default: HL_NUM_THREADS, else all).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Only these apps (by name; default: all).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Stages of the 3x3 chain whose compile time is measured.
+    #[arg(long, default_value_t = 20)]
+    chain_stages: usize,
+    /// Write the apps' regions and rows as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write each app's output (raw, dimension 0 fastest) to DIR/{app}.bin.
+    #[arg(long)]
+    outputs: Option<PathBuf>,
+    /// Write each expert schedule's lowered statement, LLVM IR and assembly
+    /// to DIR/{app}.stmt, .ll and .s.
+    #[arg(long)]
+    emit: Option<PathBuf>,
+}
+
+fn write(dir: &Path, file: String, bytes: &[u8]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(file);
+    std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+fn region_json(region: &[(i64, i64)]) -> serde_json::Value {
+    region.iter().map(|&(min, extent)| serde_json::json!([min, extent])).collect()
+}
+
+fn manifest(app: &App, rows: &[apps::bench::BenchRow]) -> serde_json::Value {
+    let p = &app.pipeline;
+    let inputs: Vec<_> = p
+        .inputs
+        .iter()
+        .map(|i| serde_json::json!({"name": &*i.name, "type": i.ty.name(), "region": region_json(app.input_region(&i.name).map_or(&[][..], |r| r))}))
+        .collect();
+    let out_ty = p.func(app.output_name()).map_or("?", |f| f.ty.scalar.name());
+    serde_json::json!({
+        "name": app.name,
+        "inputs": inputs,
+        "output": {"name": app.output_name(), "type": out_ty, "region": region_json(&app.output)},
+        "rows": rows,
+    })
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    if let Some(n) = args.threads {
+        compiler::codegen::runtime::set_num_threads(n);
+    }
+    for name in &args.only {
+        anyhow::ensure!(apps::names().any(|n| n == name), "unknown app `{name}` (apps: {})", apps::names().collect::<Vec<_>>().join(", "));
+    }
+    let host = HostTarget::detect();
+    let selected: Vec<&str> = apps::names().filter(|n| args.only.is_empty() || args.only.iter().any(|o| o == n)).collect();
+    let progress = indicatif::ProgressBar::new(selected.len() as u64 + 1)
+        .with_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
+    let mut results = vec![];
+    for name in selected {
+        progress.set_message(format!("timing {name}"));
+        let app = apps::build(name, args.size, &host).expect("a listed app");
+        let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
+        let measured = measure(&app, &schedules, &SamplingOptions::default())?;
+        if let Some(dir) = &args.outputs {
+            write(dir, format!("{name}.bin"), measured.output.bytes())?;
+        }
+        if let Some(dir) = &args.emit {
+            let lowered = compiler::lower::lower(&app.pipeline, &app.expert)?;
+            let compiled = compiler::codegen::JitCache::global().get_or_compile(&lowered)?;
+            for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", compiled.llvm_ir.clone()), ("s", compiled.assembly.clone())] {
+                write(dir, format!("{name}.{ext}"), text.as_bytes())?;
+            }
+        }
+        results.push((app, measured.rows));
+        progress.inc(1);
+    }
+    progress.set_message(format!("compiling a {}-stage chain", args.chain_stages));
+    let chain_ms = chain_compile_time(args.chain_stages, 5, host.natural_lanes(ScalarType::F32))?.as_secs_f64() * 1e3;
+    progress.finish_and_clear();
+
+    let threads = compiler::codegen::runtime::num_threads();
+    println!("host: {} ({} bytes per vector), {threads} threads, {:?} sizes\n", host.cpu, host.vector_bytes(), args.size);
+    println!("| app | naive (ms) | expert (ms) | naive / expert | expert compile (ms) | samples |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut log_speedups = vec![];
+    for (app, rows) in &results {
+        let (naive, expert) = (&rows[0], &rows[1]);
+        log_speedups.push((naive.min_ms / expert.min_ms).ln());
+        println!(
+            "| {} | {:.3} | {:.3} | {:.1}x | {:.1} | {} |",
+            app.name,
+            naive.min_ms,
+            expert.min_ms,
+            naive.min_ms / expert.min_ms,
+            expert.compile_ms,
+            expert.samples
+        );
+    }
+    if !log_speedups.is_empty() {
+        let geomean = (log_speedups.iter().sum::<f64>() / log_speedups.len() as f64).exp();
+        println!("| geometric mean | | | {geomean:.1}x | | |");
+    }
+    println!("\nJIT compile of a {}-stage 3x3 stencil chain: median {chain_ms:.1} ms over 5 compiles", args.chain_stages);
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({
+            "host": host.cpu, "vector_bytes": host.vector_bytes(), "threads": threads, "size": args.size,
+            "apps": results.iter().map(|(app, rows)| manifest(app, rows)).collect::<Vec<_>>(),
+            "compile_chain_stages": args.chain_stages, "chain_compile_ms": chain_ms,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&doc)?).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}

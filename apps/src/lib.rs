@@ -1,0 +1,126 @@
+//! Real pipelines written in our language: the image-processing and
+//! learning apps the seed papers benchmark (Adams et al. 2019, section 6 of
+//! the design facts), each with the sizes the papers use, a hand-written
+//! expert schedule, and a small size for tests against the reference
+//! evaluator.
+//!
+//! One module per app. Each builds its algorithm for a [`Size`] (the
+//! algorithm does not change with the size, except where a size is part of
+//! the algorithm, such as an extent of a reduction or the length of a
+//! chain), its expert schedule for the host's vector widths, and the
+//! regions of its inputs and output. [`build`] then records the paper
+//! size's regions as the pipeline's estimates, which is what an
+//! autoscheduler plans for.
+//!
+//! [`bench`] times apps under named schedules and checks their outputs.
+
+pub mod bench;
+mod idioms;
+
+pub mod blur;
+pub mod harris;
+pub mod matmul;
+pub mod stencil_chain;
+pub mod unsharp;
+
+use compiler::codegen::HostTarget;
+use compiler::pipeline::{Estimate, PipelineDef};
+use compiler::schedule::Schedule;
+
+/// Which size to build an app at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Size {
+    /// The size the seed papers use (their generators' estimates).
+    Paper,
+    /// A size the reference evaluator checks in seconds.
+    Small,
+}
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Size, String> {
+        match s {
+            "paper" => Ok(Size::Paper),
+            "small" => Ok(Size::Small),
+            other => Err(format!("unknown size `{other}` (expected `paper` or `small`)")),
+        }
+    }
+}
+
+/// A half-open region: `(min, extent)` per dimension, dimension 0 first.
+pub type Region = Vec<(i64, i64)>;
+
+/// An app at one size: its algorithm, its expert schedule, and the regions
+/// its inputs cover and its output is computed over.
+pub struct App {
+    pub name: &'static str,
+    pub pipeline: PipelineDef,
+    pub expert: Schedule,
+    /// The region of each input, by name, in the pipeline's input order.
+    pub inputs: Vec<(String, Region)>,
+    /// The region of the (single) output computed.
+    pub output: Region,
+}
+
+impl App {
+    /// The output Func's name.
+    pub fn output_name(&self) -> &str {
+        &self.pipeline.outputs[0]
+    }
+
+    /// The region of input `name`.
+    pub fn input_region(&self, name: &str) -> Option<&Region> {
+        self.inputs.iter().find(|(n, _)| n == name).map(|(_, r)| r)
+    }
+}
+
+type Builder = fn(Size, &HostTarget) -> App;
+
+/// The apps, in the order the benchmark table lists them.
+const APPS: &[(&str, Builder)] = &[
+    ("blur", blur::app),
+    ("unsharp", unsharp::app),
+    ("harris", harris::app),
+    ("stencil_chain", stencil_chain::app),
+    ("matmul", matmul::app),
+];
+
+/// The names of all apps.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    APPS.iter().map(|(n, _)| *n)
+}
+
+/// Builds app `name` at `size` for `host`, with the paper size's regions
+/// as its estimates; `None` for an unknown name.
+pub fn build(name: &str, size: Size, host: &HostTarget) -> Option<App> {
+    let (_, builder) = APPS.iter().find(|(n, _)| *n == name)?;
+    let mut app = builder(size, host);
+    let paper = if size == Size::Paper { None } else { Some(builder(Size::Paper, host)) };
+    let paper = paper.as_ref().unwrap_or(&app);
+    let estimates = |r: &Region| r.iter().map(|&(min, extent)| Some(Estimate { min, extent })).collect::<Vec<_>>();
+    let (input_estimates, output_estimates): (Vec<_>, _) = (paper.inputs.iter().map(|(n, r)| (n.clone(), estimates(r))).collect(), estimates(&paper.output));
+    for input in &mut app.pipeline.inputs {
+        if let Some((_, e)) = input_estimates.iter().find(|(n, _)| **n == *input.name) {
+            input.estimates = e.clone();
+        }
+    }
+    let output = app.pipeline.outputs[0].clone();
+    if let Some(f) = app.pipeline.funcs.iter_mut().find(|f| f.name == output) {
+        f.estimates = output_estimates;
+    }
+    Some(app)
+}
+
+/// Every app at `size`.
+pub fn all(size: Size, host: &HostTarget) -> Vec<App> {
+    names().map(|n| build(n, size, host).expect("a listed app")).collect()
+}
+
+/// Picks `paper` or `small`.
+pub(crate) fn pick<T>(size: Size, paper: T, small: T) -> T {
+    match size {
+        Size::Paper => paper,
+        Size::Small => small,
+    }
+}

@@ -1,0 +1,42 @@
+//! Matrix multiply of f32 `n x n` matrices (1024 at the paper's size):
+//! `C(x, y) = sum_r A(r, y) * B(x, r)`, a pure zero and an update over the
+//! reduction domain `r`, summed in order of `r`.
+//!
+//! Expert schedule: the update in register tiles of one vector by 8 rows,
+//! the reduction inside the tile's columns and rows, rows of tiles in
+//! parallel. The tiles round up (as Halide's update loops do by default),
+//! so `n` is a multiple of 8 and of the f32 vector width.
+
+use crate::{pick, App, Size};
+use compiler::codegen::HostTarget;
+use compiler::expr::Expr;
+use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
+use compiler::schedule::{Schedule, TailStrategy};
+use compiler::types::{ScalarType, Type};
+
+pub fn app(size: Size, host: &HostTarget) -> App {
+    let n = pick(size, 1024, 64);
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let a = ImageParam::new("A", ScalarType::F32, 2);
+    let b = ImageParam::new("B", ScalarType::F32, 2);
+    let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(n))]);
+    let c = Func::new("C");
+    c.define(&[&x, &y], Expr::float(0.0, Type::f32()));
+    c.update([x.expr(), y.expr()], c.at([x.expr(), y.expr()]) + a.at([r.x().expr(), y.expr()]) * b.at([x.expr(), r.x().expr()]));
+    let pipeline = Pipeline::new(&[&c]).expect("the matrix multiply is well formed");
+
+    let lanes = host.natural_lanes(ScalarType::F32);
+    let mut expert = Schedule::new();
+    expert.func("C").vectorize_by("x", lanes);
+    expert
+        .func("C")
+        .update(0)
+        .split_with("x", "xo", "xi", lanes, TailStrategy::RoundUp)
+        .split_with("y", "yo", "yi", 8, TailStrategy::RoundUp)
+        .reorder(&["xi", "yi", "r.x", "xo", "yo"])
+        .vectorize("xi")
+        .unroll("yi")
+        .parallel("yo");
+    let square = vec![(0, n), (0, n)];
+    App { name: "matmul", pipeline, expert, inputs: vec![("A".into(), square.clone()), ("B".into(), square.clone())], output: square }
+}

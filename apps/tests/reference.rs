@@ -1,0 +1,48 @@
+//! Every app at its small size computes, under its naive and its expert
+//! schedule, exactly what the reference evaluator computes from the
+//! algorithm; at the paper's size every expert schedule lowers.
+
+use apps::bench::{app_inputs, measure, naive_schedule, SamplingOptions};
+use apps::Size;
+use compiler::codegen::HostTarget;
+use std::collections::BTreeMap;
+
+fn check(name: &str) {
+    let app = apps::build(name, Size::Small, &HostTarget::detect()).expect("a listed app");
+    let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
+    let measured = measure(&app, &schedules, &SamplingOptions::once()).unwrap_or_else(|e| panic!("{e}"));
+    let inputs = app_inputs(&app).expect("inputs");
+    let p = &app.pipeline;
+    let expected = compiler::reference::realize(p, &inputs, &BTreeMap::new(), &p.outputs[0], &app.output).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(measured.output == expected, "{name}: the schedules' output differs from the reference evaluator's");
+}
+
+macro_rules! reference_tests {
+    ($($app:ident),* $(,)?) => {
+        $(#[test] fn $app() { check(stringify!($app)); })*
+
+        #[test]
+        fn every_app_is_tested() {
+            assert_eq!(apps::names().collect::<Vec<_>>(), [$(stringify!($app)),*]);
+        }
+    };
+}
+
+reference_tests!(blur, unsharp, harris, stencil_chain, matmul);
+
+#[test]
+fn expert_schedules_lower_at_the_papers_sizes() {
+    for app in apps::all(Size::Paper, &HostTarget::detect()) {
+        compiler::lower::lower(&app.pipeline, &app.expert).unwrap_or_else(|e| panic!("{}: {e}", app.name));
+    }
+}
+
+#[test]
+fn estimates_are_the_papers_sizes() {
+    let host = HostTarget::detect();
+    for (small, paper) in apps::all(Size::Small, &host).iter().zip(apps::all(Size::Paper, &host)) {
+        let output = small.pipeline.func(small.output_name()).expect("the output Func");
+        let estimated: Vec<(i64, i64)> = output.estimates.iter().map(|e| e.map(|e| (e.min, e.extent)).expect("every dimension estimated")).collect();
+        assert_eq!(estimated, paper.output, "{}", small.name);
+    }
+}
