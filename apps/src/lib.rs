@@ -18,7 +18,10 @@ pub mod bench;
 mod idioms;
 
 pub mod blur;
+pub mod conv_layer;
 pub mod harris;
+pub mod hist_eq;
+pub mod iir_blur;
 pub mod matmul;
 pub mod stencil_chain;
 pub mod unsharp;
@@ -83,6 +86,9 @@ const APPS: &[(&str, Builder)] = &[
     ("unsharp", unsharp::app),
     ("harris", harris::app),
     ("stencil_chain", stencil_chain::app),
+    ("conv_layer", conv_layer::app),
+    ("iir_blur", iir_blur::app),
+    ("hist_eq", hist_eq::app),
     ("matmul", matmul::app),
 ];
 

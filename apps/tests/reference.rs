@@ -28,7 +28,7 @@ macro_rules! reference_tests {
     };
 }
 
-reference_tests!(blur, unsharp, harris, stencil_chain, matmul);
+reference_tests!(blur, unsharp, harris, stencil_chain, conv_layer, iir_blur, hist_eq, matmul);
 
 #[test]
 fn expert_schedules_lower_at_the_papers_sizes() {
