@@ -21,5 +21,6 @@ pub fn app(size: Size, host: &HostTarget) -> App {
         expert,
         inputs: vec![("input".into(), vec![(-1, w + 2), (-1, h + 2)])],
         output: vec![(0, w), (0, h)],
+        params: vec![],
     }
 }

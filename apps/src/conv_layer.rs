@@ -63,5 +63,6 @@ pub fn app(size: Size, host: &HostTarget) -> App {
             ("bias".into(), vec![(0, co)]),
         ],
         output: vec![(0, co), (0, w), (0, h), (0, n)],
+        params: vec![],
     }
 }

@@ -63,5 +63,5 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     }
     expert.func("output").split("y", "yo", "yi", 8).parallel("yo").vectorize_by("x", lanes);
     let image = vec![(0, w), (0, h), (0, 3)];
-    App { name: "iir_blur", pipeline, expert, inputs: vec![("input".into(), image.clone())], output: image }
+    App { name: "iir_blur", pipeline, expert, inputs: vec![("input".into(), image.clone())], output: image, params: vec![] }
 }

@@ -17,11 +17,14 @@
 pub mod bench;
 mod idioms;
 
+pub mod bilateral_grid;
 pub mod blur;
 pub mod conv_layer;
 pub mod harris;
 pub mod hist_eq;
 pub mod iir_blur;
+pub mod local_laplacian;
+pub mod interpolate;
 pub mod matmul;
 pub mod stencil_chain;
 pub mod unsharp;
@@ -64,6 +67,9 @@ pub struct App {
     pub inputs: Vec<(String, Region)>,
     /// The region of the (single) output computed.
     pub output: Region,
+    /// Algorithm parameters that depend on the size (a pyramid's levels),
+    /// by name, for the benchmark's manifest.
+    pub params: Vec<(&'static str, i64)>,
 }
 
 impl App {
@@ -85,6 +91,9 @@ const APPS: &[(&str, Builder)] = &[
     ("blur", blur::app),
     ("unsharp", unsharp::app),
     ("harris", harris::app),
+    ("local_laplacian", local_laplacian::app),
+    ("bilateral_grid", bilateral_grid::app),
+    ("interpolate", interpolate::app),
     ("stencil_chain", stencil_chain::app),
     ("conv_layer", conv_layer::app),
     ("iir_blur", iir_blur::app),

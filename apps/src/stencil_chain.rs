@@ -61,5 +61,6 @@ pub fn app(size: Size, host: &HostTarget) -> App {
         expert,
         inputs: vec![("input".into(), vec![(-m, w + 2 * m), (-m, h + 2 * m)])],
         output: vec![(0, w), (0, h)],
+        params: vec![],
     }
 }

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Our runtime beside Halide 21, in one run on this machine: builds hlc,
+# Our apps beside Halide 21, in one run on this machine: builds our bench,
 # installs Halide 21 (PyPI) into its own virtual environment under target/,
-# times our naive and expert schedules, then Halide's expert schedules at the
-# same sizes and thread count, compares the outputs and prints the table.
+# times our naive and expert schedules, then Halide's expert schedules and
+# its three autoschedulers (Mullapudi2016, Adams2019, Li2018) at the same
+# sizes and thread count, compares every output with ours and prints the
+# tables (target/bench/table.md, all data in target/bench/halide.json).
 #
-#   bash bench/halide/run.sh                # all cores
-#   THREADS=1 bash bench/halide/run.sh      # one thread for both
-#   bash bench/halide/run.sh --width 512    # extra arguments go to both sides
+#   bash bench/halide/run.sh                    # all cores, paper sizes
+#   THREADS=1 bash bench/halide/run.sh          # one thread for both
+#   bash bench/halide/run.sh --only blur,matmul --size small
+#   KINDS=expert,Adams2019 bash bench/halide/run.sh   # a subset of Halide's schedules
+#
+# Arguments go to our bench; of them, only --only is passed on to the Halide
+# side (which reads the size and regions from our manifest).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
@@ -14,12 +20,27 @@ export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
 threads="${THREADS:-$(nproc)}"
 venv=target/halide-venv
 out=target/bench
+
+only=()
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    --only) only=(--only "${args[i + 1]:-}") ;;
+    --only=*) only=("${args[i]}") ;;
+  esac
+done
+kinds=()
+if [ -n "${KINDS:-}" ]; then
+  kinds=(--kinds "$KINDS")
+fi
+
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet "halide==21.0.0" numpy
-cargo build --release --quiet -p compiler --bin hlc
+cargo build --release --quiet -p apps --bin bench
 mkdir -p "$out"
-./target/release/hlc bench --threads "$threads" --json "$out/ours.json" --outputs "$out/outputs" "$@"
-"$venv/bin/python" bench/halide/halide_bench.py --threads "$threads" "$@" \
+rm -rf "$out/outputs"
+./target/release/bench --threads "$threads" --json "$out/ours.json" --outputs "$out/outputs" "$@"
+"$venv/bin/python" bench/halide/halide_bench.py --threads "$threads" "${only[@]}" "${kinds[@]}" \
   --ours "$out/ours.json" --outputs "$out/outputs" --json "$out/halide.json" --markdown "$out/table.md"

@@ -12,7 +12,7 @@ use crate::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, Name};
 use crate::simplify::simplify;
 use crate::stmt::{Stmt, StmtNode};
 use crate::types::Type;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A closed interval `[min, max]`; `None` bounds are infinite.
 #[derive(Clone, Debug, PartialEq)]
@@ -292,9 +292,39 @@ pub enum Target<'a> {
 /// the variables of `scope` ranging over their intervals. `None` if `s`
 /// does not touch it.
 pub fn box_touched(s: &Stmt, target: Target<'_>, scope: &mut Scope) -> Option<Vec<Interval>> {
-    let mut w = BoxWalker { target, scope, result: None, definitions: vec![] };
+    let mut touching = HashSet::new();
+    mark_touching(s, target, &mut touching);
+    let mut w = BoxWalker { target, scope, result: None, definitions: vec![], touching };
     w.stmt(s);
     w.result.map(|b| b.into_iter().map(Interval::simplified).collect())
+}
+
+/// Whether a call reads `target`.
+fn reads_target(call: &CallTarget, target: Target<'_>) -> bool {
+    match (call, target) {
+        (CallTarget::Func(r), Target::Func(n) | Target::FuncReads(n)) => &*r.name == n,
+        (CallTarget::Input(r), Target::Input(n)) => &*r.name == n,
+        _ => false,
+    }
+}
+
+/// Records in `set` every statement node under `s` (itself included) that
+/// touches `target`, so that the walk skips the others: their lets and
+/// loops cannot matter, and bounding them is most of the work in long
+/// pipelines. Returns whether `s` touches it.
+fn mark_touching(s: &Stmt, target: Target<'_>, set: &mut HashSet<*const StmtNode>) -> bool {
+    let (exprs, stmts) = stmt_children(s);
+    let mut hit = false;
+    for c in &stmts {
+        hit |= mark_touching(c, target, set);
+    }
+    hit = hit
+        || matches!((s.node(), target), (StmtNode::Provide { func, .. }, Target::Func(n)) if &**func == n)
+        || exprs.iter().any(|e| crate::visit::expr_any_node(e, |n| matches!(n, ExprNode::Call { target: t, .. } if reads_target(t, target))));
+    if hit {
+        set.insert(s.node() as *const StmtNode);
+    }
+    hit
 }
 
 /// Expanded definitions larger than this many nodes stay behind their name.
@@ -309,6 +339,8 @@ struct BoxWalker<'a, 's> {
     /// where the variable must stay opaque (an if-guard refined its interval,
     /// or the expansion grew too large).
     definitions: Vec<(Name, Option<Expr>)>,
+    /// The statement nodes that touch the target (see [`mark_touching`]).
+    touching: HashSet<*const StmtNode>,
 }
 
 impl BoxWalker<'_, '_> {
@@ -361,11 +393,7 @@ impl BoxWalker<'_, '_> {
     }
 
     fn matches_call(&self, t: &CallTarget) -> bool {
-        match (t, self.target) {
-            (CallTarget::Func(r), Target::Func(n) | Target::FuncReads(n)) => &*r.name == n,
-            (CallTarget::Input(r), Target::Input(n)) => &*r.name == n,
-            _ => false,
-        }
+        reads_target(t, self.target)
     }
 
     fn expr(&mut self, e: &Expr) {
@@ -391,6 +419,9 @@ impl BoxWalker<'_, '_> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        if !self.touching.contains(&(s.node() as *const StmtNode)) {
+            return;
+        }
         match s.node() {
             StmtNode::For { name, min, extent, body, .. } => {
                 self.expr(min);

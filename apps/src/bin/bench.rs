@@ -57,12 +57,16 @@ fn manifest(app: &App, rows: &[apps::bench::BenchRow]) -> serde_json::Value {
         .map(|i| serde_json::json!({"name": &*i.name, "type": i.ty.name(), "region": region_json(app.input_region(&i.name).map_or(&[][..], |r| r))}))
         .collect();
     let out_ty = p.func(app.output_name()).map_or("?", |f| f.ty.scalar.name());
-    serde_json::json!({
+    let mut entry = serde_json::json!({
         "name": app.name,
         "inputs": inputs,
         "output": {"name": app.output_name(), "type": out_ty, "region": region_json(&app.output)},
         "rows": rows,
-    })
+    });
+    for (name, value) in &app.params {
+        entry[*name] = serde_json::json!(value);
+    }
+    entry
 }
 
 fn main() -> Result<()> {

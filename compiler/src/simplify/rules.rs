@@ -309,15 +309,23 @@ impl Simplifier {
         if a == b {
             return Some(Interval::point(0));
         }
-        let (x, y) = (self.bounds(a)?, self.bounds(b)?);
-        let mut d = Interval::new(x.lo - y.hi, x.hi - y.lo);
-        if assumes_no_overflow(a.ty()) && !reads_memory(a) && !reads_memory(b) {
+        let direct = match (self.bounds(a), self.bounds(b)) {
+            (Some(x), Some(y)) => Some(Interval::new(x.lo - y.hi, x.hi - y.lo)),
+            _ => None,
+        };
+        let symbolic = if assumes_no_overflow(a.ty()) && !reads_memory(a) && !reads_memory(b) {
             let diff = self.expand_rounded_multiples(linearize(a).add(&linearize(b), -1));
-            if let Some(r) = self.bounds(&diff.to_expr()) {
-                d = d.intersect(r);
+            match (self.bounds(&diff.to_expr()), quotient_difference(a, b)) {
+                (Some(r), Some(q)) => Some(r.intersect(q)),
+                (r, q) => r.or(q),
             }
+        } else {
+            None
+        };
+        match (direct, symbolic) {
+            (Some(d), Some(r)) => Some(d.intersect(r)),
+            (d, r) => d.or(r),
         }
-        Some(d)
     }
 }
 
@@ -422,6 +430,26 @@ fn decide(op: CmpOp, d: Interval) -> Option<bool> {
 }
 
 /// The value of a constant or of a broadcast constant.
+/// `(p / k + c) - (q / k + e)` for a positive constant `k` and constants
+/// `c`, `e`, where `p - q` is a constant `d`: with `r = q mod k` in
+/// `[0, k)`, `p / k - q / k` is `(r + d) / k`, in `[floor(d / k),
+/// floor((d + k - 1) / k)]` however large `p` and `q` are.
+fn quotient_difference(a: &Expr, b: &Expr) -> Option<Interval> {
+    let quotient = |e: &Expr| -> Option<(Expr, i64, i128)> {
+        let l = linearize(e);
+        let [(t, 1)] = l.terms.as_slice() else { return None };
+        let ExprNode::Binary { op: BinOp::Div, a: p, b: k } = t.node() else { return None };
+        Some((p.clone(), k.as_int().filter(|k| *k > 0)?, l.constant))
+    };
+    let ((p, k, c), (q, k2, e)) = (quotient(a)?, quotient(b)?);
+    if k != k2 {
+        return None;
+    }
+    let d = linearize(&p).add(&linearize(&q), -1).as_const()?;
+    let k = k as i128;
+    Some(Interval::new(d.div_euclid(k) + c - e, (d + k - 1).div_euclid(k) + c - e))
+}
+
 pub(super) fn const_of(e: &Expr) -> Option<Scalar> {
     match e.node() {
         ExprNode::Broadcast { value, .. } => value::const_value(value),
