@@ -19,6 +19,7 @@ mod idioms;
 
 pub mod bilateral_grid;
 pub mod blur;
+pub mod camera_pipe;
 pub mod conv_layer;
 pub mod harris;
 pub mod hist_eq;
@@ -91,6 +92,7 @@ const APPS: &[(&str, Builder)] = &[
     ("blur", blur::app),
     ("unsharp", unsharp::app),
     ("harris", harris::app),
+    ("camera_pipe", camera_pipe::app),
     ("local_laplacian", local_laplacian::app),
     ("bilateral_grid", bilateral_grid::app),
     ("interpolate", interpolate::app),

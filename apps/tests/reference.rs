@@ -28,7 +28,7 @@ macro_rules! reference_tests {
     };
 }
 
-reference_tests!(blur, unsharp, harris, local_laplacian, bilateral_grid, interpolate, stencil_chain, conv_layer, iir_blur, hist_eq, matmul);
+reference_tests!(blur, unsharp, harris, camera_pipe, local_laplacian, bilateral_grid, interpolate, stencil_chain, conv_layer, iir_blur, hist_eq, matmul);
 
 /// Deep pyramids lower slowly at the paper's size (local_laplacian about
 /// 90 s, interpolate about 20 s on 2 cores): the benchmark lowers them.
