@@ -92,6 +92,9 @@ def parse_args():
     p.add_argument("--strict-float", action="store_true",
                    help="compile with Halide's strict_float (float operations kept exactly as written)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed to one (app, kind) run")
+    p.add_argument("--reuse", type=Path, action="append", default=[],
+                   help="results (--json of an earlier run on this machine) to take instead of running again; "
+                        "repeatable")
     # Internal: one (app, kind) in this process, results written to a file.
     p.add_argument("--worker", nargs=3, metavar=("APP", "KIND", "RESULT"), help=argparse.SUPPRESS)
     args, unknown = p.parse_known_args()
@@ -437,8 +440,13 @@ def main():
             print(f"warning: {a['name']} has no Halide version (apps/{a['name']}.py); skipped", file=sys.stderr)
 
     results = {}
+    for earlier in args.reuse:
+        for r in json.loads(earlier.read_text()).get("results", []):
+            results[(r["app"], r["kind"])] = r
     for app in ported:
         for kind in kinds:
+            if (app["name"], kind) in results:
+                continue
             print(f"halide {app['name']} {kind} ...", file=sys.stderr, flush=True)
             r = run_in_child(app["name"], kind, args, threads)
             if r.get("ok"):

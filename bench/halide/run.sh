@@ -10,6 +10,7 @@
 #   THREADS=1 bash bench/halide/run.sh          # one thread for both
 #   bash bench/halide/run.sh --only blur,matmul --size small
 #   KINDS=expert,Adams2019 bash bench/halide/run.sh   # a subset of Halide's schedules
+#   HALIDE_TIMEOUT=90 bash bench/halide/run.sh  # seconds per Halide (app, kind), default 1800
 #
 # Arguments go to our bench; of them, only --only is passed on to the Halide
 # side (which reads the size and regions from our manifest).
@@ -43,4 +44,5 @@ mkdir -p "$out"
 rm -rf "$out/outputs"
 ./target/release/bench --threads "$threads" --json "$out/ours.json" --outputs "$out/outputs" "$@"
 "$venv/bin/python" bench/halide/halide_bench.py --threads "$threads" "${only[@]}" "${kinds[@]}" \
+  --timeout "${HALIDE_TIMEOUT:-1800}" \
   --ours "$out/ours.json" --outputs "$out/outputs" --json "$out/halide.json" --markdown "$out/table.md"
