@@ -40,11 +40,10 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     let horizontal = (d(-1, 0) + d(1, 0)) / 2;
     let vertical = (d(0, -1) + d(0, 1)) / 2;
     let diagonals = (d(-1, -1) + d(1, -1) + d(-1, 1) + d(1, 1)) / 4;
-    let even_y = (&y % 2).eq_(0);
     // GRBG: green where x and y have the same parity, red at (odd, even),
     // blue at (even, odd).
     let green_site = ((&x + &y) % 2).eq_(0);
-    let red_row = even_y.clone();
+    let red_row = (&y % 2).eq_(0);
     let green = select(green_site.clone(), d(0, 0), sides);
     let red = select(
         green_site.clone(),
