@@ -30,18 +30,21 @@ pub struct SamplingOptions {
     pub max_samples: usize,
     /// Stop once this much time was spent sampling (after `min_samples`).
     pub budget: Duration,
+    /// Lower in checked mode (every access asserted; see
+    /// `compiler::lower::access_checks`).
+    pub check_accesses: bool,
 }
 
 impl Default for SamplingOptions {
     fn default() -> Self {
-        SamplingOptions { warmup: 2, min_samples: 5, max_samples: 200, budget: Duration::from_secs(2) }
+        SamplingOptions { warmup: 2, min_samples: 5, max_samples: 200, budget: Duration::from_secs(2), check_accesses: false }
     }
 }
 
 impl SamplingOptions {
-    /// One run, no warm-up: for checking outputs.
+    /// One run, no warm-up, in checked mode: for checking outputs.
     pub fn once() -> SamplingOptions {
-        SamplingOptions { warmup: 0, min_samples: 1, max_samples: 1, budget: Duration::ZERO }
+        SamplingOptions { warmup: 0, min_samples: 1, max_samples: 1, budget: Duration::ZERO, check_accesses: true }
     }
 }
 
@@ -157,12 +160,15 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
     let mut rows = vec![];
     let mut reference: Option<Buffer> = None;
     for (schedule_name, schedule) in schedules {
-        let lowered = compiler::lower::lower(p, schedule).map_err(|source| BenchError::Lower { app: name(), source })?;
+        let lower_options = compiler::lower::LowerOptions { check_accesses: options.check_accesses, ..Default::default() };
+        let lowered =
+            compiler::lower::lower_with(p, schedule, &lower_options).map_err(|source| BenchError::Lower { app: name(), source })?;
         let started = Instant::now();
         let compiled = compiler::codegen::compile(&lowered).map_err(|source| BenchError::Codegen { app: name(), source })?;
         let compile = started.elapsed();
         let compiler::realize::BoundArguments { mut buffers, scalars } =
-            compiler::realize::bind_arguments(p, &inputs, &BTreeMap::new(), &regions).map_err(|source| BenchError::Arguments { app: name(), source })?;
+            compiler::realize::bind_arguments(p, &inputs, &BTreeMap::new(), &regions)
+                .map_err(|source| BenchError::Arguments { app: name(), source })?;
         let timing = time_compiled(&compiled, &mut buffers, &scalars, options).map_err(|source| BenchError::Run { app: name(), source })?;
         let out = buffers.remove(&output).expect("bound output");
         if reference.as_ref().is_some_and(|r| *r != out) {

@@ -64,7 +64,8 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     let yf = cast(Type::f32(), &y % S_SIGMA) * (1.0f32 / S_SIGMA as f32);
     let (xi, yi) = (&x / S_SIGMA, &y / S_SIGMA);
     let grid = |dx: i32, dy: i32, dz: i32| blury.at([xi.clone() + dx, yi.clone() + dy, zi.clone() + dz, c.expr()]);
-    let plane = |dz: i32| lerp(lerp(grid(0, 0, dz), grid(1, 0, dz), xf.clone()), lerp(grid(0, 1, dz), grid(1, 1, dz), xf.clone()), yf.clone());
+    let plane =
+        |dz: i32| lerp(lerp(grid(0, 0, dz), grid(1, 0, dz), xf.clone()), lerp(grid(0, 1, dz), grid(1, 1, dz), xf.clone()), yf.clone());
     let interpolated = Func::new("interpolated");
     interpolated.define(&[&x, &y, &c], lerp(plane(0), plane(1), zf));
     let output = Func::new("bilateral_grid");

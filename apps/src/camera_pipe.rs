@@ -55,7 +55,12 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     demosaiced.define(&[&x, &y, &c], select(c.eq_(0), red, select(c.eq_(1), green, blue)));
 
     let channel = |k: i64| demosaiced.at([x.expr(), y.expr(), Expr::i32(k)]);
-    let row = |i: usize| Expr::i32(MATRIX[i][0] as i64) * channel(0) + Expr::i32(MATRIX[i][1] as i64) * channel(1) + Expr::i32(MATRIX[i][2] as i64) * channel(2) + MATRIX[i][3];
+    let row = |i: usize| {
+        Expr::i32(MATRIX[i][0] as i64) * channel(0)
+            + Expr::i32(MATRIX[i][1] as i64) * channel(1)
+            + Expr::i32(MATRIX[i][2] as i64) * channel(2)
+            + MATRIX[i][3]
+    };
     let corrected = Func::new("corrected");
     corrected.define(&[&x, &y, &c], select(c.eq_(0), row(0), select(c.eq_(1), row(1), row(2))) / 256);
 

@@ -1,5 +1,5 @@
-//! A convolution layer with ReLU, as in a CNN: `conv(c, x, y, n) = bias(c)
-//! + sum_{r} filter(c, r.y, r.z, r.x) * input(r.x, x + r.y, y + r.z, n)`
+//! A convolution layer with ReLU, as in a CNN:
+//! `conv(c, x, y, n) = bias(c) + sum_{r} filter(c, r.y, r.z, r.x) * input(r.x, x + r.y, y + r.z, n)`
 //! over 3x3 windows and every input channel (`r.x` innermost), then
 //! `relu = max(conv, 0)`. Channels are innermost in memory. The paper's
 //! size: batch 5, 128 input and 128 output channels, 100x80 outputs.
@@ -28,7 +28,10 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     let conv = Func::new("conv");
     conv.define(&[&c, &x, &y, &b], bias.at([c.expr()]));
     let at = [c.expr(), x.expr(), y.expr(), b.expr()];
-    conv.update(at.clone(), conv.at(at.clone()) + filter.at([c.expr(), rx.clone(), ry.clone(), rc.clone()]) * input.at([rc, &x + rx, &y + ry, b.expr()]));
+    conv.update(
+        at.clone(),
+        conv.at(at.clone()) + filter.at([c.expr(), rx.clone(), ry.clone(), rc.clone()]) * input.at([rc, &x + rx, &y + ry, b.expr()]),
+    );
     let relu = Func::new("relu");
     relu.define(&[&c, &x, &y, &b], max(conv.at(at), 0.0f32));
     let pipeline = Pipeline::new(&[&relu]).expect("the conv layer is well formed");

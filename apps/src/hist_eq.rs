@@ -23,7 +23,10 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     let input = ImageParam::new("input", ScalarType::U8, 3);
     let channel = |k: i64, x: Expr, y: Expr| cast(Type::f32(), input.at([x, y, Expr::i32(k)]));
     let luma = Func::new("Y");
-    luma.define(&[&x, &y], channel(0, x.expr(), y.expr()) * 0.299f32 + channel(1, x.expr(), y.expr()) * 0.587f32 + channel(2, x.expr(), y.expr()) * 0.114f32);
+    luma.define(
+        &[&x, &y],
+        channel(0, x.expr(), y.expr()) * 0.299f32 + channel(1, x.expr(), y.expr()) * 0.587f32 + channel(2, x.expr(), y.expr()) * 0.114f32,
+    );
     let bin = |x: Expr, y: Expr| cast(Type::u8(), clamp(luma.at([x, y]), 0.0f32, 255.0f32));
     let hist_rows = Func::new("hist_rows");
     hist_rows.define(&[&x, &y], Expr::i32(0));

@@ -19,7 +19,6 @@ use compiler::ops::{select, CompareExt};
 use compiler::schedule::Schedule;
 use compiler::types::ScalarType;
 
-
 pub fn app(size: Size, host: &HostTarget) -> App {
     // A pyramid's reach grows with its depth (the finest level of a
     // 10-level one spans about 2^10 pixels past the output on each side),
@@ -37,9 +36,21 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     for l in 1..levels {
         let prev = down[l - 1].clone();
         let dx = Func::new(&format!("downx{l}"));
-        dx.define(&[&x, &y, &c], (xyc(&prev, &x * 2 - 1, y.expr(), c.expr()) + xyc(&prev, &x * 2, y.expr(), c.expr()) * 2.0f32 + xyc(&prev, &x * 2 + 1, y.expr(), c.expr())) * 0.25f32);
+        dx.define(
+            &[&x, &y, &c],
+            (xyc(&prev, &x * 2 - 1, y.expr(), c.expr())
+                + xyc(&prev, &x * 2, y.expr(), c.expr()) * 2.0f32
+                + xyc(&prev, &x * 2 + 1, y.expr(), c.expr()))
+                * 0.25f32,
+        );
         let d = Func::new(&format!("down{l}"));
-        d.define(&[&x, &y, &c], (xyc(&dx, x.expr(), &y * 2 - 1, c.expr()) + xyc(&dx, x.expr(), &y * 2, c.expr()) * 2.0f32 + xyc(&dx, x.expr(), &y * 2 + 1, c.expr())) * 0.25f32);
+        d.define(
+            &[&x, &y, &c],
+            (xyc(&dx, x.expr(), &y * 2 - 1, c.expr())
+                + xyc(&dx, x.expr(), &y * 2, c.expr()) * 2.0f32
+                + xyc(&dx, x.expr(), &y * 2 + 1, c.expr()))
+                * 0.25f32,
+        );
         down.push(d);
     }
     let mut interpolated: Vec<Option<Func>> = vec![None; levels];

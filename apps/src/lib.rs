@@ -24,8 +24,8 @@ pub mod conv_layer;
 pub mod harris;
 pub mod hist_eq;
 pub mod iir_blur;
-pub mod local_laplacian;
 pub mod interpolate;
+pub mod local_laplacian;
 pub mod matmul;
 pub mod stencil_chain;
 pub mod unsharp;
@@ -116,7 +116,8 @@ pub fn build(name: &str, size: Size, host: &HostTarget) -> Option<App> {
     let paper = if size == Size::Paper { None } else { Some(builder(Size::Paper, host)) };
     let paper = paper.as_ref().unwrap_or(&app);
     let estimates = |r: &Region| r.iter().map(|&(min, extent)| Some(Estimate { min, extent })).collect::<Vec<_>>();
-    let (input_estimates, output_estimates): (Vec<_>, _) = (paper.inputs.iter().map(|(n, r)| (n.clone(), estimates(r))).collect(), estimates(&paper.output));
+    let (input_estimates, output_estimates): (Vec<_>, _) =
+        (paper.inputs.iter().map(|(n, r)| (n.clone(), estimates(r))).collect(), estimates(&paper.output));
     for input in &mut app.pipeline.inputs {
         if let Some((_, e)) = input_estimates.iter().find(|(n, _)| **n == *input.name) {
             input.estimates = e.clone();

@@ -118,7 +118,8 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     }
     let out0 = out_g[0].clone().expect("level 0 is built");
     let eps = 0.01f32;
-    let color = (out0.at([x.expr(), y.expr()]) * (floating.at([x.expr(), y.expr(), c.expr()]) + eps)) / (gray.at([x.expr(), y.expr()]) + eps);
+    let color =
+        (out0.at([x.expr(), y.expr()]) * (floating.at([x.expr(), y.expr(), c.expr()]) + eps)) / (gray.at([x.expr(), y.expr()]) + eps);
     let output = Func::new("output");
     output.define(&[&x, &y, &c], cast(Type::u16(), clamp(color, 0.0f32, 1.0f32) * 65535.0f32));
     let pipeline = Pipeline::new(&[&output]).expect("the local Laplacian is well formed");
@@ -141,5 +142,12 @@ pub fn app(size: Size, host: &HostTarget) -> App {
     }
     expert.func("output").reorder(&["x", "c", "y"]).split("y", "yo", "yi", 8).parallel("yo").vectorize_by("x", lanes);
     let image = vec![(0, w), (0, h), (0, 3)];
-    App { name: "local_laplacian", pipeline, expert, inputs: vec![("input".into(), image.clone())], output: image, params: vec![("levels", levels as i64)] }
+    App {
+        name: "local_laplacian",
+        pipeline,
+        expert,
+        inputs: vec![("input".into(), image.clone())],
+        output: image,
+        params: vec![("levels", levels as i64)],
+    }
 }

@@ -38,5 +38,12 @@ pub fn app(size: Size, host: &HostTarget) -> App {
         .unroll("yi")
         .parallel("yo");
     let square = vec![(0, n), (0, n)];
-    App { name: "matmul", pipeline, expert, inputs: vec![("A".into(), square.clone()), ("B".into(), square.clone())], output: square, params: vec![] }
+    App {
+        name: "matmul",
+        pipeline,
+        expert,
+        inputs: vec![("A".into(), square.clone()), ("B".into(), square.clone())],
+        output: square,
+        params: vec![],
+    }
 }

@@ -13,7 +13,8 @@ fn check(name: &str) {
     let measured = measure(&app, &schedules, &SamplingOptions::once()).unwrap_or_else(|e| panic!("{e}"));
     let inputs = app_inputs(&app).expect("inputs");
     let p = &app.pipeline;
-    let expected = compiler::reference::realize(p, &inputs, &BTreeMap::new(), &p.outputs[0], &app.output).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let expected =
+        compiler::reference::realize(p, &inputs, &BTreeMap::new(), &p.outputs[0], &app.output).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(measured.output == expected, "{name}: the schedules' output differs from the reference evaluator's");
 }
 
@@ -28,7 +29,20 @@ macro_rules! reference_tests {
     };
 }
 
-reference_tests!(blur, unsharp, harris, camera_pipe, local_laplacian, bilateral_grid, interpolate, stencil_chain, conv_layer, iir_blur, hist_eq, matmul);
+reference_tests!(
+    blur,
+    unsharp,
+    harris,
+    camera_pipe,
+    local_laplacian,
+    bilateral_grid,
+    interpolate,
+    stencil_chain,
+    conv_layer,
+    iir_blur,
+    hist_eq,
+    matmul
+);
 
 /// Deep pyramids lower slowly at the paper's size (local_laplacian about
 /// 90 s, interpolate about 20 s on 2 cores): the benchmark lowers them.
@@ -46,7 +60,8 @@ fn estimates_are_the_papers_sizes() {
     let host = HostTarget::detect();
     for (small, paper) in apps::all(Size::Small, &host).iter().zip(apps::all(Size::Paper, &host)) {
         let output = small.pipeline.func(small.output_name()).expect("the output Func");
-        let estimated: Vec<(i64, i64)> = output.estimates.iter().map(|e| e.map(|e| (e.min, e.extent)).expect("every dimension estimated")).collect();
+        let estimated: Vec<(i64, i64)> =
+            output.estimates.iter().map(|e| e.map(|e| (e.min, e.extent)).expect("every dimension estimated")).collect();
         assert_eq!(estimated, paper.output, "{}", small.name);
     }
 }

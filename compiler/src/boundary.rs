@@ -23,20 +23,14 @@ fn last(input: &ImageParam, d: usize) -> Expr {
 
 /// Coordinates outside the buffer read its nearest edge.
 pub fn repeat_edge(input: &ImageParam) -> Func {
-    define_with(input, "repeat_edge", |c| {
-        input.at(c.iter().enumerate().map(|(d, x)| clamp(x, input.min(d), last(input, d))))
-    })
+    define_with(input, "repeat_edge", |c| input.at(c.iter().enumerate().map(|(d, x)| clamp(x, input.min(d), last(input, d)))))
 }
 
 /// Coordinates outside the buffer read `value`.
 pub fn constant_exterior(input: &ImageParam, value: Expr) -> Func {
     define_with(input, "constant_exterior", |c| {
-        let inside = c
-            .iter()
-            .enumerate()
-            .map(|(d, x)| x.ge(input.min(d)) & x.le(last(input, d)))
-            .reduce(|a, b| a & b)
-            .unwrap_or(Expr::bool(true));
+        let inside =
+            c.iter().enumerate().map(|(d, x)| x.ge(input.min(d)) & x.le(last(input, d))).reduce(|a, b| a & b).unwrap_or(Expr::bool(true));
         let clamped = input.at(c.iter().enumerate().map(|(d, x)| clamp(x, input.min(d), last(input, d))));
         select(inside, clamped, Expr::cast(crate::types::Type::scalar(input_type(input)), value.clone()))
     })

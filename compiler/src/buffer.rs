@@ -268,7 +268,6 @@ impl Buffer {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,9 +287,6 @@ mod tests {
     #[test]
     fn refuses_negative_and_huge() {
         assert!(matches!(Buffer::new("n", ScalarType::U8, &[(0, -1)]), Err(BufferError::NegativeExtent { .. })));
-        assert!(matches!(
-            Buffer::new("h", ScalarType::F64, &[(0, 1 << 20), (0, 1 << 20)]),
-            Err(BufferError::TooLarge { .. })
-        ));
+        assert!(matches!(Buffer::new("h", ScalarType::F64, &[(0, 1 << 20), (0, 1 << 20)]), Err(BufferError::TooLarge { .. })));
     }
 }

@@ -5,6 +5,7 @@
 //! and both checked against the reference evaluator.
 
 use crate::buffer::{Buffer, BufferError};
+use crate::codegen::{CodegenError, JitCache, RunError};
 use crate::error::LowerError;
 use crate::lang::{ImageParam, Pipeline, Var};
 use crate::lower::{lower, Lowered};
@@ -15,7 +16,6 @@ use crate::schedule::Schedule;
 use crate::types::ScalarType;
 use crate::value::Scalar;
 use crate::Func;
-use crate::codegen::{CodegenError, JitCache, RunError};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -120,5 +120,10 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
 
 /// The algorithm's definitions as text.
 pub fn blur_pipeline_text() -> String {
-    blur_pipeline().funcs.iter().map(|f| format!("{}({}) = {}", f.name, f.args.iter().map(|a| &**a).collect::<Vec<_>>().join(", "), f.value)).collect::<Vec<_>>().join("\n")
+    blur_pipeline()
+        .funcs
+        .iter()
+        .map(|f| format!("{}({}) = {}", f.name, f.args.iter().map(|a| &**a).collect::<Vec<_>>().join(", "), f.value))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -53,6 +53,8 @@ pub enum ScheduleError {
 pub enum LowerError {
     #[error(transparent)]
     Schedule(#[from] ScheduleError),
-    #[error("cannot bound {what} of {func} in dimension {dim}: an index has no finite range; clamp it or make it depend on loop variables only")]
+    #[error(
+        "cannot bound {what} of {func} in dimension {dim}: an index has no finite range; clamp it or make it depend on loop variables only"
+    )]
     Unbounded { func: String, dim: String, what: String },
 }

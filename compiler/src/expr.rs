@@ -150,34 +150,94 @@ pub struct RDomDef {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ExprNode {
     /// Signed integer constant (i8..i64).
-    IntImm { value: i64, ty: Type },
+    IntImm {
+        value: i64,
+        ty: Type,
+    },
     /// Unsigned integer or bool constant.
-    UIntImm { value: u64, ty: Type },
+    UIntImm {
+        value: u64,
+        ty: Type,
+    },
     /// Floating-point constant.
-    FloatImm { value: f64, ty: Type },
+    FloatImm {
+        value: f64,
+        ty: Type,
+    },
     /// A free variable: a pure Var, a loop variable, a let name, a scalar
     /// param or a buffer field such as `input.min.0`.
-    Var { name: Name, ty: Type },
+    Var {
+        name: Name,
+        ty: Type,
+    },
     /// A scalar parameter of the pipeline, bound when it runs.
-    Param { name: Name, ty: Type },
+    Param {
+        name: Name,
+        ty: Type,
+    },
     /// A reduction variable, as written in an algorithm. Definitions store it
     /// as a plain `Var` named after the RDom dimension.
-    RVar { rdom: Arc<RDomDef>, dim: usize },
-    Cast { ty: Type, value: Expr },
-    Binary { op: BinOp, a: Expr, b: Expr },
-    Cmp { op: CmpOp, a: Expr, b: Expr },
-    And { a: Expr, b: Expr },
-    Or { a: Expr, b: Expr },
-    Not { a: Expr },
-    Select { cond: Expr, t: Expr, f: Expr },
-    Let { name: Name, value: Expr, body: Expr },
-    Call { target: CallTarget, args: Vec<Expr>, ty: Type },
+    RVar {
+        rdom: Arc<RDomDef>,
+        dim: usize,
+    },
+    Cast {
+        ty: Type,
+        value: Expr,
+    },
+    Binary {
+        op: BinOp,
+        a: Expr,
+        b: Expr,
+    },
+    Cmp {
+        op: CmpOp,
+        a: Expr,
+        b: Expr,
+    },
+    And {
+        a: Expr,
+        b: Expr,
+    },
+    Or {
+        a: Expr,
+        b: Expr,
+    },
+    Not {
+        a: Expr,
+    },
+    Select {
+        cond: Expr,
+        t: Expr,
+        f: Expr,
+    },
+    Let {
+        name: Name,
+        value: Expr,
+        body: Expr,
+    },
+    Call {
+        target: CallTarget,
+        args: Vec<Expr>,
+        ty: Type,
+    },
     /// A load from a flattened buffer (after storage flattening).
-    Load { buffer: Name, index: Expr, ty: Type },
+    Load {
+        buffer: Name,
+        index: Expr,
+        ty: Type,
+    },
     /// The vector `base, base + stride, ..., base + (lanes-1)*stride`.
-    Ramp { base: Expr, stride: Expr, lanes: u32 },
+    Ramp {
+        base: Expr,
+        stride: Expr,
+        lanes: u32,
+    },
     /// A scalar repeated over `lanes` lanes.
-    Broadcast { value: Expr, lanes: u32 },
+    Broadcast {
+        value: Expr,
+        lanes: u32,
+    },
 }
 
 /// An immutable, shareable expression.
@@ -314,23 +374,24 @@ impl Expr {
     }
 
     pub fn and(a: Expr, b: Expr) -> Expr {
-        let (a, b) = match_lanes(a.as_bool(), b.as_bool());
+        let (a, b) = match_lanes(a.into_bool(), b.into_bool());
         Expr::new(ExprNode::And { a, b })
     }
 
     pub fn or(a: Expr, b: Expr) -> Expr {
-        let (a, b) = match_lanes(a.as_bool(), b.as_bool());
+        let (a, b) = match_lanes(a.into_bool(), b.into_bool());
         Expr::new(ExprNode::Or { a, b })
     }
 
+    #[allow(clippy::should_implement_trait)] // `!` is left for the bitwise not of integers, as in Halide
     pub fn not(a: Expr) -> Expr {
-        Expr::new(ExprNode::Not { a: a.as_bool() })
+        Expr::new(ExprNode::Not { a: a.into_bool() })
     }
 
     /// `cond ? t : f`, evaluated eagerly on both sides.
     pub fn select(cond: Expr, t: Expr, f: Expr) -> Expr {
         let (t, f) = match_types(t, f);
-        let cond = cond.as_bool();
+        let cond = cond.into_bool();
         let (cond, t) = match_lanes(cond, t);
         let (cond, f) = match_lanes(cond, f);
         Expr::new(ExprNode::Select { cond, t, f })
@@ -368,11 +429,7 @@ impl Expr {
         let args: Vec<Expr> = if matches!(f, MathFn::Abs | MathFn::PromiseClamped) {
             args
         } else {
-            let float_ty = args
-                .iter()
-                .map(|a| a.ty())
-                .find(|t| t.is_float())
-                .unwrap_or(Type::f32());
+            let float_ty = args.iter().map(|a| a.ty()).find(|t| t.is_float()).unwrap_or(Type::f32());
             args.into_iter().map(|a| Expr::cast(float_ty.with_lanes(a.ty().lanes), a)).collect()
         };
         let ty = args[0].ty();
@@ -400,7 +457,7 @@ impl Expr {
     }
 
     /// Converts to bool by comparing with zero, unless already bool.
-    fn as_bool(self) -> Expr {
+    fn into_bool(self) -> Expr {
         if self.ty().is_bool() {
             self
         } else {

@@ -96,11 +96,7 @@ impl Default for Options {
 
 /// Runs `stmt` over the pipeline's `buffers` (inputs and outputs, by name)
 /// and scalar params, with no step budget.
-pub fn run(
-    stmt: &Stmt,
-    buffers: &mut BTreeMap<String, Buffer>,
-    scalars: &BTreeMap<String, Scalar>,
-) -> Result<(), InterpretError> {
+pub fn run(stmt: &Stmt, buffers: &mut BTreeMap<String, Buffer>, scalars: &BTreeMap<String, Scalar>) -> Result<(), InterpretError> {
     run_with_options(stmt, buffers, scalars, &Options::default()).map(|_| ())
 }
 
@@ -127,11 +123,7 @@ pub fn run_with_options(
                 let Ok(v) = i32::try_from(value) else {
                     return Err(InterpretError::BufferFieldOverflow { name: field, value });
                 };
-                vars.push(Binding {
-                    name: field.into(),
-                    ty: ScalarType::I32,
-                    value: Val::Scalar(Scalar::Int(v.into())),
-                });
+                vars.push(Binding { name: field.into(), ty: ScalarType::I32, value: Val::Scalar(Scalar::Int(v.into())) });
             }
         }
     }
@@ -276,7 +268,13 @@ impl Interpreter<'_> {
                 }
             }
             StmtNode::Assert { cond, message } => {
-                if self.eval_scalar(cond, "Assert condition")?.as_bool() {
+                // A vector condition (an access check in a vectorized loop)
+                // must hold in every lane.
+                let holds = match self.eval(cond)?.1 {
+                    Val::Scalar(c) => c.as_bool(),
+                    Val::Vector(lanes) => lanes.iter().all(|c| c.as_bool()),
+                };
+                if holds {
                     Ok(())
                 } else {
                     Err(InterpretError::AssertionFailed { message: message.clone() })
@@ -326,19 +324,12 @@ impl Interpreter<'_> {
             if buffer.write(index, convert(from, to, v)) {
                 Ok(())
             } else {
-                Err(InterpretError::OutOfBounds {
-                    buffer: name.to_string(),
-                    index,
-                    size: buffer.len(),
-                    access: Access::Store,
-                })
+                Err(InterpretError::OutOfBounds { buffer: name.to_string(), index, size: buffer.len(), access: Access::Store })
             }
         };
         match (index, value) {
             (Val::Scalar(i), Val::Scalar(v)) => write(i, v),
-            (Val::Vector(is), Val::Vector(vs)) if is.len() == vs.len() => {
-                is.into_iter().zip(vs).try_for_each(|(i, v)| write(i, v))
-            }
+            (Val::Vector(is), Val::Vector(vs)) if is.len() == vs.len() => is.into_iter().zip(vs).try_for_each(|(i, v)| write(i, v)),
             (i, v) => Err(lane_mismatch("Store value", i.lanes(), v.lanes())),
         }
     }
@@ -542,9 +533,10 @@ mod tests {
 
     /// The flat index of `coords` in pipeline buffer `buffer`, through its fields.
     fn flat(buffer: &str, coords: &[Expr]) -> Expr {
-        coords.iter().enumerate().fold(Expr::i32(0), |acc, (d, c)| {
-            acc + (c - field(buffer_vars::min, buffer, d)) * field(buffer_vars::stride, buffer, d)
-        })
+        coords
+            .iter()
+            .enumerate()
+            .fold(Expr::i32(0), |acc, (d, c)| acc + (c - field(buffer_vars::min, buffer, d)) * field(buffer_vars::stride, buffer, d))
     }
 
     /// Loops over every coordinate of `buffer`, `names` innermost first.
@@ -576,7 +568,7 @@ mod tests {
     fn loop_over_output_with_nonzero_min() {
         let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(5, 10)])]);
         let x = Expr::ivar("x");
-        let body = Stmt::store("out", flat("out", &[x.clone()]), x * 2 + 1);
+        let body = Stmt::store("out", flat("out", std::slice::from_ref(&x)), x * 2 + 1);
         let stmt = over("out", &["x"], ForKind::Parallel, body);
         run_plain(&stmt, &mut bufs).unwrap();
         for x in 5..15 {
@@ -600,13 +592,7 @@ mod tests {
             field(buffer_vars::min, "out", 1),
             field(buffer_vars::extent, "out", 1),
             ForKind::GpuBlock,
-            Stmt::for_loop(
-                "x",
-                field(buffer_vars::min, "out", 0),
-                field(buffer_vars::extent, "out", 0),
-                ForKind::GpuThread,
-                body,
-            ),
+            Stmt::for_loop("x", field(buffer_vars::min, "out", 0), field(buffer_vars::extent, "out", 0), ForKind::GpuThread, body),
         );
         run_plain(&stmt, &mut bufs).unwrap();
         for y in 3..6 {
@@ -633,11 +619,7 @@ mod tests {
                         buffer: "tmp".into(),
                         ty: Type::u16(),
                         size: Expr::i32(2),
-                        body: Stmt::store(
-                            "out",
-                            Expr::i32(8),
-                            cast(Type::i32(), Expr::load("tmp", Expr::i32(1), Type::u16())) + 1000,
-                        ),
+                        body: Stmt::store("out", Expr::i32(8), cast(Type::i32(), Expr::load("tmp", Expr::i32(1), Type::u16())) + 1000),
                     }),
                     Stmt::for_loop(
                         "i",
@@ -661,11 +643,7 @@ mod tests {
         input.fill(|c| Scalar::Int(10 * c[0]));
         let mut bufs = named(vec![input, buffer("out", ScalarType::I32, &[(0, 8)])]);
         let stmt = Stmt::block(vec![
-            Stmt::store(
-                "out",
-                Expr::ramp(1.into(), 2.into(), 4),
-                Expr::load("in", Expr::ramp(0.into(), 3.into(), 4), Type::i32()),
-            ),
+            Stmt::store("out", Expr::ramp(1.into(), 2.into(), 4), Expr::load("in", Expr::ramp(0.into(), 3.into(), 4), Type::i32())),
             // Lanes are written in order: the last lane wins.
             Stmt::store("out", Expr::broadcast(0.into(), 4), Expr::ramp(5.into(), 1.into(), 4)),
         ]);
@@ -731,11 +709,9 @@ mod tests {
             run_plain(&load, &mut bufs).unwrap_err(),
             InterpretError::OutOfBounds { buffer: "in".into(), index: 4, size: 4, access: Access::Load }
         );
-        let gather = Stmt::store("out", Expr::ramp(0.into(), 1.into(), 2), Expr::load("in", Expr::ramp(2.into(), (-3).into(), 2), Type::f32()));
-        assert!(matches!(
-            run_plain(&gather, &mut bufs).unwrap_err(),
-            InterpretError::OutOfBounds { index: -1, access: Access::Load, .. }
-        ));
+        let gather =
+            Stmt::store("out", Expr::ramp(0.into(), 1.into(), 2), Expr::load("in", Expr::ramp(2.into(), (-3).into(), 2), Type::f32()));
+        assert!(matches!(run_plain(&gather, &mut bufs).unwrap_err(), InterpretError::OutOfBounds { index: -1, access: Access::Load, .. }));
         let store = Stmt::store("out", Expr::i32(-1), Expr::from(1.0f32));
         let err = run_plain(&store, &mut bufs).unwrap_err();
         assert_eq!(err, InterpretError::OutOfBounds { buffer: "out".into(), index: -1, size: 4, access: Access::Store });
@@ -802,9 +778,7 @@ mod tests {
     #[test]
     fn bad_allocations_are_errors() {
         let mut bufs = BTreeMap::new();
-        let alloc = |size: Expr| {
-            Stmt::new(StmtNode::Allocate { buffer: "scratch".into(), ty: Type::f64(), size, body: Stmt::no_op() })
-        };
+        let alloc = |size: Expr| Stmt::new(StmtNode::Allocate { buffer: "scratch".into(), ty: Type::f64(), size, body: Stmt::no_op() });
         assert_eq!(
             run_plain(&alloc(Expr::i32(-3)), &mut bufs).unwrap_err(),
             InterpretError::NegativeAllocation { buffer: "scratch".into(), size: -3 }
@@ -822,8 +796,7 @@ mod tests {
     #[test]
     fn lets_params_and_branches_keep_their_types() {
         let mut bufs = named(vec![buffer("out", ScalarType::F32, &[(0, 4)])]);
-        let scalars: BTreeMap<String, Scalar> =
-            [("k".to_string(), Scalar::Int(3)), ("w".to_string(), Scalar::Float(0.1))].into();
+        let scalars: BTreeMap<String, Scalar> = [("k".to_string(), Scalar::Int(3)), ("w".to_string(), Scalar::Float(0.1))].into();
         let (k, w) = (Expr::ivar("k"), Expr::var("w", Type::f32()));
         let half = Expr::var("h", Type::f32());
         let stmt = Stmt::let_stmt(
@@ -844,12 +817,7 @@ mod tests {
         );
         run(&stmt, &mut bufs, &scalars).unwrap();
         let got: Vec<Scalar> = (0..4).map(|i| bufs["out"].read(i).unwrap()).collect();
-        assert_eq!(got, vec![
-            Scalar::Float(0.1f32 as f64),
-            Scalar::Float(1.5),
-            Scalar::Float(0.0),
-            Scalar::Float(4.5)
-        ]);
+        assert_eq!(got, vec![Scalar::Float(0.1f32 as f64), Scalar::Float(1.5), Scalar::Float(0.0), Scalar::Float(4.5)]);
     }
 
     #[test]
@@ -877,15 +845,9 @@ mod tests {
     fn mismatched_lanes_are_errors() {
         let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 8)])]);
         let stmt = Stmt::store("out", Expr::ramp(0.into(), 1.into(), 4), Expr::i32(1));
-        assert_eq!(
-            run_plain(&stmt, &mut bufs).unwrap_err(),
-            InterpretError::LaneMismatch { context: "Store value", expected: 4, got: 1 }
-        );
-        let sum = Expr::new(ExprNode::Binary {
-            op: BinOp::Add,
-            a: Expr::ramp(0.into(), 1.into(), 4),
-            b: Expr::ramp(0.into(), 1.into(), 2),
-        });
+        assert_eq!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::LaneMismatch { context: "Store value", expected: 4, got: 1 });
+        let sum =
+            Expr::new(ExprNode::Binary { op: BinOp::Add, a: Expr::ramp(0.into(), 1.into(), 4), b: Expr::ramp(0.into(), 1.into(), 2) });
         let stmt = Stmt::store("out", Expr::ramp(0.into(), 1.into(), 4), sum);
         assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::LaneMismatch { .. }));
         let stmt = Stmt::for_loop("x", Expr::ramp(0.into(), 1.into(), 2), 1.into(), ForKind::Serial, Stmt::no_op());

@@ -40,10 +40,7 @@ impl Interval {
 
     /// The smallest interval containing both.
     pub fn union(&self, other: &Interval) -> Interval {
-        Interval {
-            min: both(&self.min, &other.min, Expr::min),
-            max: both(&self.max, &other.max, Expr::max),
-        }
+        Interval { min: both(&self.min, &other.min, Expr::min), max: both(&self.max, &other.max, Expr::max) }
     }
 
     fn simplified(self) -> Interval {
@@ -96,6 +93,22 @@ impl Scope {
         crate::visit::Visitor::visit_expr(&mut fv, e);
         fv.names.iter().any(|n| self.contains(n))
     }
+
+    /// Whether `e` may take different values in the region: it mentions a
+    /// ranged variable, or it reads a Func, an input or a buffer. A bound
+    /// never names a read: its value may not exist yet where the bound is
+    /// evaluated (a Func computed at the same loop level as the one whose
+    /// region the bound is), so reads count as varying.
+    fn varies(&self, e: &Expr) -> bool {
+        self.depends_on_ranged(e) || reads_memory(e)
+    }
+}
+
+/// Whether `e` reads a Func, an input or a buffer.
+fn reads_memory(e: &Expr) -> bool {
+    crate::visit::expr_any_node(e, |n| {
+        matches!(n, ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. } | ExprNode::Load { .. })
+    })
 }
 
 /// The range of values a `ty` value can take, when it is small enough to
@@ -118,9 +131,7 @@ pub fn bounds_of(e: &Expr, scope: &Scope) -> Interval {
 /// Whether `e` has one value throughout the region: it mentions no ranged
 /// variable, and no load or call whose value the bound could not name.
 fn is_fixed(e: &Expr, scope: &Scope) -> bool {
-    e.ty().lanes == 1
-        && !scope.depends_on_ranged(e)
-        && !crate::visit::expr_any_node(e, |n| matches!(n, ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. } | ExprNode::Load { .. }))
+    e.ty().lanes == 1 && !scope.varies(e)
 }
 
 fn raw_bounds(e: &Expr, scope: &Scope) -> Interval {
@@ -135,7 +146,7 @@ fn raw_bounds(e: &Expr, scope: &Scope) -> Interval {
         ExprNode::Cast { ty, value } => cast_bounds(*ty, value, scope),
         ExprNode::Binary { op, a, b } => binary_bounds(*op, a, b, scope),
         ExprNode::Cmp { .. } | ExprNode::And { .. } | ExprNode::Or { .. } | ExprNode::Not { .. } => {
-            if scope.depends_on_ranged(e) {
+            if scope.varies(e) {
                 Interval::new(Expr::bool(false), Expr::bool(true))
             } else {
                 Interval::point(e.clone())
@@ -143,7 +154,7 @@ fn raw_bounds(e: &Expr, scope: &Scope) -> Interval {
         }
         ExprNode::Select { cond, t, f } => {
             let (ti, fi) = (raw_bounds(t, scope), raw_bounds(f, scope));
-            if scope.depends_on_ranged(cond) {
+            if scope.varies(cond) {
                 ti.union(&fi)
             } else {
                 // The condition is the same everywhere in the region: keep it.
@@ -176,7 +187,12 @@ fn cast_bounds(ty: Type, value: &Expr, scope: &Scope) -> Interval {
         ts.int_min() <= fs.int_min() && ts.int_max() >= fs.int_max()
     };
     if widening {
-        return Interval { min: cast(inner.min), max: cast(inner.max) };
+        // Where the value is unbounded, the result is still within what
+        // the conversion can give: the target type's range for a float
+        // converted to an integer (it saturates), the source type's range
+        // for a widened integer.
+        let fallback = if from.is_float() { type_range(ty) } else { type_range(from) };
+        return Interval { min: cast(inner.min.or(fallback.min)), max: cast(inner.max.or(fallback.max)) };
     }
     // A narrowing conversion may wrap: only the target type bounds the result.
     type_range(ty)
@@ -218,7 +234,10 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
                 _ => match (&bi.min, &bi.max) {
                     (Some(lo), Some(hi)) => Interval::new(
                         Expr::int(0, ty),
-                        Expr::max(Expr::math(crate::expr::MathFn::Abs, vec![lo.clone()]), Expr::math(crate::expr::MathFn::Abs, vec![hi.clone()])) - 1,
+                        Expr::max(
+                            Expr::math(crate::expr::MathFn::Abs, vec![lo.clone()]),
+                            Expr::math(crate::expr::MathFn::Abs, vec![hi.clone()]),
+                        ) - 1,
                     ),
                     _ => Interval { min: Some(Expr::int(0, ty)), max: None },
                 },
@@ -320,7 +339,9 @@ fn mark_touching(s: &Stmt, target: Target<'_>, set: &mut HashSet<*const StmtNode
     }
     hit = hit
         || matches!((s.node(), target), (StmtNode::Provide { func, .. }, Target::Func(n)) if &**func == n)
-        || exprs.iter().any(|e| crate::visit::expr_any_node(e, |n| matches!(n, ExprNode::Call { target: t, .. } if reads_target(t, target))));
+        || exprs
+            .iter()
+            .any(|e| crate::visit::expr_any_node(e, |n| matches!(n, ExprNode::Call { target: t, .. } if reads_target(t, target))));
     if hit {
         set.insert(s.node() as *const StmtNode);
     }
@@ -411,9 +432,7 @@ impl BoxWalker<'_, '_> {
                 self.undefine(name);
             }
             _ => {
-                let mut children = vec![];
-                collect_children(e, &mut children);
-                children.iter().for_each(|c| self.expr(c));
+                crate::visit::expr_children(e).iter().for_each(|c| self.expr(c));
             }
         }
     }
@@ -483,7 +502,9 @@ fn refinements(cond: &Expr, scope: &Scope) -> Vec<(Name, Interval)> {
             }
             ExprNode::Cmp { op, a, b } => {
                 let Some(name) = a.as_var() else { continue };
-                let Some(current) = scope.get(name) else { continue };
+                let Some(current) = scope.get(name) else {
+                    continue;
+                };
                 let bound = raw_bounds(b, scope);
                 let one = Expr::int(1, a.ty());
                 let mut i = current.clone();
@@ -500,16 +521,6 @@ fn refinements(cond: &Expr, scope: &Scope) -> Vec<(Name, Interval)> {
         }
     }
     out
-}
-
-fn collect_children(e: &Expr, out: &mut Vec<Expr>) {
-    struct Children<'a>(&'a mut Vec<Expr>);
-    impl crate::visit::Visitor for Children<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            self.0.push(e.clone());
-        }
-    }
-    crate::visit::walk_expr(&mut Children(out), e);
 }
 
 /// The direct child expressions and statements of a statement.

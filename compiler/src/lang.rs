@@ -131,9 +131,7 @@ pub struct ImageParam(Arc<Mutex<InputInner>>);
 
 impl ImageParam {
     pub fn new(name: &str, ty: ScalarType, dims: usize) -> ImageParam {
-        ImageParam(Arc::new(Mutex::new(InputInner {
-            def: InputDef { name: name.into(), ty, dims, estimates: vec![None; dims] },
-        })))
+        ImageParam(Arc::new(Mutex::new(InputInner { def: InputDef { name: name.into(), ty, dims, estimates: vec![None; dims] } })))
     }
 
     fn def(&self) -> InputDef {
@@ -460,6 +458,7 @@ pub struct Pipeline;
 impl Pipeline {
     /// Collects every Func and input reachable from `outputs`, checks the
     /// definitions, and orders the Funcs producers first.
+    #[allow(clippy::new_ret_no_self)] // a pipeline is its checked definition
     pub fn new(outputs: &[&Func]) -> Result<PipelineDef, LangError> {
         let mut c = Collector::default();
         for out in outputs {

@@ -31,12 +31,7 @@ impl UpdateDef {
     /// Names of the pure variables this update leaves free: the Func's
     /// argument names that appear unadorned at their own position.
     pub fn pure_vars(&self, func_args: &[Name]) -> Vec<Name> {
-        func_args
-            .iter()
-            .zip(&self.args)
-            .filter(|(name, a)| a.as_var() == Some(*name))
-            .map(|(name, _)| name.clone())
-            .collect()
+        func_args.iter().zip(&self.args).filter(|(name, a)| a.as_var() == Some(*name)).map(|(name, _)| name.clone()).collect()
     }
 }
 

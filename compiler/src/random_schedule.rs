@@ -116,7 +116,9 @@ fn random_stage(f: &FuncDef, stage: usize, rng: &mut impl Rng, o: &RandomSchedul
 /// Loops (as levels) that enclose every use of `f`, given the Funcs already
 /// scheduled; outermost first.
 fn enclosing_levels(p: &PipelineDef, s: &Schedule, f: &FuncDef) -> Vec<LoopLevel> {
-    let Ok(plan) = validate(p, s) else { return vec![] };
+    let Ok(plan) = validate(p, s) else {
+        return vec![];
+    };
     let mut common: Option<Vec<LoopLevel>> = None;
     for c in &p.funcs {
         let cp = plan.get(&c.name);
@@ -182,9 +184,7 @@ fn stage_uses(p: &PipelineDef, plan: &crate::lower::validate::Plan, c: &FuncDef,
         u.args.iter().for_each(|a| collect(a, &mut names));
         collect(&u.value, &mut names);
     }
-    names.iter().any(|n| {
-        &**n == f || (plan.get(n).inline && *n != c.name && p.func(n).is_some_and(|d| stage_uses(p, plan, d, 0, f)))
-    })
+    names.iter().any(|n| &**n == f || (plan.get(n).inline && *n != c.name && p.func(n).is_some_and(|d| stage_uses(p, plan, d, 0, f))))
 }
 
 /// A random legal schedule for `p`.

@@ -47,7 +47,9 @@ pub enum ReferenceError {
     Arity { func: String, expected: usize, got: usize },
     #[error("Func {func} reads input {input}, which was not given")]
     MissingInput { func: String, input: String },
-    #[error("input {input} should be a {expected_dims}-dimensional {expected_ty} buffer but a {got_dims}-dimensional {got_ty} one was given")]
+    #[error(
+        "input {input} should be a {expected_dims}-dimensional {expected_ty} buffer but a {got_dims}-dimensional {got_ty} one was given"
+    )]
     InputShape { input: String, expected_dims: usize, expected_ty: ScalarType, got_dims: usize, got_ty: ScalarType },
     #[error("Func {func} reads input {input} at {at:?}: coordinate {coord} of dimension {dim} is outside [{min}, {max}]")]
     InputOutOfBounds { func: String, input: String, at: Vec<i64>, dim: usize, coord: i64, min: i64, max: i64 },
@@ -282,7 +284,10 @@ impl<'a> Evaluator<'a> {
             return Ok(*v);
         }
         self.count_work(fi)?;
-        if std::env::var("PROBE_SP").is_ok() { let marker = 0u8; eprintln!("pure {} depth {} sp {:p}", fi, self.depth, &marker); }
+        if std::env::var("PROBE_SP").is_ok() {
+            let marker = 0u8;
+            eprintln!("pure {} depth {} sp {:p}", fi, self.depth, &marker);
+        }
         let def = self.def(fi);
         let mut env = Env { func: fi, vars: def.args.iter().cloned().zip(coords.iter().map(|&c| coordinate(c))).collect() };
         let v = self.eval(&def.value, &mut env, None)?;
@@ -296,10 +301,7 @@ impl<'a> Evaluator<'a> {
         let def = self.def(fi);
         let update = &def.updates[stage - 1];
         let positions = self.pure_positions[fi][stage - 1].clone();
-        let mut env = Env {
-            func: fi,
-            vars: positions.iter().zip(&key).map(|(&p, &c)| (def.args[p].clone(), coordinate(c))).collect(),
-        };
+        let mut env = Env { func: fi, vars: positions.iter().zip(&key).map(|(&p, &c)| (def.args[p].clone(), coordinate(c))).collect() };
         let dims = update.rdom.as_ref().map_or(&[][..], |r| &r.dims[..]);
         let mut bounds = Vec::with_capacity(dims.len());
         for d in dims {
@@ -345,13 +347,7 @@ impl<'a> Evaluator<'a> {
         if at.len() == self.def(fi).dims() && slice_key(&slice.positions, at) == slice.key {
             return Ok(());
         }
-        Err(ReferenceError::OutsideSlice {
-            func: self.func_name(fi),
-            stage: slice.stage,
-            access,
-            at: at.to_vec(),
-            key: slice.key.clone(),
-        })
+        Err(ReferenceError::OutsideSlice { func: self.func_name(fi), stage: slice.stage, access, at: at.to_vec(), key: slice.key.clone() })
     }
 
     /// Evaluates `e`, part of the definition of `env.func`; inside an update,
@@ -472,20 +468,15 @@ impl<'a> Evaluator<'a> {
                 min,
                 max,
             },
-            _ => ReferenceError::InputDimension {
-                func: self.func_name(caller),
-                input: name.into(),
-                dim: coords.len(),
-                dims: buf.dims.len(),
-            },
+            _ => {
+                ReferenceError::InputDimension { func: self.func_name(caller), input: name.into(), dim: coords.len(), dims: buf.dims.len() }
+            }
         })
     }
 
     fn input_buffer(&self, caller: usize, name: &str) -> Result<&'a Buffer, ReferenceError> {
         let inputs = self.inputs;
-        inputs
-            .get(name)
-            .ok_or_else(|| ReferenceError::MissingInput { func: self.func_name(caller), input: name.into() })
+        inputs.get(name).ok_or_else(|| ReferenceError::MissingInput { func: self.func_name(caller), input: name.into() })
     }
 
     /// A scalar param of type `ty`, or a dimension field of an input buffer.
@@ -506,10 +497,8 @@ impl<'a> Evaluator<'a> {
             };
             return Ok(Scalar::from_i128(v as i128, ScalarType::I32));
         }
-        let given = self
-            .params
-            .get(name)
-            .ok_or_else(|| ReferenceError::MissingParam { func: self.func_name(caller), param: name.into() })?;
+        let given =
+            self.params.get(name).ok_or_else(|| ReferenceError::MissingParam { func: self.func_name(caller), param: name.into() })?;
         param_of_type(ty, *given).ok_or(ReferenceError::ParamValue { param: name.into(), ty, value: *given })
     }
 
@@ -625,15 +614,9 @@ mod tests {
         let input = ImageParam::new("in", ScalarType::U16, 2);
         let (x, y) = (Var::new("x"), Var::new("y"));
         let blur_x = Func::new("blur_x");
-        blur_x.define(
-            &[&x, &y],
-            (input.at([&x - 1, y.expr()]) + input.at([x.expr(), y.expr()]) + input.at([&x + 1, y.expr()])) / 3,
-        );
+        blur_x.define(&[&x, &y], (input.at([&x - 1, y.expr()]) + input.at([x.expr(), y.expr()]) + input.at([&x + 1, y.expr()])) / 3);
         let blur_y = Func::new("blur_y");
-        blur_y.define(
-            &[&x, &y],
-            (blur_x.at([x.expr(), &y - 1]) + blur_x.at([x.expr(), y.expr()]) + blur_x.at([x.expr(), &y + 1])) / 3,
-        );
+        blur_y.define(&[&x, &y], (blur_x.at([x.expr(), &y - 1]) + blur_x.at([x.expr(), y.expr()]) + blur_x.at([x.expr(), &y + 1])) / 3);
         (input.clone(), Pipeline::new(&[&blur_y]).unwrap())
     }
 

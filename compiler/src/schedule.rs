@@ -50,22 +50,58 @@ impl TailStrategy {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Directive {
     /// `var = outer * factor + inner`, inner in `[0, factor)`.
-    Split { var: Name, outer: Name, inner: Name, factor: i64, tail: TailStrategy },
+    Split {
+        var: Name,
+        outer: Name,
+        inner: Name,
+        factor: i64,
+        tail: TailStrategy,
+    },
     /// One loop over the product of two adjacent loops (`inner` directly inside `outer`).
-    Fuse { inner: Name, outer: Name, fused: Name },
+    Fuse {
+        inner: Name,
+        outer: Name,
+        fused: Name,
+    },
     /// Permutes the listed loops among their positions, innermost first.
-    Reorder { vars: Vec<Name> },
+    Reorder {
+        vars: Vec<Name>,
+    },
     /// Two splits and a reorder to `xi, yi, xo, yo`.
-    Tile { x: Name, y: Name, xo: Name, yo: Name, xi: Name, yi: Name, x_factor: i64, y_factor: i64, tail: TailStrategy },
+    Tile {
+        x: Name,
+        y: Name,
+        xo: Name,
+        yo: Name,
+        xi: Name,
+        yi: Name,
+        x_factor: i64,
+        y_factor: i64,
+        tail: TailStrategy,
+    },
     /// Marks a loop as vectorized; with a width, splits it first and
     /// vectorizes the inner loop `{var}_vi`, the outer keeping the name `var`.
-    Vectorize { var: Name, width: Option<i64> },
+    Vectorize {
+        var: Name,
+        width: Option<i64>,
+    },
     /// Marks a loop as unrolled; with a factor, splits first (`{var}_ui`).
-    Unroll { var: Name, factor: Option<i64> },
-    Parallel { var: Name },
-    Serial { var: Name },
-    GpuBlocks { var: Name },
-    GpuThreads { var: Name },
+    Unroll {
+        var: Name,
+        factor: Option<i64>,
+    },
+    Parallel {
+        var: Name,
+    },
+    Serial {
+        var: Name,
+    },
+    GpuBlocks {
+        var: Name,
+    },
+    GpuThreads {
+        var: Name,
+    },
 }
 
 /// Where a Func is computed or stored.
@@ -371,7 +407,15 @@ fn check_fresh(r: &ResolvedStage, name: &str, except: &str) -> Result<(), String
     Ok(())
 }
 
-fn split(r: &mut ResolvedStage, var: &Name, outer: &Name, inner: &Name, factor: i64, tail: TailStrategy, is_update: bool) -> Result<(), String> {
+fn split(
+    r: &mut ResolvedStage,
+    var: &Name,
+    outer: &Name,
+    inner: &Name,
+    factor: i64,
+    tail: TailStrategy,
+    is_update: bool,
+) -> Result<(), String> {
     let i = position(r, var)?;
     if factor < 1 {
         return Err(format!("split factor must be at least 1, not {factor}"));
@@ -460,7 +504,8 @@ fn apply_directive(r: &mut ResolvedStage, d: &Directive, is_update: bool) -> Res
             for (slot, dim) in sorted.into_iter().zip(moved) {
                 r.dims[slot] = dim;
             }
-            if r.dims.first().is_some_and(|d| d.kind == ForKind::Vectorized) || r.dims.iter().skip(1).all(|d| d.kind != ForKind::Vectorized) {
+            if r.dims.first().is_some_and(|d| d.kind == ForKind::Vectorized) || r.dims.iter().skip(1).all(|d| d.kind != ForKind::Vectorized)
+            {
                 Ok(())
             } else {
                 Err("the vectorized loop would no longer be innermost".into())

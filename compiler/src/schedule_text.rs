@@ -72,7 +72,9 @@ fn level_call(prefix: &str, level: &LoopLevel) -> String {
     match level {
         LoopLevel::Inline => format!("{prefix}_inline()"),
         LoopLevel::Root => format!("{prefix}_root()"),
-        LoopLevel::At { func, stage, var } => format!("{prefix}_at({}, {var})", stage_ref(func, *stage)),
+        LoopLevel::At { func, stage, var } => {
+            format!("{prefix}_at({}, {var})", stage_ref(func, *stage))
+        }
     }
 }
 
@@ -283,8 +285,7 @@ struct Args<'a> {
 impl<'a> Args<'a> {
     /// Checks the call is known and has an allowed number of arguments.
     fn new(call: &'a str, args: &'a [Term]) -> Result<Args<'a>, String> {
-        let &(_, min, max, usage) =
-            CALLS.iter().find(|c| c.0 == call).ok_or_else(|| format!("unknown directive `{call}`"))?;
+        let &(_, min, max, usage) = CALLS.iter().find(|c| c.0 == call).ok_or_else(|| format!("unknown directive `{call}`"))?;
         let n = args.len();
         if n < min || max.is_some_and(|max| n > max) {
             return Err(format!("wrong number of arguments for {call}: found {n}, expected {usage}"));
@@ -334,7 +335,12 @@ impl<'a> Args<'a> {
             Term::Call(head, args) => {
                 let (func, call) = split_head(head)?;
                 if call != "update" {
-                    return Err(format!("argument {} of {} must be `func` or `func.update(i)`, found `{}`", i + 1, self.call, self.args[i]));
+                    return Err(format!(
+                        "argument {} of {} must be `func` or `func.update(i)`, found `{}`",
+                        i + 1,
+                        self.call,
+                        self.args[i]
+                    ));
                 }
                 Ok((func, update_stage(&Args::new(call, args)?)?))
             }
@@ -493,12 +499,13 @@ mod tests {
         s.func("out").compute_root().tile("x", "y", "xo", "yo", "xi", "yi", 64, 32).parallel("yo");
         s.func("hist").compute_root().update(0).reorder(&["r.x", "r.y"]);
         s.func("hist").update(1).vectorize_by("x", 8);
-        s.func("f")
-            .compute_at_stage("g", 1, "y")
-            .store_at("g", "y")
-            .reorder_storage(&["y", "x"])
-            .bound("x", 0, 64)
-            .split_with("x", "xo", "xi", 8, TailStrategy::GuardWithIf);
+        s.func("f").compute_at_stage("g", 1, "y").store_at("g", "y").reorder_storage(&["y", "x"]).bound("x", 0, 64).split_with(
+            "x",
+            "xo",
+            "xi",
+            8,
+            TailStrategy::GuardWithIf,
+        );
         s
     }
 
@@ -667,7 +674,8 @@ out.parallel(yo)
 
     #[test]
     fn comments_blank_lines_and_spacing_are_ignored() {
-        let text = "# a schedule\n\n   \nblur_x.compute_at( out , yo )  # inside out's rows\r\n\t# indented comment\nblur_x.vectorize( x,8 )\n";
+        let text =
+            "# a schedule\n\n   \nblur_x.compute_at( out , yo )  # inside out's rows\r\n\t# indented comment\nblur_x.vectorize( x,8 )\n";
         let mut expected = Schedule::new();
         expected.func("blur_x").compute_at("out", "yo").vectorize_by("x", 8);
         assert_eq!(parse(text), expected);

@@ -49,22 +49,63 @@ pub struct Range {
 /// The node of a statement tree.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum StmtNode {
-    For { name: Name, min: Expr, extent: Expr, kind: ForKind, body: Stmt },
-    LetStmt { name: Name, value: Expr, body: Stmt },
-    Block { stmts: Vec<Stmt> },
-    IfThenElse { cond: Expr, then_case: Stmt, else_case: Option<Stmt> },
+    For {
+        name: Name,
+        min: Expr,
+        extent: Expr,
+        kind: ForKind,
+        body: Stmt,
+    },
+    LetStmt {
+        name: Name,
+        value: Expr,
+        body: Stmt,
+    },
+    Block {
+        stmts: Vec<Stmt>,
+    },
+    IfThenElse {
+        cond: Expr,
+        then_case: Stmt,
+        else_case: Option<Stmt>,
+    },
     /// Fails the pipeline with `message` when `cond` is false.
-    Assert { cond: Expr, message: String },
+    Assert {
+        cond: Expr,
+        message: String,
+    },
     /// Computes `produce` (the values of `func`) and then runs `consume`.
-    ProducerConsumer { func: Name, produce: Stmt, consume: Stmt },
+    ProducerConsumer {
+        func: Name,
+        produce: Stmt,
+        consume: Stmt,
+    },
     /// Storage for `func` over a box, alive during `body`.
-    Realize { func: Name, ty: Type, bounds: Vec<Range>, body: Stmt },
+    Realize {
+        func: Name,
+        ty: Type,
+        bounds: Vec<Range>,
+        body: Stmt,
+    },
     /// Writes `value` to `func` at `args`.
-    Provide { func: Name, args: Vec<Expr>, value: Expr },
+    Provide {
+        func: Name,
+        args: Vec<Expr>,
+        value: Expr,
+    },
     /// A flat allocation of `size` elements, alive during `body`.
-    Allocate { buffer: Name, ty: Type, size: Expr, body: Stmt },
+    Allocate {
+        buffer: Name,
+        ty: Type,
+        size: Expr,
+        body: Stmt,
+    },
     /// Writes `value` (maybe a vector) to `buffer` at flat `index`.
-    Store { buffer: Name, index: Expr, value: Expr },
+    Store {
+        buffer: Name,
+        index: Expr,
+        value: Expr,
+    },
     /// Evaluates an expression for its effects (none today); a no-op holder.
     NoOp,
 }

@@ -30,10 +30,7 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
         | ExprNode::Param { .. }
         | ExprNode::RVar { .. } => {}
         ExprNode::Cast { value, .. } => v.visit_expr(value),
-        ExprNode::Binary { a, b, .. }
-        | ExprNode::Cmp { a, b, .. }
-        | ExprNode::And { a, b }
-        | ExprNode::Or { a, b } => {
+        ExprNode::Binary { a, b, .. } | ExprNode::Cmp { a, b, .. } | ExprNode::And { a, b } | ExprNode::Or { a, b } => {
             v.visit_expr(a);
             v.visit_expr(b);
         }
@@ -105,6 +102,19 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
     }
 }
 
+/// The direct children of `e`.
+pub fn expr_children(e: &Expr) -> Vec<Expr> {
+    struct Children(Vec<Expr>);
+    impl Visitor for Children {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0.push(e.clone());
+        }
+    }
+    let mut c = Children(vec![]);
+    walk_expr(&mut c, e);
+    c.0
+}
+
 /// A rebuilding traversal.
 pub trait Mutator {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
@@ -165,11 +175,7 @@ pub fn mutate_expr_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
                 return e.clone();
             }
             let lanes = nc.ty().lanes.max(nt.ty().lanes).max(nf.ty().lanes);
-            Expr::new(ExprNode::Select {
-                cond: widen(nc, lanes),
-                t: widen(nt, lanes),
-                f: widen(nf, lanes),
-            })
+            Expr::new(ExprNode::Select { cond: widen(nc, lanes), t: widen(nt, lanes), f: widen(nf, lanes) })
         }
         ExprNode::Let { name, value, body } => {
             let (nv, nb) = (m.mutate_expr(value), m.mutate_expr(body));
@@ -278,15 +284,10 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
             Stmt::new(StmtNode::ProducerConsumer { func: func.clone(), produce: np, consume: nc })
         }
         StmtNode::Realize { func, ty, bounds, body } => {
-            let nbounds: Vec<Range> = bounds
-                .iter()
-                .map(|r| Range { min: m.mutate_expr(&r.min), extent: m.mutate_expr(&r.extent) })
-                .collect();
+            let nbounds: Vec<Range> =
+                bounds.iter().map(|r| Range { min: m.mutate_expr(&r.min), extent: m.mutate_expr(&r.extent) }).collect();
             let nb = m.mutate_stmt(body);
-            let same_bounds = bounds
-                .iter()
-                .zip(&nbounds)
-                .all(|(a, b)| a.min.same_as(&b.min) && a.extent.same_as(&b.extent));
+            let same_bounds = bounds.iter().zip(&nbounds).all(|(a, b)| a.min.same_as(&b.min) && a.extent.same_as(&b.extent));
             if same_bounds && nb.same_as(body) {
                 return s.clone();
             }

@@ -14,7 +14,8 @@ const SCHEDULES_PER_PIPELINE: usize = 140;
 
 fn interpret(case: &common::Case) -> usize {
     check_schedules(case, SCHEDULES_PER_PIPELINE, |lowered| {
-        let mut outputs = realize(lowered, &case.inputs, &case.params, &[(&case.output, case.region.clone())]).map_err(|e| e.to_string())?;
+        let mut outputs =
+            realize(lowered, &case.inputs, &case.params, &[(&case.output, case.region.clone())]).map_err(|e| e.to_string())?;
         Ok(outputs.remove(&case.output).expect("the output is realized"))
     })
 }

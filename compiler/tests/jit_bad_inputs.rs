@@ -41,7 +41,8 @@ fn an_input_too_small_for_the_region_names_the_buffer_and_dimension() {
     let big = Buffer::new("input", ScalarType::U16, &[(-1, 12), (-1, 12)]).unwrap();
     let out = run(&c, &inputs_with(big.clone()), vec![(0, 10), (0, 10)]).unwrap();
     let case = common::blur();
-    let expected = compiler::reference::realize(&case.pipeline, &inputs_with(big), &BTreeMap::new(), "blur_y", &[(0, 10), (0, 10)]).unwrap();
+    let expected =
+        compiler::reference::realize(&case.pipeline, &inputs_with(big), &BTreeMap::new(), "blur_y", &[(0, 10), (0, 10)]).unwrap();
     assert_eq!(out, expected);
 }
 

@@ -53,11 +53,15 @@ fn pass<'a>(passes: &'a [(&'static str, Stmt)], name: &str) -> &'a Stmt {
 
 #[test]
 fn blur_slides_and_folds_its_row_buffer() {
-    let lowered = lower_with(&blur_pipeline(), &blur_schedule(), &LowerOptions { keep_passes: true }).unwrap();
+    let lowered = lower_with(&blur_pipeline(), &blur_schedule(), &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
     let slid = pass(&lowered.passes, "bounds inference and sliding window");
     let mins = lets_named(slid, "blur_x.s0.y.min");
     assert_eq!(mins.len(), 1, "{slid}");
-    assert!(matches!(mins[0].node(), ExprNode::Select { .. }), "blur_x's row loop should start past the rows already computed: {}", mins[0]);
+    assert!(
+        matches!(mins[0].node(), ExprNode::Select { .. }),
+        "blur_x's row loop should start past the rows already computed: {}",
+        mins[0]
+    );
 
     let folded = pass(&lowered.passes, "storage folding");
     assert_eq!(realize_extents(folded, "blur_x"), vec![vec![None, Some(4)]], "blur_x should keep a circular buffer of 4 rows:\n{folded}");
@@ -71,7 +75,7 @@ fn no_sliding_when_storage_is_at_the_compute_level() {
     let mut s = Schedule::new();
     s.func("blur_y").split("y", "yo", "yi", 8);
     s.func("blur_x").compute_at("blur_y", "yi");
-    let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true }).unwrap();
+    let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
     let slid = pass(&lowered.passes, "bounds inference and sliding window");
     for min in lets_named(slid, "blur_x.s0.y.min") {
         assert!(!matches!(min.node(), ExprNode::Select { .. }), "nothing to slide: {min}");
@@ -88,7 +92,7 @@ fn each_parallel_strip_slides_its_own_window() {
     let mut s = Schedule::new();
     s.func("blur_y").split("y", "yo", "yi", 8).parallel("yo");
     s.func("blur_x").store_at("blur_y", "yo").compute_at("blur_y", "yi");
-    let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true }).unwrap();
+    let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
     let slid = pass(&lowered.passes, "bounds inference and sliding window");
     let mins = lets_named(slid, "blur_x.s0.y.min");
     assert!(mins.iter().any(|m| matches!(m.node(), ExprNode::Select { .. })), "the row buffer should slide within a strip: {mins:?}");

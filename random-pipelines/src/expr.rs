@@ -18,11 +18,7 @@ impl Gen {
                 return e;
             }
         }
-        inputs
-            .iter()
-            .cloned()
-            .reduce(|a, b| a + b)
-            .expect("at least one input")
+        inputs.iter().cloned().reduce(|a, b| a + b).expect("at least one input")
     }
 
     pub(crate) fn leaf(&mut self, inputs: &[Expr], used: &mut [bool]) -> Expr {
@@ -90,11 +86,7 @@ impl Gen {
             };
         }
         let a = self.expr_inner(inputs, depth - 1, used);
-        let b = if self.coin() {
-            self.expr_inner(inputs, depth - 1, used)
-        } else {
-            self.constant(a.ty())
-        };
+        let b = if self.coin() { self.expr_inner(inputs, depth - 1, used) } else { self.constant(a.ty()) };
         match self.rng.random_range(0..6) {
             0 => a.lt(b),
             1 => a.le(b),

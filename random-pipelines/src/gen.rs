@@ -109,18 +109,8 @@ impl Gen {
     }
 
     pub(crate) fn push(&mut self, func: Func, kind: &'static str, w: i64, h: i64, c: i64) -> Stage {
-        let s = Stage {
-            func,
-            w: w.max(1),
-            h: h.max(1),
-            c: c.max(1),
-        };
-        self.info.push(StageInfo {
-            func: s.func.name().to_string(),
-            kind,
-            size: (s.w, s.h, s.c),
-            ty: s.ty().scalar,
-        });
+        let s = Stage { func, w: w.max(1), h: h.max(1), c: c.max(1) };
+        self.info.push(StageInfo { func: s.func.name().to_string(), kind, size: (s.w, s.h, s.c), ty: s.ty().scalar });
         self.stages.push(s.clone());
         s
     }
@@ -164,11 +154,7 @@ impl Gen {
         if !t.is_int() || !self.coin() {
             return t;
         }
-        let bits = if self.coin() {
-            t.bits() / 2
-        } else {
-            t.bits() / 4
-        };
+        let bits = if self.coin() { t.bits() / 2 } else { t.bits() / 4 };
         Type::scalar(int_type(true, bits.max(8)))
     }
 
@@ -183,11 +169,7 @@ impl Gen {
     }
 
     pub(crate) fn increase_factor(&mut self, s: &Stage) -> Option<i64> {
-        if s.size() >= self.max_size
-            || s.w > self.max_wh.0
-            || s.h > self.max_wh.1
-            || s.c > self.max_c
-        {
+        if s.size() >= self.max_size || s.w > self.max_wh.0 || s.h > self.max_wh.1 || s.c > self.max_c {
             return None;
         }
         let ratio = (self.max_size + s.size() - 1) / s.size();

@@ -34,15 +34,8 @@ mod stages;
 use gen::Gen;
 
 /// The seven value types of the generator (section 5.2).
-pub const TYPES: [ScalarType; 7] = [
-    ScalarType::U8,
-    ScalarType::U16,
-    ScalarType::U32,
-    ScalarType::I8,
-    ScalarType::I16,
-    ScalarType::I32,
-    ScalarType::F32,
-];
+pub const TYPES: [ScalarType; 7] =
+    [ScalarType::U8, ScalarType::U16, ScalarType::U32, ScalarType::I8, ScalarType::I16, ScalarType::I32, ScalarType::F32];
 
 /// The region every typed weights input is allocated over:
 /// (input channel, kernel x, kernel y, output channel). Reads are clamped
@@ -62,11 +55,7 @@ pub struct GeneratorParams {
 
 impl Default for GeneratorParams {
     fn default() -> Self {
-        GeneratorParams {
-            seed: 1,
-            max_stages: 20,
-            input_size: (2000, 2000, 3),
-        }
+        GeneratorParams { seed: 1, max_stages: 20, input_size: (2000, 2000, 3) }
     }
 }
 
@@ -152,26 +141,14 @@ impl RandomPipeline {
             p.seed, p.max_stages, p.input_size.0, p.input_size.1, p.input_size.2
         );
         for st in &self.stages {
-            let _ = writeln!(
-                s,
-                "# stage {:<24} {:<16} {}x{}x{} {}",
-                st.func, st.kind, st.size.0, st.size.1, st.size.2, st.ty
-            );
+            let _ = writeln!(s, "# stage {:<24} {:<16} {}x{}x{} {}", st.func, st.kind, st.size.0, st.size.1, st.size.2, st.ty);
         }
         for i in &self.inputs {
-            let region: Vec<String> = i
-                .region
-                .iter()
-                .map(|(m, e)| format!("[{m}, {})", m + e))
-                .collect();
+            let region: Vec<String> = i.region.iter().map(|(m, e)| format!("[{m}, {})", m + e)).collect();
             let _ = writeln!(s, "input {}: {} {}", i.name, i.ty, region.join(" x "));
         }
         s.push_str(&pipeline_text(&self.pipeline));
-        let region: Vec<String> = self
-            .output_region
-            .iter()
-            .map(|(m, e)| format!("[{m}, {})", m + e))
-            .collect();
+        let region: Vec<String> = self.output_region.iter().map(|(m, e)| format!("[{m}, {})", m + e)).collect();
         let _ = writeln!(s, "output {}: {}", self.output, region.join(" x "));
         s
     }
@@ -182,23 +159,12 @@ pub fn pipeline_text(p: &PipelineDef) -> String {
     let mut s = String::new();
     for f in &p.funcs {
         let args: Vec<&str> = f.args.iter().map(|a| &**a).collect();
-        let _ = writeln!(
-            s,
-            "{}({}) = {}  : {}",
-            f.name,
-            args.join(", "),
-            f.value,
-            f.ty
-        );
+        let _ = writeln!(s, "{}({}) = {}  : {}", f.name, args.join(", "), f.value, f.ty);
         for u in &f.updates {
             let args: Vec<String> = u.args.iter().map(|a| a.to_string()).collect();
             let _ = write!(s, "{}({}) = {}", f.name, args.join(", "), u.value);
             if let Some(r) = &u.rdom {
-                let dims: Vec<String> = r
-                    .dims
-                    .iter()
-                    .map(|d| format!("{} in [{}, {} + {})", d.name, d.min, d.min, d.extent))
-                    .collect();
+                let dims: Vec<String> = r.dims.iter().map(|d| format!("{} in [{}, {} + {})", d.name, d.min, d.min, d.extent)).collect();
                 let _ = write!(s, "  over {}", dims.join(", "));
                 if let Some(pred) = &r.predicate {
                     let _ = write!(s, " where {pred}");
@@ -214,37 +180,21 @@ pub fn pipeline_text(p: &PipelineDef) -> String {
 pub fn generate(params: &GeneratorParams) -> Result<RandomPipeline, GenError> {
     let (w, h, c) = params.input_size;
     if params.max_stages < 2 {
-        return Err(GenError::Params(format!(
-            "max_stages must be at least 2, got {}",
-            params.max_stages
-        )));
+        return Err(GenError::Params(format!("max_stages must be at least 2, got {}", params.max_stages)));
     }
     if w < 1 || h < 1 || c < 1 || w * h * c > 1 << 40 {
-        return Err(GenError::Params(format!(
-            "input size {w}x{h}x{c} is out of range"
-        )));
+        return Err(GenError::Params(format!("input size {w}x{h}x{c} is out of range")));
     }
     let mut g = Gen::new(params);
     let out = g.build();
-    let def = Pipeline::new(&[&out]).map_err(|e| GenError::Lang {
-        seed: params.seed,
-        error: e.to_string(),
-    })?;
+    let def = Pipeline::new(&[&out]).map_err(|e| GenError::Lang { seed: params.seed, error: e.to_string() })?;
     let def = rename_anonymous(def);
     let mut stages = g.info;
     stages.retain(|s| def.func(&s.func).is_some());
     let mut inputs = vec![];
     for i in &def.inputs {
-        let region = if &*i.name == "input" {
-            vec![(0, w), (0, h), (0, c)]
-        } else {
-            WEIGHTS_REGION.to_vec()
-        };
-        inputs.push(InputSpec {
-            name: i.name.to_string(),
-            ty: i.ty,
-            region,
-        });
+        let region = if &*i.name == "input" { vec![(0, w), (0, h), (0, c)] } else { WEIGHTS_REGION.to_vec() };
+        inputs.push(InputSpec { name: i.name.to_string(), ty: i.ty, region });
     }
     Ok(RandomPipeline {
         params: params.clone(),
@@ -268,10 +218,7 @@ fn rename_anonymous(mut def: PipelineDef) -> PipelineDef {
         compiler::lang::for_each_expr(f, |e| collect_calls(e, &mut calls));
         for callee in calls {
             if callee.contains('$') && !map.contains_key(&callee) {
-                let owner = map
-                    .get(&f.name)
-                    .map(|n| n.to_string())
-                    .unwrap_or_else(|| f.name.to_string());
+                let owner = map.get(&f.name).map(|n| n.to_string()).unwrap_or_else(|| f.name.to_string());
                 let base = format!("{owner}_{}", callee.split('$').next().unwrap_or("anon"));
                 let mut name = base.clone();
                 let mut k = 1;
@@ -287,22 +234,10 @@ fn rename_anonymous(mut def: PipelineDef) -> PipelineDef {
     struct Renamer<'a>(&'a BTreeMap<Name, Name>);
     impl Mutator for Renamer<'_> {
         fn mutate_expr(&mut self, e: &Expr) -> Expr {
-            if let ExprNode::Call {
-                target: CallTarget::Func(r),
-                args,
-                ty,
-            } = e.node()
-            {
+            if let ExprNode::Call { target: CallTarget::Func(r), args, ty } = e.node() {
                 if let Some(new) = self.0.get(&r.name) {
                     let args = args.iter().map(|a| self.mutate_expr(a)).collect();
-                    return Expr::call(
-                        CallTarget::Func(DefRef {
-                            name: new.clone(),
-                            link: r.link.clone(),
-                        }),
-                        args,
-                        *ty,
-                    );
+                    return Expr::call(CallTarget::Func(DefRef { name: new.clone(), link: r.link.clone() }), args, *ty);
                 }
             }
             mutate_expr_children(self, e)
@@ -331,11 +266,7 @@ fn collect_calls(e: &Expr, out: &mut Vec<Name>) {
     struct Calls<'a>(&'a mut Vec<Name>);
     impl compiler::visit::Visitor for Calls<'_> {
         fn visit_expr(&mut self, e: &Expr) {
-            if let ExprNode::Call {
-                target: CallTarget::Func(r),
-                ..
-            } = e.node()
-            {
+            if let ExprNode::Call { target: CallTarget::Func(r), .. } = e.node() {
                 if !self.0.contains(&r.name) {
                     self.0.push(r.name.clone());
                 }

@@ -29,12 +29,7 @@ impl Gen {
         let out = Func::new("output");
         let (x, y, cc) = self.xyc();
         self.define(&out, cast(Type::f32(), last.at(x, y, cc)));
-        self.info.push(StageInfo {
-            func: "output".into(),
-            kind: "output",
-            size: (w, h, c),
-            ty: ScalarType::F32,
-        });
+        self.info.push(StageInfo { func: "output".into(), kind: "output", size: (w, h, c), ty: ScalarType::F32 });
         out
     }
 
@@ -42,11 +37,7 @@ impl Gen {
         let n = self.stages.len();
         for _attempt in 0..20 {
             // f is usually recent; g any stage no later than f.
-            let i1 = if self.rng.random_bool(0.7) {
-                n - 1
-            } else {
-                self.rng.random_range(0..n)
-            };
+            let i1 = if self.rng.random_bool(0.7) { n - 1 } else { self.rng.random_range(0..n) };
             let i2 = self.rng.random_range(0..=i1);
             let (f, g) = (self.stages[i1].clone(), self.stages[i2].clone());
             let kind = self.rng.random_range(0..18);
@@ -104,9 +95,7 @@ impl Gen {
         let dim = self.random_dim();
         let lo = self.range(-3, 0);
         let hi = self.range(0, 3);
-        let taps: Vec<Expr> = (lo..=hi)
-            .map(|d| self.shifted(f, dim, Expr::i32(d)))
-            .collect();
+        let taps: Vec<Expr> = (lo..=hi).map(|d| self.shifted(f, dim, Expr::i32(d))).collect();
         let depth = ((taps.len() as f64).ln().floor() as i32 + self.range(0, 1) as i32).max(1);
         let e = self.random_expr(&taps, depth);
         let e = storable(e);
@@ -122,33 +111,17 @@ impl Gen {
         let hi = self.range(0, self.max_radius * 2);
         let t = self.upcast(f.ty(), 2);
         let k = self.constant(t);
-        let func = self.new_func(&format!(
-            "conv_{}_{}",
-            if with_sum { "w" } else { "r" },
-            dim.name()
-        ));
-        let r = RDom::new(
-            &format!("{}_r", func.name()),
-            &[(Expr::i32(lo), Expr::i32(hi - lo + 1))],
-        );
+        let func = self.new_func(&format!("conv_{}_{}", if with_sum { "w" } else { "r" }, dim.name()));
+        let r = RDom::new(&format!("{}_r", func.name()), &[(Expr::i32(lo), Expr::i32(hi - lo + 1))]);
         let tap = cast(t, self.shifted(f, dim, r.x().expr()));
         let (x, y, c) = self.xyc();
         if with_sum {
             self.define(&func, sum(k * tap));
         } else {
             self.define(&func, Expr::int(0, t));
-            func.update(
-                [x.clone(), y.clone(), c.clone()],
-                func.at([x, y, c]) + k * tap,
-            );
+            func.update([x.clone(), y.clone(), c.clone()], func.at([x, y, c]) + k * tap);
         }
-        Some(self.push(
-            func,
-            if with_sum { "convolve_w" } else { "convolve_r" },
-            f.w,
-            f.h,
-            f.c,
-        ))
+        Some(self.push(func, if with_sum { "convolve_w" } else { "convolve_r" }, f.w, f.h, f.c))
     }
 
     pub(crate) fn weights(&mut self, ty: ScalarType) -> Func {
@@ -172,22 +145,14 @@ impl Gen {
         let (w, h) = ((f.w / stride).max(1), (f.h / stride).max(1));
         let co = self.random_channels(w, h);
         let (x, y, c) = self.xyc();
-        let variant = if f.c < 4 && kernel <= 3 {
-            self.range(0, 2)
-        } else {
-            self.range(1, 2)
-        };
+        let variant = if f.c < 4 && kernel <= 3 { self.range(0, 2) } else { self.range(1, 2) };
         if variant == 0 {
             // Unrolled: a random expression over taps times channels.
             let mut taps = vec![];
             for ci in 0..f.c {
                 for dy in -radius..=radius {
                     for dx in -radius..=radius {
-                        taps.push(f.at(
-                            &x * stride as i32 + dx as i32,
-                            &y * stride as i32 + dy as i32,
-                            Expr::i32(ci),
-                        ));
+                        taps.push(f.at(&x * stride as i32 + dx as i32, &y * stride as i32 + dy as i32, Expr::i32(ci)));
                     }
                 }
             }
@@ -205,21 +170,11 @@ impl Gen {
         let func = self.new_func(if variant == 1 { "conv2d_r" } else { "conv2d_w" });
         let r = RDom::new(
             &format!("{}_r", func.name()),
-            &[
-                (Expr::i32(-radius), Expr::i32(kernel)),
-                (Expr::i32(-radius), Expr::i32(kernel)),
-                (Expr::i32(0), Expr::i32(f.c)),
-            ],
+            &[(Expr::i32(-radius), Expr::i32(kernel)), (Expr::i32(-radius), Expr::i32(kernel)), (Expr::i32(0), Expr::i32(f.c))],
         );
         let (kx, ky, ci) = (r.x().expr(), r.y().expr(), r.z().expr());
-        let term = cast(
-            t,
-            f.at(
-                &x * stride as i32 + kx.clone(),
-                &y * stride as i32 + ky.clone(),
-                ci.clone(),
-            ),
-        ) * cast(t, weights.at([ci, kx, ky, c.clone()]));
+        let term = cast(t, f.at(&x * stride as i32 + kx.clone(), &y * stride as i32 + ky.clone(), ci.clone()))
+            * cast(t, weights.at([ci, kx, ky, c.clone()]));
         if variant == 1 {
             self.define(&func, Expr::int(0, t));
             func.update([x.clone(), y.clone(), c.clone()], func.at([x, y, c]) + term);
@@ -241,11 +196,7 @@ impl Gen {
         let (w, h) = ((f.w / stride).max(1), (f.h / stride).max(1));
         let (x, y, c) = self.xyc();
         let area = (kernel * kernel) as i32;
-        let variant = if kernel < 4 {
-            self.range(0, 2)
-        } else {
-            self.range(1, 2)
-        };
+        let variant = if kernel < 4 { self.range(0, 2) } else { self.range(1, 2) };
         let t = self.upcast(f.ty(), 2);
         let func;
         match variant {
@@ -254,14 +205,7 @@ impl Gen {
                 let mut acc: Option<Expr> = None;
                 for dy in 0..kernel {
                     for dx in 0..kernel {
-                        let v = cast(
-                            t,
-                            f.at(
-                                &x * stride as i32 + dx as i32,
-                                &y * stride as i32 + dy as i32,
-                                c.clone(),
-                            ),
-                        );
+                        let v = cast(t, f.at(&x * stride as i32 + dx as i32, &y * stride as i32 + dy as i32, c.clone()));
                         acc = Some(match acc {
                             None => v,
                             Some(a) => a + v,
@@ -269,38 +213,20 @@ impl Gen {
                     }
                 }
                 let e = acc.expect("a tap");
-                let e = if t.is_float() {
-                    e / (area as f32)
-                } else {
-                    e / Expr::int(area as i64, t)
-                };
+                let e = if t.is_float() { e / (area as f32) } else { e / Expr::int(area as i64, t) };
                 self.define(&func, e);
             }
             1 => {
                 func = self.new_func("pool_r");
                 let r = window_rdom(&func, kernel);
-                let v = cast(
-                    t,
-                    f.at(
-                        &x * stride as i32 + r.x().expr(),
-                        &y * stride as i32 + r.y().expr(),
-                        c.clone(),
-                    ),
-                );
+                let v = cast(t, f.at(&x * stride as i32 + r.x().expr(), &y * stride as i32 + r.y().expr(), c.clone()));
                 self.define(&func, Expr::int(0, t));
                 func.update([x.clone(), y.clone(), c.clone()], func.at([x, y, c]) + v);
             }
             _ => {
                 func = self.new_func("pool_w");
                 let r = window_rdom(&func, kernel);
-                let v = cast(
-                    Type::f32(),
-                    f.at(
-                        &x * stride as i32 + r.x().expr(),
-                        &y * stride as i32 + r.y().expr(),
-                        c.clone(),
-                    ),
-                );
+                let v = cast(Type::f32(), f.at(&x * stride as i32 + r.x().expr(), &y * stride as i32 + r.y().expr(), c.clone()));
                 self.define(&func, sum(v) / (area as f32));
             }
         }
@@ -312,11 +238,7 @@ impl Gen {
         let (x, y, c) = self.xyc();
         let v = f.at(x, y, c);
         let zero = Expr::int(0, f.ty());
-        let relu = if f.ty().is_float() {
-            max(v, 0.0f32)
-        } else {
-            max(v, zero)
-        };
+        let relu = if f.ty().is_float() { max(v, 0.0f32) } else { max(v, zero) };
         let t = self.downcast(f.ty());
         let func = self.new_func("relu");
         self.define(&func, cast(t, relu));
@@ -326,13 +248,8 @@ impl Gen {
     /// Zero outside [0, w) x [0, h) x [0, c).
     pub(crate) fn padding(&mut self, f: &Stage) -> Option<Stage> {
         let (x, y, c) = self.xyc();
-        let inside =
-            x.ge(0) & x.lt(f.w as i32) & y.ge(0) & y.lt(f.h as i32) & c.ge(0) & c.lt(f.c as i32);
-        let v = f.at(
-            clamp(x, 0, f.w as i32 - 1),
-            clamp(y, 0, f.h as i32 - 1),
-            clamp(c, 0, f.c as i32 - 1),
-        );
+        let inside = x.ge(0) & x.lt(f.w as i32) & y.ge(0) & y.lt(f.h as i32) & c.ge(0) & c.lt(f.c as i32);
+        let v = f.at(clamp(x, 0, f.w as i32 - 1), clamp(y, 0, f.h as i32 - 1), clamp(c, 0, f.c as i32 - 1));
         let zero = Expr::int(0, f.ty());
         let func = self.new_func("pad");
         self.define(&func, select(inside, v, zero));
@@ -363,11 +280,7 @@ impl Gen {
             let a = cast(t, at(v.clone() / k as i32));
             let b = cast(t, at(v / k as i32 + 1));
             let e = a * cast(t, Expr::i32(k) - frac.clone()) + b * cast(t, frac);
-            let e = if t.is_float() {
-                e / (k as f32)
-            } else {
-                e / Expr::int(k, t)
-            };
+            let e = if t.is_float() { e / (k as f32) } else { e / Expr::int(k, t) };
             self.define(&func, e);
         }
         let (w, h) = match dim {
@@ -398,10 +311,7 @@ impl Gen {
         } else {
             func = self.new_func(&format!("down_box_{}", dim.name()));
             let t = self.upcast(f.ty(), 1);
-            let e = (0..k)
-                .map(|i| cast(t, at(v.clone() * k as i32 + i as i32)))
-                .reduce(|a, b| a + b)
-                .expect("k >= 2");
+            let e = (0..k).map(|i| cast(t, at(v.clone() * k as i32 + i as i32))).reduce(|a, b| a + b).expect("k >= 2");
             self.define(&func, e);
         }
         let (w, h) = match dim {
@@ -432,20 +342,14 @@ impl Gen {
             }
             1 => {
                 func = self.new_func("mix_r");
-                let r = RDom::new(
-                    &format!("{}_r", func.name()),
-                    &[(Expr::i32(0), Expr::i32(f.c))],
-                );
+                let r = RDom::new(&format!("{}_r", func.name()), &[(Expr::i32(0), Expr::i32(f.c))]);
                 self.define(&func, Expr::int(0, t));
                 let term = cast(t, f.at(x.clone(), y.clone(), r.x().expr())) * coef(r.x().expr());
                 func.update([x.clone(), y.clone(), c.clone()], func.at([x, y, c]) + term);
             }
             _ => {
                 func = self.new_func("mix_w");
-                let r = RDom::new(
-                    &format!("{}_r", func.name()),
-                    &[(Expr::i32(0), Expr::i32(f.c))],
-                );
+                let r = RDom::new(&format!("{}_r", func.name()), &[(Expr::i32(0), Expr::i32(f.c))]);
                 let term = cast(t, f.at(x, y, r.x().expr())) * coef(r.x().expr());
                 self.define(&func, sum(term));
             }
@@ -464,10 +368,7 @@ impl Gen {
         let func = self.new_func(&format!("scan_{name}"));
         let (x, y, c) = self.xyc();
         self.define(&func, f.at(x.clone(), y.clone(), c.clone()));
-        let r = RDom::new(
-            &format!("{}_r", func.name()),
-            &[(Expr::i32(1), Expr::i32(extent - 1))],
-        );
+        let r = RDom::new(&format!("{}_r", func.name()), &[(Expr::i32(1), Expr::i32(extent - 1))]);
         let place = |p: Expr| -> [Expr; 3] {
             match axis {
                 0 => [p, y.clone(), c.clone()],
@@ -476,15 +377,9 @@ impl Gen {
             }
         };
         let rx = r.x().expr();
-        func.update(
-            place(rx.clone()),
-            func.at(place(rx.clone())) + func.at(place(rx.clone() - 1)),
-        );
+        func.update(place(rx.clone()), func.at(place(rx.clone())) + func.at(place(rx.clone() - 1)));
         let back = Expr::i32(extent - 1) - rx;
-        func.update(
-            place(back.clone() - 1),
-            func.at(place(back.clone() - 1)) + func.at(place(back)),
-        );
+        func.update(place(back.clone() - 1), func.at(place(back.clone() - 1)) + func.at(place(back)));
         Some(self.push(func, "scan", f.w, f.h, f.c))
     }
 
@@ -516,27 +411,12 @@ impl Gen {
         self.define(&func, Expr::i32(0));
         let r = RDom::new(
             &format!("{}_r", func.name()),
-            &[
-                (Expr::i32(0), Expr::i32(b)),
-                (Expr::i32(0), Expr::i32(b)),
-                (Expr::i32(0), Expr::i32(f.c)),
-            ],
+            &[(Expr::i32(0), Expr::i32(b)), (Expr::i32(0), Expr::i32(b)), (Expr::i32(0), Expr::i32(f.c))],
         );
-        let v = f.at(
-            &x * b as i32 + r.x().expr(),
-            &y * b as i32 + r.y().expr(),
-            r.z().expr(),
-        );
-        let idx = if v.ty().is_float() {
-            cast(Type::i32(), v * (buckets as f32))
-        } else {
-            cast(Type::i32(), v)
-        };
+        let v = f.at(&x * b as i32 + r.x().expr(), &y * b as i32 + r.y().expr(), r.z().expr());
+        let idx = if v.ty().is_float() { cast(Type::i32(), v * (buckets as f32)) } else { cast(Type::i32(), v) };
         let bucket = clamp(idx, 0, buckets as i32 - 1);
-        func.update(
-            [x.clone(), y.clone(), bucket.clone()],
-            func.at([x.clone(), y.clone(), bucket]) + 1,
-        );
+        func.update([x.clone(), y.clone(), bucket.clone()], func.at([x.clone(), y.clone(), bucket]) + 1);
         let _ = c;
         Some(self.push(func, "tiled_histogram", f.w / b, f.h / b, buckets))
     }
@@ -549,11 +429,7 @@ impl Gen {
         let f1 = self.resample_to(f, g.w, g.h, 1);
         let (x, y, _) = self.xyc();
         let v = f1.at(x.clone(), y.clone(), Expr::i32(0));
-        let idx = if v.ty().is_float() {
-            cast(Type::i32(), v * (g.c as f32))
-        } else {
-            cast(Type::i32(), v)
-        };
+        let idx = if v.ty().is_float() { cast(Type::i32(), v * (g.c as f32)) } else { cast(Type::i32(), v) };
         let idx = clamp(idx, 0, g.c as i32 - 1);
         let func = self.new_func("slice");
         self.define(&func, g.at(x, y, idx));
@@ -577,17 +453,12 @@ impl Gen {
     pub(crate) fn resample_to(&mut self, f: &Stage, w: i64, h: i64, c: i64) -> Stage {
         let mut s = f.clone();
         if s.c != c {
-            s = self
-                .all_to_all(&s, Some(c), 1)
-                .expect("all_to_all always applies");
+            s = self.all_to_all(&s, Some(c), 1).expect("all_to_all always applies");
         }
         if s.w != w || s.h != h {
             let (x, y, cc) = self.xyc();
             let func = self.new_func("resample");
-            self.define(
-                &func,
-                s.at(&x * s.w as i32 / w as i32, &y * s.h as i32 / h as i32, cc),
-            );
+            self.define(&func, s.at(&x * s.w as i32 / w as i32, &y * s.h as i32 / h as i32, cc));
             s = self.push(func, "resample", w, h, c);
         }
         s

@@ -3,13 +3,7 @@
 use random_pipelines::{generate, GeneratorParams};
 
 fn text(seed: u64, max_stages: usize) -> String {
-    generate(&GeneratorParams {
-        seed,
-        max_stages,
-        input_size: (24, 20, 3),
-    })
-    .expect("generates")
-    .text()
+    generate(&GeneratorParams { seed, max_stages, input_size: (24, 20, 3) }).expect("generates").text()
 }
 
 #[test]
@@ -25,10 +19,7 @@ fn same_seed_same_pipeline() {
 
 #[test]
 fn same_seed_same_pipeline_at_default_size() {
-    let p = GeneratorParams {
-        seed: 7,
-        ..Default::default()
-    };
+    let p = GeneratorParams { seed: 7, ..Default::default() };
     let a = generate(&p).unwrap();
     let b = generate(&p).unwrap();
     assert_eq!(a.text(), b.text());
@@ -42,36 +33,17 @@ fn different_seeds_differ() {
     distinct.sort();
     distinct.dedup();
     // Seeds print their own number, so compare the bodies too.
-    let bodies: std::collections::BTreeSet<String> = texts
-        .iter()
-        .map(|t| {
-            t.lines()
-                .filter(|l| !l.starts_with("# random pipeline"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .collect();
-    assert!(
-        bodies.len() >= 36,
-        "only {} distinct pipelines among 40 seeds",
-        bodies.len()
-    );
+    let bodies: std::collections::BTreeSet<String> =
+        texts.iter().map(|t| t.lines().filter(|l| !l.starts_with("# random pipeline")).collect::<Vec<_>>().join("\n")).collect();
+    assert!(bodies.len() >= 36, "only {} distinct pipelines among 40 seeds", bodies.len());
 }
 
 #[test]
 fn names_are_readable_and_unique() {
     for seed in 0..40 {
-        let p = generate(&GeneratorParams {
-            seed,
-            max_stages: 10,
-            input_size: (24, 20, 3),
-        })
-        .unwrap();
+        let p = generate(&GeneratorParams { seed, max_stages: 10, input_size: (24, 20, 3) }).unwrap();
         let mut names: Vec<&str> = p.pipeline.funcs.iter().map(|f| &*f.name).collect();
-        assert!(
-            names.iter().all(|n| !n.contains('$')),
-            "seed {seed}: anonymous name left in {names:?}"
-        );
+        assert!(names.iter().all(|n| !n.contains('$')), "seed {seed}: anonymous name left in {names:?}");
         let n = names.len();
         names.sort();
         names.dedup();
@@ -83,16 +55,6 @@ fn names_are_readable_and_unique() {
 
 #[test]
 fn rejects_bad_params() {
-    assert!(generate(&GeneratorParams {
-        seed: 1,
-        max_stages: 1,
-        input_size: (8, 8, 3)
-    })
-    .is_err());
-    assert!(generate(&GeneratorParams {
-        seed: 1,
-        max_stages: 5,
-        input_size: (0, 8, 3)
-    })
-    .is_err());
+    assert!(generate(&GeneratorParams { seed: 1, max_stages: 1, input_size: (8, 8, 3) }).is_err());
+    assert!(generate(&GeneratorParams { seed: 1, max_stages: 5, input_size: (0, 8, 3) }).is_err());
 }

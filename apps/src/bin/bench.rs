@@ -37,6 +37,10 @@ struct Args {
     /// to DIR/{app}.stmt, .ll and .s.
     #[arg(long)]
     emit: Option<PathBuf>,
+    /// Also time each expert schedule lowered in checked mode (every access
+    /// asserted) and print what the checks cost.
+    #[arg(long)]
+    checked_cost: bool,
 }
 
 fn write(dir: &Path, file: String, bytes: &[u8]) -> Result<()> {
@@ -82,6 +86,7 @@ fn main() -> Result<()> {
     let progress = indicatif::ProgressBar::new(selected.len() as u64 + 1)
         .with_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
     let mut results = vec![];
+    let mut checked = vec![];
     for name in selected {
         progress.set_message(format!("timing {name}"));
         let app = apps::build(name, args.size, &host).expect("a listed app");
@@ -96,6 +101,11 @@ fn main() -> Result<()> {
             for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", compiled.llvm_ir.clone()), ("s", compiled.assembly.clone())] {
                 write(dir, format!("{name}.{ext}"), text.as_bytes())?;
             }
+        }
+        if args.checked_cost {
+            let options = SamplingOptions { check_accesses: true, ..SamplingOptions::default() };
+            let expert = measure(&app, &[("expert checked", app.expert.clone())], &options)?;
+            checked.push((name, measured.rows[1].min_ms, expert.rows[0].min_ms));
         }
         results.push((app, measured.rows));
         progress.inc(1);
@@ -127,6 +137,13 @@ fn main() -> Result<()> {
         println!("| geometric mean | | | {geomean:.1}x | | |");
     }
     println!("\nJIT compile of a {}-stage 3x3 stencil chain: median {chain_ms:.1} ms over 5 compiles", args.chain_stages);
+    if !checked.is_empty() {
+        println!("\n| app | expert (ms) | expert, checked mode (ms) | checked / expert |");
+        println!("|---|---:|---:|---:|");
+        for (name, plain, with_checks) in &checked {
+            println!("| {name} | {plain:.3} | {with_checks:.3} | {:.2} |", with_checks / plain);
+        }
+    }
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
             "host": host.cpu, "vector_bytes": host.vector_bytes(), "threads": threads, "size": args.size,

@@ -39,7 +39,6 @@ enum Command {
     },
 }
 
-
 fn main() -> Result<()> {
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
     match Cli::parse().command {
@@ -56,7 +55,8 @@ fn main() -> Result<()> {
             let report = run_demo(&schedule, width, height)?;
             if passes {
                 let p = compiler::demo::blur_pipeline();
-                let l = compiler::lower::lower_with(&p, &schedule, &compiler::lower::LowerOptions { keep_passes: true })?;
+                let l =
+                    compiler::lower::lower_with(&p, &schedule, &compiler::lower::LowerOptions { keep_passes: true, ..Default::default() })?;
                 for (name, stmt) in &l.passes {
                     println!("# after {name}\n{stmt}");
                 }
@@ -82,4 +82,3 @@ fn main() -> Result<()> {
     }
     Ok(())
 }
-

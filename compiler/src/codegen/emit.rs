@@ -40,7 +40,10 @@ mod memory;
 /// schedule stays scalar). Loop IDs must refer to themselves, which the
 /// inkwell API cannot build, hence the raw LLVM C calls.
 fn mark_schedule_owned(ctx: &Context, back_edge: inkwell::values::InstructionValue<'_>) {
-    use inkwell::llvm_sys::core::{LLVMConstInt, LLVMGetMDKindIDInContext, LLVMInt1TypeInContext, LLVMMDNodeInContext2, LLVMMDStringInContext2, LLVMMetadataAsValue, LLVMSetMetadata, LLVMValueAsMetadata};
+    use inkwell::llvm_sys::core::{
+        LLVMConstInt, LLVMGetMDKindIDInContext, LLVMInt1TypeInContext, LLVMMDNodeInContext2, LLVMMDStringInContext2, LLVMMetadataAsValue,
+        LLVMSetMetadata, LLVMValueAsMetadata,
+    };
     use inkwell::llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
     use inkwell::values::AsValueRef;
     // SAFETY: every reference comes from the live context `ctx` and the
@@ -49,7 +52,10 @@ fn mark_schedule_owned(ctx: &Context, back_edge: inkwell::values::InstructionVal
     unsafe {
         let c = ctx.raw();
         let hint = |name: &str, value: u64| {
-            let mut ops = [LLVMMDStringInContext2(c, name.as_ptr().cast(), name.len()), LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(c), value, 0))];
+            let mut ops = [
+                LLVMMDStringInContext2(c, name.as_ptr().cast(), name.len()),
+                LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(c), value, 0)),
+            ];
             LLVMMDNodeInContext2(c, ops.as_mut_ptr(), ops.len())
         };
         let no_vectorize = hint("llvm.loop.vectorize.enable", 0);
@@ -162,7 +168,17 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let builder = state.context.create_builder();
         let entry = state.context.append_basic_block(function, "entry");
         builder.position_at_end(entry);
-        FunctionEmitter { state, builder, function, entry, vars: vec![], buffers: vec![], heap: vec![], in_index: false, let_values: vec![] }
+        FunctionEmitter {
+            state,
+            builder,
+            function,
+            entry,
+            vars: vec![],
+            buffers: vec![],
+            heap: vec![],
+            in_index: false,
+            let_values: vec![],
+        }
     }
 
     fn ctx(&self) -> &'ctx Context {
@@ -304,7 +320,11 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
                 let lanes = ty.lanes;
                 let (x, y) = (self.expr(a)?, self.expr(b)?);
                 let (x, y) = (self.widened(x, lanes)?, self.widened(y, lanes)?);
-                let op = if matches!(e.node(), ExprNode::And { .. }) { inkwell::values::InstructionOpcode::And } else { inkwell::values::InstructionOpcode::Or };
+                let op = if matches!(e.node(), ExprNode::And { .. }) {
+                    inkwell::values::InstructionOpcode::And
+                } else {
+                    inkwell::values::InstructionOpcode::Or
+                };
                 Ok(self.builder.build_binop(op, x, y, "")?)
             }
             ExprNode::Not { a } => {
@@ -341,8 +361,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
                 let s = self.expr(stride)?;
                 let (b, s) = (self.splat(b, *lanes)?, self.splat(s, *lanes)?);
                 let bits = base.ty().scalar.bits();
-                let steps: Vec<IntValue> =
-                    (0..*lanes).map(|k| self.int_type(bits).const_int(k as u64, false)).collect();
+                let steps: Vec<IntValue> = (0..*lanes).map(|k| self.int_type(bits).const_int(k as u64, false)).collect();
                 let steps: Value = VectorType::const_vector(&steps).into();
                 let offsets = self.builder.build_binop(inkwell::values::InstructionOpcode::Mul, s, steps, "")?;
                 Ok(self.builder.build_binop(inkwell::values::InstructionOpcode::Add, b, offsets, "ramp")?)
@@ -565,13 +584,17 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
     /// Calls a C math function (`tanhf`, `tanh`) lane by lane.
     fn libm(&mut self, name: &str, ty: Type, x: Value<'ctx>) -> Result<Value<'ctx>> {
         let scalar = self.scalar_type(ty.scalar);
-        let f = self.state.module.get_function(name).unwrap_or_else(|| {
-            self.state.module.add_function(name, scalar.fn_type(&[scalar.into()], false), Some(Linkage::External))
-        });
+        let f = self
+            .state
+            .module
+            .get_function(name)
+            .unwrap_or_else(|| self.state.module.add_function(name, scalar.fn_type(&[scalar.into()], false), Some(Linkage::External)));
         if ty.lanes == 1 {
             return self.call_value(f, &[x]);
         }
-        let BasicValueEnum::VectorValue(vec) = x else { return Err(CodegenError::Unsupported("vector math on a scalar".into())) };
+        let BasicValueEnum::VectorValue(vec) = x else {
+            return Err(CodegenError::Unsupported("vector math on a scalar".into()));
+        };
         let mut out = vec.get_type().get_poison();
         for k in 0..ty.lanes {
             let lane = self.builder.build_extract_element(vec, self.i32_const(k as i64), "")?;
@@ -690,7 +713,12 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
                 self.stmt(consume)
             }
             StmtNode::Assert { cond, message } => {
-                let c = self.expr(cond)?.into_int_value();
+                // A vector condition (an access check in a vectorized loop)
+                // must hold in every lane.
+                let c = match self.expr(cond)? {
+                    BasicValueEnum::VectorValue(lanes) => self.intrinsic("llvm.vector.reduce.and", &[lanes.into()])?.into_int_value(),
+                    c => c.into_int_value(),
+                };
                 let failed = self.builder.build_not(c, "")?;
                 self.state.asserts.push(message.clone());
                 let code = self.ctx().i32_type().const_int(self.state.asserts.len() as u64, false);
@@ -770,17 +798,15 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         // What the body uses from here: scalars and buffers.
         let mut free = FreeVars::default();
         free.visit_stmt(body);
-        let scalars: Vec<(Name, Value<'ctx>)> = self
-            .vars
-            .iter()
-            .rev()
-            .filter(|(n, _)| free.names.contains(n) && n != name)
-            .fold(Vec::<(Name, Value<'ctx>)>::new(), |mut acc, (n, v)| {
+        let scalars: Vec<(Name, Value<'ctx>)> = self.vars.iter().rev().filter(|(n, _)| free.names.contains(n) && n != name).fold(
+            Vec::<(Name, Value<'ctx>)>::new(),
+            |mut acc, (n, v)| {
                 if !acc.iter().any(|(m, _)| m == n) {
                     acc.push((n.clone(), *v));
                 }
                 acc
-            });
+            },
+        );
         if let Some((n, _)) = scalars.iter().find(|(_, v)| v.is_vector_value()) {
             return Err(CodegenError::Unsupported(format!("parallel loop {name} captures the vector {n}")));
         }

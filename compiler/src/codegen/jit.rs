@@ -68,7 +68,14 @@ impl HostTarget {
         let triple = TargetMachine::get_default_triple();
         let target = Target::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
         target
-            .create_target_machine(&triple, &self.cpu, &self.features, OptimizationLevel::Aggressive, RelocMode::Default, CodeModel::JITDefault)
+            .create_target_machine(
+                &triple,
+                &self.cpu,
+                &self.features,
+                OptimizationLevel::Aggressive,
+                RelocMode::Default,
+                CodeModel::JITDefault,
+            )
             .ok_or_else(|| CodegenError::Llvm(format!("no target machine for {} ({})", self.triple, self.cpu)))
     }
 }
@@ -247,7 +254,9 @@ impl CompiledPipeline {
             .signature
             .params
             .iter()
-            .map(|(name, ty)| scalars.get(&**name).map(|v| param_slot(*v, ty.scalar)).ok_or_else(|| RealizeError::MissingParam { name: name.to_string() }))
+            .map(|(name, ty)| {
+                scalars.get(&**name).map(|v| param_slot(*v, ty.scalar)).ok_or_else(|| RealizeError::MissingParam { name: name.to_string() })
+            })
             .collect::<Result<_, _>>()?;
         // SAFETY: hosts, fields and slots match the signature the function
         // was generated for; the assertions at its start check that every

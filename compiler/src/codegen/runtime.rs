@@ -46,9 +46,8 @@ fn threads_from_env() -> Option<usize> {
 fn pool() -> &'static ThreadPool {
     POOL.get_or_init(|| {
         let requested = *REQUESTED_THREADS.lock().unwrap_or_else(|e| e.into_inner());
-        let threads = requested
-            .or_else(threads_from_env)
-            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+        let threads =
+            requested.or_else(threads_from_env).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         ThreadPool::new(threads)
     })
 }
@@ -103,9 +102,15 @@ thread_local! {
 /// or for a negative or absurd size.
 #[no_mangle]
 pub extern "C" fn hl_malloc(bytes: i64) -> *mut u8 {
-    let Ok(bytes) = usize::try_from(bytes) else { return std::ptr::null_mut() };
-    let Some(total) = bytes.checked_add(HEADER) else { return std::ptr::null_mut() };
-    let Ok(layout) = Layout::from_size_align(total, ALLOCATION_ALIGN) else { return std::ptr::null_mut() };
+    let Ok(bytes) = usize::try_from(bytes) else {
+        return std::ptr::null_mut();
+    };
+    let Some(total) = bytes.checked_add(HEADER) else {
+        return std::ptr::null_mut();
+    };
+    let Ok(layout) = Layout::from_size_align(total, ALLOCATION_ALIGN) else {
+        return std::ptr::null_mut();
+    };
     // A spare block at least as large, and not wastefully larger, is reused.
     let reused = SPARE.try_with(|s| match s.0.take() {
         Some((base, size)) if size >= total && size / 2 <= total => Some((base, size)),
@@ -223,7 +228,7 @@ mod tests {
             hl_free(small);
             hl_free(again);
             let bigger = hl_malloc(9000);
-            assert!(!bigger.is_null() && bigger as usize % ALLOCATION_ALIGN == 0);
+            assert!(!bigger.is_null() && (bigger as usize).is_multiple_of(ALLOCATION_ALIGN));
             bigger.write_bytes(2, 9000);
             hl_free(bigger);
         })

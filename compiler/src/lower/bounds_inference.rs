@@ -141,7 +141,10 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
         match fp.bounds.iter().find(|b| b.var == *arg) {
             Some(b) => {
                 let (bmin, bmax) = (Expr::i32(b.min), Expr::i32(b.min + b.extent - 1));
-                asserts.push((lo.clone().ge(bmin.clone()) & hi.clone().le(bmax.clone()), format!("{name} is bound to [{}, {}] in dimension {arg}, but a larger region is required", b.min, b.min + b.extent - 1)));
+                asserts.push((
+                    lo.clone().ge(bmin.clone()) & hi.clone().le(bmax.clone()),
+                    format!("{name} is bound to [{}, {}] in dimension {arg}, but a larger region is required", b.min, b.min + b.extent - 1),
+                ));
                 lets.push((required_min(name, arg), bmin));
                 lets.push((required_max(name, arg), bmax));
             }
@@ -174,7 +177,10 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
                 return Err(unbounded(name, arg, "the region its update definitions touch"));
             };
             if fp.bounds.iter().any(|b| b.var == *arg) {
-                asserts.push((tlo.clone().ge(lo.clone()) & thi.clone().le(hi.clone()), format!("the updates of {name} touch points outside its bound in dimension {arg}")));
+                asserts.push((
+                    tlo.clone().ge(lo.clone()) & thi.clone().le(hi.clone()),
+                    format!("the updates of {name} touch points outside its bound in dimension {arg}"),
+                ));
             } else {
                 lo = Expr::min(lo, tlo.clone());
                 hi = Expr::max(hi, thi.clone());

@@ -57,7 +57,9 @@ impl Mutator for Flatten {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
         match s.node() {
-            StmtNode::Provide { func, args, value } => Stmt::store(func.clone(), flat_index(func, args, self.outputs.contains(func)), value.clone()),
+            StmtNode::Provide { func, args, value } => {
+                Stmt::store(func.clone(), flat_index(func, args, self.outputs.contains(func)), value.clone())
+            }
             StmtNode::Realize { func, ty, bounds, body } => {
                 let dims = bounds.len();
                 let order = self.storage_order.get(func).cloned().unwrap_or_else(|| (0..dims).collect());
@@ -106,7 +108,10 @@ pub fn flatten(s: &Stmt, funcs: &[FuncDef], plan: &Plan, external: &[(Name, usiz
         .filter(|(_, dims)| *dims > 0)
         .map(|(name, _)| {
             let stride = Expr::ivar(buffer_vars::stride(name, 0));
-            Stmt::assert(stride.eq_(Expr::i32(1)), format!("buffer {name} must be dense in dimension 0 (stride 1), as compiled pipelines address it"))
+            Stmt::assert(
+                stride.eq_(Expr::i32(1)),
+                format!("buffer {name} must be dense in dimension 0 (stride 1), as compiled pipelines address it"),
+            )
         })
         .collect();
     stmts.push(body);

@@ -9,7 +9,7 @@
 //! store level (bounds inference fills the bounds). Loop bounds refer to the
 //! symbolic names of [`super::names`], defined later by bounds inference.
 
-use super::names::{stage_max, stage_min, stage_var};
+use super::names::{loop_extent, loop_min, stage_max, stage_min, stage_var};
 use super::validate::{FuncPlan, Plan};
 use crate::expr::{Expr, MathFn, Name};
 use crate::ops::CompareExt;
@@ -24,11 +24,11 @@ fn v(name: &str) -> Expr {
 }
 
 fn min_of(symbol: &str) -> Expr {
-    v(&format!("{symbol}.min"))
+    v(&loop_min(symbol))
 }
 
 fn extent_of(symbol: &str) -> Expr {
-    v(&format!("{symbol}.extent"))
+    v(&loop_extent(symbol))
 }
 
 /// A split or fuse record with every variable replaced by its symbol.
@@ -139,9 +139,7 @@ fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
                     // region narrower than the factor is computed from its
                     // min instead (never before it), so what a split loop
                     // touches stays within `[min, max(max, min + factor - 1)]`.
-                    TailStrategy::ShiftInwards => {
-                        Expr::max(Expr::min(v(outer) * f.clone(), extent_of(old) - f), Expr::i32(0))
-                    }
+                    TailStrategy::ShiftInwards => Expr::max(Expr::min(v(outer) * f.clone(), extent_of(old) - f), Expr::i32(0)),
                     _ => v(outer) * f,
                 };
                 if *tail == TailStrategy::GuardWithIf {
@@ -181,22 +179,24 @@ fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
     for d in &r.initial {
         let (lo, hi) = (v(&stage_min(name, stage, &d.name)), v(&stage_max(name, stage, &d.name)));
         let s = symbol(&d.name);
-        if s != q(&d.name) {
-            lets.push((format!("{s}.min"), lo.clone()));
-        }
-        lets.push((format!("{s}.extent"), hi - lo + 1));
+        lets.push((loop_min(&s), lo.clone()));
+        lets.push((loop_extent(&s), hi - lo + 1));
     }
     for s in &splits {
         match s {
             SymbolicSplit::Split { old, outer, inner, factor, .. } => {
-                lets.push((format!("{outer}.min"), Expr::i32(0)));
-                lets.push((format!("{outer}.extent"), (extent_of(old) + (*factor - 1) as i32) / (*factor as i32)));
-                lets.push((format!("{inner}.min"), Expr::i32(0)));
-                lets.push((format!("{inner}.extent"), Expr::i32(*factor)));
+                lets.push((loop_min(outer), Expr::i32(0)));
+                lets.push((loop_extent(outer), (extent_of(old) + (*factor - 1) as i32) / (*factor as i32)));
+                lets.push((loop_min(inner), Expr::i32(0)));
+                lets.push((loop_extent(inner), Expr::i32(*factor)));
             }
             SymbolicSplit::Fuse { inner, outer, fused } => {
-                lets.push((format!("{fused}.min"), Expr::i32(0)));
-                lets.push((format!("{fused}.extent"), extent_of(inner) * extent_of(outer)));
+                lets.push((loop_min(fused), Expr::i32(0)));
+                // An empty dimension has a zero or negative extent (a
+                // guarded tail iteration may need nothing): the product of
+                // two negative extents must not become a positive trip count.
+                let nonnegative = |symbol: &str| Expr::max(extent_of(symbol), Expr::i32(0));
+                lets.push((loop_extent(fused), nonnegative(inner) * nonnegative(outer)));
             }
         }
     }
@@ -243,7 +243,13 @@ pub fn synthesize(funcs: &[FuncDef], plan: &Plan, outputs: &[Name]) -> Stmt {
         funcs
             .iter()
             .filter(|f| outputs.contains(&f.name))
-            .map(|f| Stmt::new(StmtNode::ProducerConsumer { func: f.name.clone(), produce: produce_nest(f, plan.get(&f.name)), consume: Stmt::no_op() }))
+            .map(|f| {
+                Stmt::new(StmtNode::ProducerConsumer {
+                    func: f.name.clone(),
+                    produce: produce_nest(f, plan.get(&f.name)),
+                    consume: Stmt::no_op(),
+                })
+            })
             .collect(),
     );
     for f in funcs.iter().rev().filter(|f| !outputs.contains(&f.name)) {
@@ -253,9 +259,7 @@ pub fn synthesize(funcs: &[FuncDef], plan: &Plan, outputs: &[Name]) -> Stmt {
         root = wrap_at_level(&root, &fp.compute, &|body| {
             Stmt::new(StmtNode::ProducerConsumer { func: name.clone(), produce: produce.clone(), consume: body })
         });
-        root = wrap_at_level(&root, &fp.store, &|body| {
-            Stmt::new(StmtNode::Realize { func: name.clone(), ty: f.ty, bounds: vec![], body })
-        });
+        root = wrap_at_level(&root, &fp.store, &|body| Stmt::new(StmtNode::Realize { func: name.clone(), ty: f.ty, bounds: vec![], body }));
     }
     root
 }

@@ -11,6 +11,7 @@
 //! | size the Func's realization | [`bounds_inference`] |
 //! | storage folding | [`storage_folding`] |
 //! | strip the bounds promises of loop synthesis | [`promises`] |
+//! | check every access (checked mode only) | [`access_checks`] |
 //! | flatten storage to 1-D buffers | [`flatten`] |
 //! | simplify | [`crate::simplify`] |
 //! | vectorize | [`vectorize`] |
@@ -18,6 +19,7 @@
 //! | partition loops of shift-inwards splits | [`partition_loops`] |
 //! | simplify | [`crate::simplify`] |
 
+pub mod access_checks;
 pub mod bounds_inference;
 pub mod context;
 pub mod flatten;
@@ -54,6 +56,17 @@ pub struct Lowered {
 pub struct LowerOptions {
     /// Keep the statement after every pass in [`Lowered::passes`].
     pub keep_passes: bool,
+    /// Checked mode: assert before every access of a Func or an input that
+    /// it lies inside the storage (see [`access_checks`]). On in the
+    /// differential tests, off by default (it costs a branch per access).
+    pub check_accesses: bool,
+}
+
+impl LowerOptions {
+    /// The checked mode of the differential tests: every access asserted.
+    pub fn checked() -> LowerOptions {
+        LowerOptions { check_accesses: true, ..LowerOptions::default() }
+    }
 }
 
 /// Lowers `p` under schedule `s`.
@@ -91,6 +104,10 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
     }
     keep("storage folding", &stmt);
     stmt = promises::strip_promises(&stmt);
+    if options.check_accesses {
+        stmt = access_checks::check_accesses(&stmt, p);
+        keep("access checks", &stmt);
+    }
     let external: Vec<(Name, usize)> = inputs.iter().cloned().chain(outputs.iter().map(|f| (f.name.clone(), f.dims()))).collect();
     stmt = flatten::flatten(&stmt, &funcs, &plan, &external);
     keep("flattening", &stmt);

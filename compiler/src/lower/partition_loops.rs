@@ -75,9 +75,13 @@ impl Mutator for Partition {
 
 /// `(n, c)` when `e` is `(n + (c - 1)) / c` for a constant `c > 1`.
 fn ceil_division(e: &Expr) -> Option<(Expr, i64)> {
-    let ExprNode::Binary { op: BinOp::Div, a, b } = e.node() else { return None };
+    let ExprNode::Binary { op: BinOp::Div, a, b } = e.node() else {
+        return None;
+    };
     let c = b.as_int().filter(|c| *c > 1)?;
-    let ExprNode::Binary { op: BinOp::Add, a: n, b: k } = a.node() else { return None };
+    let ExprNode::Binary { op: BinOp::Add, a: n, b: k } = a.node() else {
+        return None;
+    };
     (k.as_int() == Some(c - 1)).then(|| (n.clone(), c))
 }
 

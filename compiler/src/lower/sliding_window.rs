@@ -27,8 +27,8 @@ use crate::ops::CompareExt;
 use crate::pipeline::FuncDef;
 use crate::simplify::{can_prove, can_prove_with, simplify};
 use crate::stmt::{ForKind, Stmt, StmtNode};
-use std::collections::HashMap;
 use crate::visit::{expr_uses_var, substitute};
+use std::collections::HashMap;
 
 /// The stage starts the pass has rewritten (`{f}.s0.{x}.min`), each with the
 /// loop variable it slides along.
@@ -68,7 +68,9 @@ pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<
     if !serial_between {
         return None;
     }
-    let Enclosing::Loop { name: loop_var, min: loop_min, .. } = ctx.chain[li].clone() else { return None };
+    let Enclosing::Loop { name: loop_var, min: loop_min, .. } = ctx.chain[li].clone() else {
+        return None;
+    };
     // Starts that slid along this loop stay opaque (see the module doc).
     let opaque: Vec<Name> = slid.iter().filter(|(_, l)| **l == loop_var).map(|(n, _)| n.clone()).collect();
     let moves = |e: &Expr| expr_uses_var(e, &loop_var) || opaque.iter().any(|n| expr_uses_var(e, n));
@@ -83,13 +85,16 @@ pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<
         })
         .filter(|(_, _, lo, hi)| moves(lo) || moves(hi))
         .collect();
-    let [(dim_index, dim, min, max)] = moving.as_slice() else { return None };
+    let [(dim_index, dim, min, max)] = moving.as_slice() else {
+        return None;
+    };
     let first_iteration = simplify(&ctx.expand_lets_from(0, &loop_min)).as_int();
     let never_decreases = |e: &Expr| never_decreases(e, &loop_var, &loop_min, first_iteration, &opaque);
     if !(never_decreases(min) && never_decreases(max)) {
         return None;
     }
-    let window = Window { loop_index: li, loop_var, loop_min, dim: (*dim).clone(), dim_index: *dim_index, min: min.clone(), max: max.clone() };
+    let window =
+        Window { loop_index: li, loop_var, loop_min, dim: (*dim).clone(), dim_index: *dim_index, min: min.clone(), max: max.clone() };
     Some((ctx, window))
 }
 
@@ -118,7 +123,9 @@ fn never_decreases(e: &Expr, loop_var: &Name, loop_min: &Expr, first_iteration: 
     if can_prove(&at(v.clone() + 1, e).ge(e.clone())) {
         return true;
     }
-    let Some(first) = first_iteration else { return false };
+    let Some(first) = first_iteration else {
+        return false;
+    };
     let e = match loop_min.as_var() {
         Some(name) => substitute(name, &Expr::i32(first), e),
         None => e.clone(),
@@ -133,7 +140,9 @@ fn never_decreases(e: &Expr, loop_var: &Name, loop_min: &Expr, first_iteration: 
 /// Applies the sliding window optimization to `f` where it is legal, and
 /// records the start it rewrote in `slid`.
 pub fn slide_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &mut Slid) -> Stmt {
-    let Some((_, w)) = find_window(s, f, fp, slid) else { return s.clone() };
+    let Some((_, w)) = find_window(s, f, fp, slid) else {
+        return s.clone();
+    };
     if slid.keys().any(|n| expr_uses_var(&w.max, n)) {
         // The previous iteration's end cannot be written down.
         return s.clone();

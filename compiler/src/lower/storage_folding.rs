@@ -8,9 +8,9 @@
 //! `F` a power of two at least the largest per-iteration extent, and every
 //! access of the Func inside it uses the coordinate modulo `F`.
 
+use super::context::rewrite_matching;
 use super::sliding_window::{find_window, Slid};
 use super::validate::FuncPlan;
-use super::context::rewrite_matching;
 use crate::expr::{BinOp, CallTarget, Expr, ExprNode};
 use crate::interval::{box_touched, Interval, Scope, Target};
 use crate::pipeline::FuncDef;
@@ -81,12 +81,8 @@ fn bound_difference(hi: &Expr, lo: &Expr, budget: &mut usize) -> Option<i64> {
         (ExprNode::Binary { op: BinOp::Max, a, b }, _) | (ExprNode::Select { t: a, f: b, .. }, _) => {
             both(bound_difference(a, lo, budget), bound_difference(b, lo, budget))
         }
-        (_, ExprNode::Binary { op: BinOp::Max, a, b }) => {
-            at_least_one(bound_difference(hi, a, budget), bound_difference(hi, b, budget))
-        }
-        (ExprNode::Binary { op: BinOp::Min, a, b }, _) => {
-            at_least_one(bound_difference(a, lo, budget), bound_difference(b, lo, budget))
-        }
+        (_, ExprNode::Binary { op: BinOp::Max, a, b }) => at_least_one(bound_difference(hi, a, budget), bound_difference(hi, b, budget)),
+        (ExprNode::Binary { op: BinOp::Min, a, b }, _) => at_least_one(bound_difference(a, lo, budget), bound_difference(b, lo, budget)),
         _ if *budget == 0 => None,
         _ => {
             *budget -= 1;
@@ -117,7 +113,9 @@ pub fn fold_factor(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<
     let (_, w) = find_window(s, f, fp, slid)?;
     let body = loop_body(s, &w.loop_var)?;
     let touched = box_touched(&body, Target::Func(&f.name), &mut Scope::default())?;
-    let Interval { min: Some(lo), max: Some(hi) } = &touched[w.dim_index] else { return None };
+    let Interval { min: Some(lo), max: Some(hi) } = &touched[w.dim_index] else {
+        return None;
+    };
     let max_extent = upper_bound_of_difference(hi, lo)?.checked_add(1)?;
     if !(1..=MAX_FOLD_FACTOR).contains(&max_extent) {
         return None;
@@ -128,7 +126,9 @@ pub fn fold_factor(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<
 
 /// Folds the storage of `f` where it is legal.
 pub fn fold_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Stmt {
-    let Some((dim, factor)) = fold_factor(s, f, fp, slid) else { return s.clone() };
+    let Some((dim, factor)) = fold_factor(s, f, fp, slid) else {
+        return s.clone();
+    };
     struct AtRealize<'a> {
         func: &'a str,
         dim: usize,

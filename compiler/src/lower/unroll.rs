@@ -15,7 +15,9 @@ struct Unroll;
 impl Mutator for Unroll {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
-        let StmtNode::For { name, min, extent, kind: ForKind::Unrolled, body } = s.node() else { return s };
+        let StmtNode::For { name, min, extent, kind: ForKind::Unrolled, body } = s.node() else {
+            return s;
+        };
         match simplify(extent).as_int().filter(|&n| (0..=1 << 12).contains(&n)) {
             Some(n) => Stmt::block((0..n).map(|i| substitute_stmt(name, &(min.clone() + Expr::i32(i)), body)).collect()),
             None => {

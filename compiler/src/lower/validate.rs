@@ -150,19 +150,34 @@ fn plan_func(
     }
     let is_output = p.is_output(name);
     if inline {
-        if fs.store.is_some() || fs.storage_order.is_some() || !fs.bounds.is_empty() || fs.stages.values().any(|s| !s.directives.is_empty()) {
-            return Err(func_err(name, "is inlined, so its loop, storage and bound directives would have no effect; compute_root() or compute_at() it"));
+        if fs.store.is_some() || fs.storage_order.is_some() || !fs.bounds.is_empty() || fs.stages.values().any(|s| !s.directives.is_empty())
+        {
+            return Err(func_err(
+                name,
+                "is inlined, so its loop, storage and bound directives would have no effect; compute_root() or compute_at() it",
+            ));
         }
-        return Ok(FuncPlan { inline: true, compute: LoopLevel::Inline, store: LoopLevel::Inline, stages: vec![], storage_order: vec![], bounds: vec![] });
+        return Ok(FuncPlan {
+            inline: true,
+            compute: LoopLevel::Inline,
+            store: LoopLevel::Inline,
+            stages: vec![],
+            storage_order: vec![],
+            bounds: vec![],
+        });
     }
     let compute = match (&fs.compute, is_output) {
-        (LoopLevel::At { .. }, true) => return Err(func_err(name, "is an output, so it is computed at root; it cannot be compute_at another Func")),
+        (LoopLevel::At { .. }, true) => {
+            return Err(func_err(name, "is an output, so it is computed at root; it cannot be compute_at another Func"))
+        }
         (LoopLevel::Inline, true) | (LoopLevel::Root, _) => LoopLevel::Root,
         (LoopLevel::Inline, false) => innermost_consumer_loop(p, f, stage_uses, schedule, inline_set)?,
         (at, false) => at.clone(),
     };
     let store = match (&fs.store, is_output) {
-        (Some(LoopLevel::At { .. }), true) => return Err(func_err(name, "is an output; its storage is the output buffer, so it cannot be store_at")),
+        (Some(LoopLevel::At { .. }), true) => {
+            return Err(func_err(name, "is an output; its storage is the output buffer, so it cannot be store_at"))
+        }
         (Some(LoopLevel::Inline), _) => return Err(func_err(name, "store level cannot be inline")),
         (Some(level), _) => level.clone(),
         (None, _) => compute.clone(),
@@ -183,7 +198,10 @@ fn plan_func(
             let mut args = f.args.clone();
             args.sort();
             if sorted != args {
-                return Err(func_err(name, format!("reorder_storage({}) must list each dimension of {name} once ({})", join(order), join(&f.args))));
+                return Err(func_err(
+                    name,
+                    format!("reorder_storage({}) must list each dimension of {name} once ({})", join(order), join(&f.args)),
+                ));
             }
             order.clone()
         }
@@ -212,13 +230,13 @@ fn innermost_consumer_loop(
     schedule: &Schedule,
     inline: &BTreeSet<Name>,
 ) -> Result<LoopLevel, ScheduleError> {
-    let users: Vec<&(Name, usize)> = stage_uses
-        .iter()
-        .filter(|((c, _), u)| u.contains(&f.name) && !inline.contains(c))
-        .map(|(k, _)| k)
-        .collect();
+    let users: Vec<&(Name, usize)> =
+        stage_uses.iter().filter(|((c, _), u)| u.contains(&f.name) && !inline.contains(c)).map(|(k, _)| k).collect();
     let [(consumer, stage)] = users.as_slice() else {
-        return Err(func_err(&f.name, "has update definitions and is used by several stages; schedule it with compute_root() or compute_at()"));
+        return Err(func_err(
+            &f.name,
+            "has update definitions and is used by several stages; schedule it with compute_root() or compute_at()",
+        ));
     };
     let cf = p.func(consumer).expect("checked pipeline");
     let consumer_stage = resolve_stage(cf, *stage, &schedule.get(consumer))?;
@@ -262,7 +280,9 @@ fn compute_path(plan: &Plan, func: &Name, visiting: &mut Vec<Name>) -> Result<Ve
 }
 
 fn check_level_exists(p: &PipelineDef, plan: &Plan, func: &str, what: &str, level: &LoopLevel) -> Result<(), ScheduleError> {
-    let LoopLevel::At { func: g, stage, var } = level else { return Ok(()) };
+    let LoopLevel::At { func: g, stage, var } = level else {
+        return Ok(());
+    };
     let Some(gdef) = p.func(g) else {
         return Err(func_err(func, format!("{what} names Func {g}, which is not in the pipeline")));
     };
@@ -277,9 +297,15 @@ fn check_level_exists(p: &PipelineDef, plan: &Plan, func: &str, what: &str, leve
     match st.dim(var) {
         None => Err(func_err(
             func,
-            format!("{what} names loop {var} of {g} (stage {stage}), which does not exist (loops: {})", st.dims.iter().map(|d| &*d.name).collect::<Vec<_>>().join(", ")),
+            format!(
+                "{what} names loop {var} of {g} (stage {stage}), which does not exist (loops: {})",
+                st.dims.iter().map(|d| &*d.name).collect::<Vec<_>>().join(", ")
+            ),
         )),
-        Some(d) if d.kind == ForKind::Vectorized => Err(func_err(func, format!("{what} names loop {var} of {g}, which is vectorized; nothing can be computed inside a vector loop"))),
+        Some(d) if d.kind == ForKind::Vectorized => Err(func_err(
+            func,
+            format!("{what} names loop {var} of {g}, which is vectorized; nothing can be computed inside a vector loop"),
+        )),
         Some(_) => Ok(()),
     }
 }
@@ -309,12 +335,22 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
         let compute = compute_path(plan, name, &mut vec![])?;
         let store = level_path(plan, &fp.store, &mut vec![name.clone()])?;
         if !compute.starts_with(&store) {
-            return Err(func_err(name, format!("is stored at {} but computed at {}; storage must be at or outside the compute level", describe(&fp.store), describe(&fp.compute))));
+            return Err(func_err(
+                name,
+                format!(
+                    "is stored at {} but computed at {}; storage must be at or outside the compute level",
+                    describe(&fp.store),
+                    describe(&fp.compute)
+                ),
+            ));
         }
         if let Some(l) = compute[store.len()..].iter().find(|l| parallel.contains(*l)) {
             return Err(func_err(
                 name,
-                format!("is stored at {} outside the parallel loop {l} it is computed in; its iterations would race on the storage (store it inside that loop, or make the loop serial)", describe(&fp.store)),
+                format!(
+                    "is stored at {} outside the parallel loop {l} it is computed in; its iterations would race on the storage (store it inside that loop, or make the loop serial)",
+                    describe(&fp.store)
+                ),
             ));
         }
         for ((consumer, stage), used) in stage_uses {
@@ -328,7 +364,10 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
             if !use_path.starts_with(&compute) {
                 return Err(func_err(
                     name,
-                    format!("is computed at {}, which does not enclose its use in {consumer} (stage {stage}); compute it at a loop that encloses every use, or at root", describe(&fp.compute)),
+                    format!(
+                        "is computed at {}, which does not enclose its use in {consumer} (stage {stage}); compute it at a loop that encloses every use, or at root",
+                        describe(&fp.compute)
+                    ),
                 ));
             }
         }
@@ -349,7 +388,9 @@ fn describe(level: &LoopLevel) -> String {
 /// iteration of a reduction variable touches its own point of the Func.
 fn check_reduction_loops(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Result<(), ScheduleError> {
     let update = &f.updates[stage - 1];
-    let Some(rdom) = &update.rdom else { return Ok(()) };
+    let Some(rdom) = &update.rdom else {
+        return Ok(());
+    };
     let independent: Vec<bool> = rdom.dims.iter().map(|d| rvar_is_independent(f, update, &d.name)).collect();
     // Significance keys: rdom dimension (outermost most significant), then split path.
     let mut keys: HashMap<Name, (usize, Vec<u8>)> = HashMap::new();
@@ -380,11 +421,17 @@ fn check_reduction_loops(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Result
     // Outermost to innermost, the reduction loops must be in decreasing significance.
     let mut last: Option<(usize, Vec<u8>, Name)> = None;
     for d in r.dims.iter().rev().filter(|d| d.is_rvar) {
-        let Some((dim, path)) = keys.get(&d.name).cloned() else { continue };
+        let Some((dim, path)) = keys.get(&d.name).cloned() else {
+            continue;
+        };
         if d.kind != ForKind::Serial && d.kind != ForKind::Unrolled && !independent[dim] {
             return Err(directive_err(format!(
                 "loop {} of the reduction over {} is {}, but iterations of {} update the same points of {} in order; only serial or unrolled is allowed",
-                d.name, rdom.name, d.kind.name(), rdom.dims[dim].name, f.name
+                d.name,
+                rdom.name,
+                d.kind.name(),
+                rdom.dims[dim].name,
+                f.name
             )));
         }
         let key = (n - 1 - dim, path);
@@ -405,7 +452,9 @@ fn check_reduction_loops(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Result
 /// and at that position in every self-reference: each iteration then writes
 /// and reads only its own points.
 fn rvar_is_independent(f: &FuncDef, update: &crate::pipeline::UpdateDef, rvar: &Name) -> bool {
-    let Some(pos) = update.args.iter().position(|a| a.as_var() == Some(rvar)) else { return false };
+    let Some(pos) = update.args.iter().position(|a| a.as_var() == Some(rvar)) else {
+        return false;
+    };
     struct SelfCalls<'a> {
         func: &'a str,
         pos: usize,

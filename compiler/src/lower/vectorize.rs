@@ -131,13 +131,17 @@ struct Vectorize;
 impl Mutator for Vectorize {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
-        let StmtNode::For { name, min, extent, kind: ForKind::Vectorized, body } = s.node() else { return s };
+        let StmtNode::For { name, min, extent, kind: ForKind::Vectorized, body } = s.node() else {
+            return s;
+        };
         let serial = || Stmt::for_loop(name.clone(), min.clone(), extent.clone(), ForKind::Serial, body.clone());
-        let Some(lanes) = simplify(extent).as_int().filter(|&n| n >= 1 && n <= 1 << 16) else {
+        let Some(lanes) = simplify(extent).as_int().filter(|n| (1..=1 << 16).contains(n)) else {
             tracing::warn!(loop_var = %name, "vectorized loop has no constant extent; running it as a scalar loop");
             return serial();
         };
-        let Some(conds) = lane_conditions(body, name) else { return serial() };
+        let Some(conds) = lane_conditions(body, name) else {
+            return serial();
+        };
         let mut inequalities = vec![];
         if !conds.iter().all(|c| affine_inequalities(c, name, &mut inequalities)) {
             return serial();

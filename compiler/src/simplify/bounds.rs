@@ -93,7 +93,9 @@ impl Simplifier {
 
     fn cast_bounds(&mut self, to: ScalarType, value: &Expr) -> Interval {
         let full = Interval::of_type(to);
-        let Some(b) = self.bounds(value) else { return full };
+        let Some(b) = self.bounds(value) else {
+            return full;
+        };
         if to.is_bool() {
             if b.lo > 0 || b.hi < 0 {
                 Interval::point(1)
@@ -110,11 +112,19 @@ impl Simplifier {
     fn binary_bounds(&mut self, op: BinOp, ty: Type, a: &Expr, b: &Expr) -> Interval {
         let t = ty.scalar;
         let full = Interval::of_type(t);
-        let (Some(x), Some(y)) = (self.bounds(a), self.bounds(b)) else { return full };
+        let (Some(x), Some(y)) = (self.bounds(a), self.bounds(b)) else {
+            return full;
+        };
         // Index arithmetic is assumed not to overflow (unless it involves
         // unknown values from memory); everything else may wrap.
         let no_overflow = assumes_no_overflow(ty) && !reads_memory(a) && !reads_memory(b);
-        let limit = |r: Interval| if no_overflow { r.intersect(full) } else { r.fit(t) };
+        let limit = |r: Interval| {
+            if no_overflow {
+                r.intersect(full)
+            } else {
+                r.fit(t)
+            }
+        };
         match op {
             BinOp::Add => limit(Interval::new(x.lo + y.lo, x.hi + y.hi)),
             BinOp::Sub => limit(Interval::new(x.lo - y.hi, x.hi - y.lo)),

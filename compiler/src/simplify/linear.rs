@@ -60,10 +60,7 @@ impl Linear {
     /// Splits off the terms whose coefficient `keep` accepts.
     pub fn partition(&self, keep: impl Fn(i128) -> bool) -> (Linear, Linear) {
         let (kept, rest): (Vec<_>, Vec<_>) = self.terms.iter().cloned().partition(|(_, c)| keep(*c));
-        (
-            Linear { terms: kept, constant: 0, ty: self.ty },
-            Linear { terms: rest, constant: 0, ty: self.ty },
-        )
+        (Linear { terms: kept, constant: 0, ty: self.ty }, Linear { terms: rest, constant: 0, ty: self.ty })
     }
 
     /// The same terms with another constant.

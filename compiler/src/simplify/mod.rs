@@ -23,7 +23,10 @@ mod tests;
 
 use crate::expr::{Expr, ExprNode, Name};
 use crate::stmt::{Stmt, StmtNode};
-use crate::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_uses_var, substitute, substitute_stmt, walk_expr, walk_stmt, Mutator, Visitor};
+use crate::visit::{
+    expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_uses_var, substitute, substitute_stmt, walk_expr, walk_stmt, Mutator,
+    Visitor,
+};
 use bounds::Interval;
 use std::collections::HashMap;
 
@@ -64,7 +67,9 @@ pub fn can_prove_with(e: &Expr, ranges: &HashMap<Name, (i64, i64)>) -> bool {
 pub fn const_bounds(e: &Expr) -> (Option<i64>, Option<i64>) {
     let e = simplify(e);
     let t = e.ty().scalar;
-    let Some(b) = Simplifier::default().bounds(&e) else { return (None, None) };
+    let Some(b) = Simplifier::default().bounds(&e) else {
+        return (None, None);
+    };
     let lo = (b.lo > t.int_min() || !t.is_signed_int()).then(|| i64::try_from(b.lo).ok()).flatten();
     let hi = (b.hi < t.int_max()).then(|| i64::try_from(b.hi).ok()).flatten();
     (lo, hi)
@@ -134,7 +139,9 @@ impl Simplifier {
     }
 
     fn for_loop(&mut self, s: &Stmt) -> Stmt {
-        let StmtNode::For { name, min, extent, kind, body } = s.node() else { return s.clone() };
+        let StmtNode::For { name, min, extent, kind, body } = s.node() else {
+            return s.clone();
+        };
         let (min, extent) = (self.mutate_expr(min), self.mutate_expr(extent));
         let extent_bounds = self.bounds(&extent);
         if extent_bounds.is_some_and(|b| b.hi <= 0) {
@@ -226,7 +233,9 @@ impl VectorShape {
             ExprNode::Ramp { base, stride, lanes } if stride.is_const() && !base.is_const() => {
                 (base.clone(), Expr::ramp(Expr::var(scalar_name.clone(), base.ty()), stride.clone(), *lanes))
             }
-            ExprNode::Broadcast { value, lanes } if !value.is_const() => (value.clone(), Expr::broadcast(Expr::var(scalar_name.clone(), value.ty()), *lanes)),
+            ExprNode::Broadcast { value, lanes } if !value.is_const() => {
+                (value.clone(), Expr::broadcast(Expr::var(scalar_name.clone(), value.ty()), *lanes))
+            }
             _ => return None,
         };
         Some(VectorShape { scalar_name, scalar, shape })

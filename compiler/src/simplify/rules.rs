@@ -126,7 +126,9 @@ impl Simplifier {
         }
         let l = self.cancel_divisions(l);
         for (i, (term, c)) in l.terms.iter().enumerate() {
-            let ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a: p, b: q } = term.node() else { continue };
+            let ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a: p, b: q } = term.node() else {
+                continue;
+            };
             if c.abs() != 1 || reads_memory(term) {
                 continue;
             }
@@ -167,9 +169,13 @@ impl Simplifier {
         loop {
             let mut pair = None;
             'search: for (i, (ti, ci)) in l.terms.iter().enumerate() {
-                let Some((a, k)) = as_division(ti).filter(|_| *ci > 0) else { continue };
+                let Some((a, k)) = as_division(ti).filter(|_| *ci > 0) else {
+                    continue;
+                };
                 for (j, (tj, cj)) in l.terms.iter().enumerate() {
-                    let Some((b, k2)) = as_division(tj).filter(|_| *cj == -*ci) else { continue };
+                    let Some((b, k2)) = as_division(tj).filter(|_| *cj == -*ci) else {
+                        continue;
+                    };
                     if k2 != k {
                         continue;
                     }
@@ -179,7 +185,9 @@ impl Simplifier {
                     }
                 }
             }
-            let Some((i, j, b, k, d, c)) = pair else { return l };
+            let Some((i, j, b, k, d, c)) = pair else {
+                return l;
+            };
             l.terms.remove(i.max(j));
             l.terms.remove(i.min(j));
             let ty = l.ty;
@@ -192,7 +200,9 @@ impl Simplifier {
 
     fn make_div(&mut self, a: &Expr, b: &Expr) -> Expr {
         let ty = a.ty();
-        let Some(c) = const_of(b).map(Scalar::as_i128) else { return node(BinOp::Div, a.clone(), b.clone()) };
+        let Some(c) = const_of(b).map(Scalar::as_i128) else {
+            return node(BinOp::Div, a.clone(), b.clone());
+        };
         match c {
             0 => return Expr::int(0, ty),
             1 => return a.clone(),
@@ -219,7 +229,9 @@ impl Simplifier {
 
     fn make_mod(&mut self, a: &Expr, b: &Expr) -> Expr {
         let ty = a.ty();
-        let Some(c) = const_of(b).map(Scalar::as_i128) else { return node(BinOp::Mod, a.clone(), b.clone()) };
+        let Some(c) = const_of(b).map(Scalar::as_i128) else {
+            return node(BinOp::Mod, a.clone(), b.clone());
+        };
         if c == 0 || c.abs() == 1 {
             return Expr::int(0, ty);
         }
@@ -437,8 +449,12 @@ fn decide(op: CmpOp, d: Interval) -> Option<bool> {
 fn quotient_difference(a: &Expr, b: &Expr) -> Option<Interval> {
     let quotient = |e: &Expr| -> Option<(Expr, i64, i128)> {
         let l = linearize(e);
-        let [(t, 1)] = l.terms.as_slice() else { return None };
-        let ExprNode::Binary { op: BinOp::Div, a: p, b: k } = t.node() else { return None };
+        let [(t, 1)] = l.terms.as_slice() else {
+            return None;
+        };
+        let ExprNode::Binary { op: BinOp::Div, a: p, b: k } = t.node() else {
+            return None;
+        };
         Some((p.clone(), k.as_int().filter(|k| *k > 0)?, l.constant))
     };
     let ((p, k, c), (q, k2, e)) = (quotient(a)?, quotient(b)?);

@@ -327,7 +327,8 @@ fn loops_of_constant_extent() {
     let from_zero = Stmt::for_loop("x", i(0), v("n"), ForKind::Serial, store(x.clone(), max(x.clone(), -1)));
     assert_eq!(simplify_stmt(&from_zero), Stmt::for_loop("x", i(0), v("n"), ForKind::Serial, store(x.clone(), x.clone())));
     // The range ends with the loop.
-    let after = Stmt::block(vec![Stmt::for_loop("x", i(0), i(10), ForKind::Serial, store(x.clone(), i(0))), store(min(x.clone(), 100), i(0))]);
+    let after =
+        Stmt::block(vec![Stmt::for_loop("x", i(0), i(10), ForKind::Serial, store(x.clone(), i(0))), store(min(x.clone(), 100), i(0))]);
     assert_eq!(simplify_stmt(&after), after);
 }
 
@@ -588,10 +589,7 @@ fn check_equivalent(g: &mut Gen, original: &Expr, simplified: &Expr, ranges: &Ha
             continue;
         }
         let got = Eval { env: env.clone(), overflow: false }.eval(simplified);
-        assert!(
-            want.bit_eq(got),
-            "{original}\n  simplified to {simplified}\n  gives {got:?} instead of {want:?} under {env:?}"
-        );
+        assert!(want.bit_eq(got), "{original}\n  simplified to {simplified}\n  gives {got:?} instead of {want:?} under {env:?}");
         compared += 1;
     }
     compared

@@ -2,11 +2,12 @@
 //! catalog pipeline under its default schedule, the all-root schedule and
 //! random legal schedules must compute exactly what the reference evaluator
 //! computes: bit-exact, floats included, since no schedule here reorders
-//! float arithmetic (reduction loops keep their order).
+//! float arithmetic (reduction loops keep their order). Lowering runs in
+//! checked mode: an access outside its storage is an assertion failure.
 
 use super::Case;
 use compiler::buffer::Buffer;
-use compiler::lower::{lower, Lowered};
+use compiler::lower::{lower_with, LowerOptions, Lowered};
 use compiler::random_schedule::{random_schedule, RandomScheduleOptions};
 use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
 use rand::SeedableRng;
@@ -41,10 +42,10 @@ pub fn check_schedules(case: &Case, count: usize, execute: impl Fn(&Lowered) -> 
             1 => all_root(case),
             _ => random_schedule(&case.pipeline, &mut rng, &options),
         };
-        let lowered = lower(&case.pipeline, &schedule)
+        let lowered = lower_with(&case.pipeline, &schedule, &LowerOptions::checked())
             .unwrap_or_else(|e| panic!("{} schedule #{k} failed to lower: {e}\n{schedule}", case.name));
-        let got = execute(&lowered)
-            .unwrap_or_else(|e| panic!("{} schedule #{k} failed to run: {e}\n{schedule}\n{}", case.name, lowered.stmt));
+        let got =
+            execute(&lowered).unwrap_or_else(|e| panic!("{} schedule #{k} failed to run: {e}\n{schedule}\n{}", case.name, lowered.stmt));
         for c in expected.coordinates() {
             let (want, have) = (expected.get(&c).unwrap(), got.get(&c).unwrap());
             assert!(

@@ -175,7 +175,10 @@ pub fn int_wrap() -> Case {
     let f = Func::new("f");
     f.define(&[&x, &y], input.at([x.expr(), y.expr()]) * Expr::int(7, Type::i8()) + input.at([&x + 1, y.expr()]));
     let out = Func::new("out");
-    out.define(&[&x, &y], cast(Type::i32(), f.at([x.expr(), y.expr()])) / 3 + (cast(Type::i32(), f.at([x.expr(), &y + 1])) % 5) - (x.expr() - 7) / 4);
+    out.define(
+        &[&x, &y],
+        cast(Type::i32(), f.at([x.expr(), y.expr()])) / 3 + (cast(Type::i32(), f.at([x.expr(), &y + 1])) % 5) - (x.expr() - 7) / 4,
+    );
     case2("int_wrap", &out, vec![input_buffer("input", ScalarType::I8, &IN2, 250)])
 }
 
@@ -253,7 +256,10 @@ pub fn params_and_lut() -> Case {
     let lut = Func::new("lut");
     lut.define(&[&x], (x.expr() * gain.expr()) % 251);
     let out = Func::new("out");
-    out.define(&[&x, &y], lut.at([cast(Type::i32(), input.at([x.expr(), y.expr()]))]) + lut.at([cast(Type::i32(), input.at([&x + 1, y.expr()]))]));
+    out.define(
+        &[&x, &y],
+        lut.at([cast(Type::i32(), input.at([x.expr(), y.expr()]))]) + lut.at([cast(Type::i32(), input.at([&x + 1, y.expr()]))]),
+    );
     let mut c = case2("params_and_lut", &out, vec![input_buffer("input", ScalarType::U8, &IN2, 255)]);
     c.params.insert("gain".into(), Scalar::Int(37));
     c

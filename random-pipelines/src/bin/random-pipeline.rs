@@ -21,11 +21,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
-    let p = generate(&GeneratorParams {
-        seed: a.seed,
-        max_stages: a.max_stages,
-        input_size: (a.width, a.height, a.channels),
-    })?;
+    let p = generate(&GeneratorParams { seed: a.seed, max_stages: a.max_stages, input_size: (a.width, a.height, a.channels) })?;
     print!("{}", p.text());
     Ok(())
 }

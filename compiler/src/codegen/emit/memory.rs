@@ -67,8 +67,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         v
     }
 
-
-    fn from_memory(&mut self, s: ScalarType, v: Value<'ctx>, lanes: u32) -> Result<Value<'ctx>> {
+    fn memory_to_value(&mut self, s: ScalarType, v: Value<'ctx>, lanes: u32) -> Result<Value<'ctx>> {
         if !s.is_bool() {
             return Ok(v);
         }
@@ -76,7 +75,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         self.icmp(IntPredicate::NE, v, zero)
     }
 
-    fn to_memory(&mut self, s: ScalarType, v: Value<'ctx>, lanes: u32) -> Result<Value<'ctx>> {
+    fn value_to_memory(&mut self, s: ScalarType, v: Value<'ctx>, lanes: u32) -> Result<Value<'ctx>> {
         if !s.is_bool() {
             return Ok(v);
         }
@@ -92,7 +91,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             let p = self.address(&b, index)?;
             let v = self.builder.build_load(mem, p, "")?;
             self.tag_access(buffer, v.as_instruction_value());
-            return self.from_memory(b.elem, v, 1);
+            return self.memory_to_value(b.elem, v, 1);
         }
         if let Some(base) = dense_base(index) {
             let p = self.address(&b, base)?;
@@ -101,7 +100,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
                 let _ = i.set_alignment(1);
             }
             self.tag_access(buffer, v.as_instruction_value());
-            return self.from_memory(b.elem, v, lanes);
+            return self.memory_to_value(b.elem, v, lanes);
         }
         // Strided or gathered: one gather of every lane.
         let indices = self.index(index)?;
@@ -116,7 +115,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         let align = ctx.i32_type().const_int(b.elem.bytes() as u64, false);
         let every_lane = VectorType::const_vector(&vec![ctx.bool_type().const_all_ones(); lanes as usize]);
         let v = self.call_value(gather, &[pointers.into(), align.into(), every_lane.into(), loaded.get_poison().into()])?;
-        self.from_memory(b.elem, v, lanes)
+        self.memory_to_value(b.elem, v, lanes)
     }
 
     /// The addresses of the elements at the i64 `indices` of `b`, as a
@@ -131,7 +130,14 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         // builder; a GEP of a pointer by an i64 vector is a vector of
         // pointers. Lowering asserted that every lane is inside the buffer.
         unsafe {
-            let raw = inkwell::llvm_sys::core::LLVMBuildGEP2(self.builder.as_mut_ptr(), elem.as_type_ref(), b.host.as_value_ref(), index.as_mut_ptr(), 1, c"".as_ptr());
+            let raw = inkwell::llvm_sys::core::LLVMBuildGEP2(
+                self.builder.as_mut_ptr(),
+                elem.as_type_ref(),
+                b.host.as_value_ref(),
+                index.as_mut_ptr(),
+                1,
+                c"".as_ptr(),
+            );
             inkwell::values::VectorValue::new(raw)
         }
     }
@@ -141,7 +147,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         let lanes = value.ty().lanes.max(index.ty().lanes);
         let v = self.expr(value)?;
         let v = self.widened(v, lanes)?;
-        let v = self.to_memory(b.elem, v, lanes)?;
+        let v = self.value_to_memory(b.elem, v, lanes)?;
         if lanes == 1 {
             let p = self.address(&b, index)?;
             let st = self.builder.build_store(p, v)?;
