@@ -6,7 +6,10 @@
 //!
 //! `RANDOM_PIPELINE_SEEDS=N` checks seeds 0..N (default 48);
 //! `RANDOM_PIPELINE_FIRST=K` starts at seed K; `RANDOM_PIPELINE_STMT=1`
-//! adds the lowered statement to each failure report.
+//! adds the lowered statement to each failure report. For a run under
+//! valgrind, `RANDOM_PIPELINE_UNCHECKED=1` lowers without the access checks
+//! (so that valgrind sees what compiled code does unguarded) and skips the
+//! interpreter.
 
 use compiler::buffer::Buffer;
 use compiler::codegen::compile;
@@ -143,7 +146,9 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
         };
         let fail = |what: String| format!("{}schedule #{k}:\n{schedule}\n{what}", header());
         let t = std::time::Instant::now();
-        let lowered = lower_with(&p.pipeline, &schedule, &LowerOptions::checked());
+        let unchecked = std::env::var("RANDOM_PIPELINE_UNCHECKED").is_ok();
+        let options = if unchecked { LowerOptions::default() } else { LowerOptions::checked() };
+        let lowered = lower_with(&p.pipeline, &schedule, &options);
         t_lower += t.elapsed();
         stats.schedules += 1;
         let lowered = match lowered {
@@ -165,23 +170,22 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
         // default inlines everything) would take minutes there, so it runs
         // under a step budget.
         let t = std::time::Instant::now();
-        let interpreted = interpret(&p, &lowered, &inputs, &regions);
+        let interpreted = (!unchecked).then(|| interpret(&p, &lowered, &inputs, &regions));
         t_interp += t.elapsed();
-        if matches!(interpreted, Err(InterpretError::StepBudgetExceeded { .. })) {
-            stats.interp_skipped += 1;
-        } else {
-            stats.interpreted += 1;
-            match interpreted {
-                Ok(mut out) => {
-                    let got = out.remove(&p.output).expect("the output");
-                    if let Some(m) = first_mismatch(&expected, &got) {
-                        failures.push(fail(format!("interpreter {m}")));
-                    }
+        match interpreted {
+            None => {}
+            Some(Err(InterpretError::StepBudgetExceeded { .. })) => stats.interp_skipped += 1,
+            Some(Ok(mut out)) => {
+                stats.interpreted += 1;
+                let got = out.remove(&p.output).expect("the output");
+                if let Some(m) = first_mismatch(&expected, &got) {
+                    failures.push(fail(format!("interpreter {m}")));
                 }
-                Err(e) => {
-                    failures.push(fail(format!("interpreter failed: {e}")));
-                    continue;
-                }
+            }
+            Some(Err(e)) => {
+                stats.interpreted += 1;
+                failures.push(fail(format!("interpreter failed: {e}")));
+                continue;
             }
         }
         // The JIT runs the same checked statement: an access outside its
