@@ -59,7 +59,8 @@ fn main() -> anyhow::Result<()> {
         output: vec![(512, 512), (120, 120)],
         params: vec![],
     };
-    let measured = measure(&app, &[("outer loops keep the name", same), ("fresh outer names", schedule("xo", "yo"))], &SamplingOptions::default())?;
+    let measured =
+        measure(&app, &[("outer loops keep the name", same), ("fresh outer names", schedule("xo", "yo"))], &SamplingOptions::default())?;
     println!("| schedule | min (ms) | median (ms) | samples |\n|---|---:|---:|---:|");
     for row in &measured.rows {
         println!("| {} | {:.3} | {:.3} | {} |", row.schedule, row.min_ms, row.median_ms, row.samples);
