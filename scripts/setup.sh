@@ -19,5 +19,5 @@ export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
 
 cargo build --release --workspace --quiet
 if [ "${1:-}" != "--no-run" ]; then
-  cargo run --release --quiet -p compiler --bin hlc -- demo
+  cargo run --release --quiet -p codegen --bin hlc -- demo
 fi

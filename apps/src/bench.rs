@@ -4,8 +4,8 @@
 //! against the first schedule's (the naive one) bit for bit.
 
 use crate::{App, Region};
+use codegen::{CompiledPipeline, RunError};
 use compiler::buffer::{Buffer, BufferError};
-use compiler::codegen::{CompiledPipeline, RunError};
 use compiler::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
 use compiler::types::ScalarType;
@@ -80,7 +80,7 @@ pub enum BenchError {
     #[error("{app}: {source}")]
     Lower { app: String, source: compiler::error::LowerError },
     #[error("{app}: {source}")]
-    Codegen { app: String, source: compiler::codegen::CodegenError },
+    Codegen { app: String, source: codegen::CodegenError },
     #[error("{app}: {source}")]
     Run { app: String, source: RunError },
     #[error("{app}: {source}")]
@@ -164,7 +164,7 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
         let lowered =
             compiler::lower::lower_with(p, schedule, &lower_options).map_err(|source| BenchError::Lower { app: name(), source })?;
         let started = Instant::now();
-        let compiled = compiler::codegen::compile(&lowered).map_err(|source| BenchError::Codegen { app: name(), source })?;
+        let compiled = codegen::compile(&lowered).map_err(|source| BenchError::Codegen { app: name(), source })?;
         let compile = started.elapsed();
         let compiler::realize::BoundArguments { mut buffers, scalars } =
             compiler::realize::bind_arguments(p, &inputs, &BTreeMap::new(), &regions)
@@ -199,7 +199,7 @@ pub fn chain_compile_time(stages: usize, repeats: usize, lanes: i64) -> Result<D
     let mut times = vec![];
     for _ in 0..repeats.max(1) {
         let started = Instant::now();
-        compiler::codegen::compile(&lowered).map_err(|source| BenchError::Codegen { app: app(), source })?;
+        codegen::compile(&lowered).map_err(|source| BenchError::Codegen { app: app(), source })?;
         times.push(started.elapsed());
     }
     times.sort();

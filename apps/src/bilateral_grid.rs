@@ -15,11 +15,11 @@
 
 use crate::{pick, App, Size};
 use compiler::boundary::repeat_edge;
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::ops::{cast, clamp, select, CompareExt};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::{ScalarType, Type};
 
 /// Pixels per grid cell along x and y.
@@ -32,7 +32,7 @@ fn lerp(a: Expr, b: Expr, t: Expr) -> Expr {
     a.clone() + (b - a) * t
 }
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (40, 36));
     let (x, y, z, c) = (Var::new("x"), Var::new("y"), Var::new("z"), Var::new("c"));
     let input = ImageParam::new("input", ScalarType::F32, 2);

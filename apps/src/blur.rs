@@ -7,17 +7,17 @@
 //! per strip, both vectorized.
 
 use crate::{idioms, pick, App, Size};
-use compiler::codegen::HostTarget;
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::ScalarType;
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (70, 45));
     let mut expert = Schedule::new();
     idioms::line_buffered(&mut expert, "blur_y", &["blur_x"], 32, host.natural_lanes(ScalarType::U16));
     App {
         name: "blur",
-        pipeline: compiler::demo::blur_pipeline(),
+        pipeline: codegen::demo::blur_pipeline(),
         expert,
         inputs: vec![("input".into(), vec![(-1, w + 2), (-1, h + 2)])],
         output: vec![(0, w), (0, h)],

@@ -14,18 +14,18 @@
 //! image computed per strip, vectorized; the colour correction inlined.
 
 use crate::{pick, App, Size};
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::ops::{cast, clamp, max, min, select, sqrt, CompareExt};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::{ScalarType, Type};
 
 /// The colour matrix: row c gives output channel c as `m0 r + m1 g + m2 b
 /// + m3`, in units of 1/256.
 const MATRIX: [[i32; 4]; 3] = [[400, -96, -48, -200], [-64, 360, -40, -200], [-16, -112, 384, -200]];
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (2560, 1920), (64, 48));
     let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));
     let input = ImageParam::new("input", ScalarType::U16, 2);

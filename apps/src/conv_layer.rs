@@ -10,14 +10,14 @@
 //! stay in registers.
 
 use crate::{pick, App, Size};
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::ops::max;
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::ScalarType;
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let (n, ci, co, w, h) = pick(size, (5, 128, 128, 100, 80), (2, 8, 2 * 16, 8, 6));
     let (c, x, y, b) = (Var::new("c"), Var::new("x"), Var::new("y"), Var::new("n"));
     let input = ImageParam::new("input", ScalarType::F32, 4);

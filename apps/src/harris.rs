@@ -10,13 +10,13 @@
 //! box sums inlined into the output; all vectorized.
 
 use crate::{idioms, pick, App, Size};
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::ScalarType;
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     // The small output is taller than one strip (32 rows): the strips shift
     // inwards and must stay within the input.
     let (w, h) = pick(size, (1536, 2560), (48, 44));

@@ -10,14 +10,14 @@
 //! strips of rows, vectorized, with the colour conversions inlined.
 
 use crate::{pick, App, Size};
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::ops::{cast, clamp, select, CompareExt};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::{ScalarType, Type};
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (24, 20));
     let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));
     let input = ImageParam::new("input", ScalarType::U8, 3);

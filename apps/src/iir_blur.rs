@@ -11,10 +11,10 @@
 //! columns of a strip at once; the transposes inlined.
 
 use crate::{pick, App, Size};
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::ScalarType;
 
 const ALPHA: f32 = 0.1;
@@ -42,7 +42,7 @@ fn blur_columns_transposed(name: &str, input: impl Fn(Expr, Expr, Expr) -> Expr,
     transposed
 }
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (40, 24));
     let input = ImageParam::new("input", ScalarType::F32, 3);
     let first = blur_columns_transposed("blur_cols", |x, y, c| input.at([x, y, c]), h);

@@ -12,14 +12,14 @@
 
 use crate::{pick, App, Size};
 use compiler::boundary::repeat_edge;
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::ops::{select, CompareExt};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::ScalarType;
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     // A pyramid's reach grows with its depth (the finest level of a
     // 10-level one spans about 2^10 pixels past the output on each side),
     // so the small size, checked by the slow reference evaluator, is

@@ -30,9 +30,9 @@ pub mod matmul;
 pub mod stencil_chain;
 pub mod unsharp;
 
-use compiler::codegen::HostTarget;
 use compiler::pipeline::{Estimate, PipelineDef};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 
 /// Which size to build an app at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -85,7 +85,7 @@ impl App {
     }
 }
 
-type Builder = fn(Size, &HostTarget) -> App;
+type Builder = fn(Size, &Target) -> App;
 
 /// The apps, in the order the benchmark table lists them.
 const APPS: &[(&str, Builder)] = &[
@@ -110,7 +110,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 
 /// Builds app `name` at `size` for `host`, with the paper size's regions
 /// as its estimates; `None` for an unknown name.
-pub fn build(name: &str, size: Size, host: &HostTarget) -> Option<App> {
+pub fn build(name: &str, size: Size, host: &Target) -> Option<App> {
     let (_, builder) = APPS.iter().find(|(n, _)| *n == name)?;
     let mut app = builder(size, host);
     let paper = if size == Size::Paper { None } else { Some(builder(Size::Paper, host)) };
@@ -131,7 +131,7 @@ pub fn build(name: &str, size: Size, host: &HostTarget) -> Option<App> {
 }
 
 /// Every app at `size`.
-pub fn all(size: Size, host: &HostTarget) -> Vec<App> {
+pub fn all(size: Size, host: &Target) -> Vec<App> {
     names().map(|n| build(n, size, host).expect("a listed app")).collect()
 }
 

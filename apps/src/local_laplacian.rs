@@ -16,11 +16,11 @@
 
 use crate::{pick, App, Size};
 use compiler::boundary::repeat_edge;
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::ops::{cast, clamp, exp};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::{ScalarType, Type};
 
 /// Intensity levels.
@@ -53,7 +53,7 @@ fn upsample(name: &str, args: &[&Var], f: &Access) -> Expr {
     at(y / 2 - 1 + (y % 2) * 2) * 0.25f32 + at(y / 2) * 0.75f32
 }
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     // Pyramid levels: fewer at the small size, as for interpolate.
     let (w, h, levels) = pick(size, (1536, 2560, 8), (40, 32, 3));
     let (x, y, c, k) = (Var::new("x"), Var::new("y"), Var::new("c"), Var::new("k"));

@@ -8,13 +8,13 @@
 //! so `n` is a multiple of 8 and of the f32 vector width.
 
 use crate::{pick, App, Size};
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::schedule::{Schedule, TailStrategy};
+use compiler::target::Target;
 use compiler::types::{ScalarType, Type};
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let n = pick(size, 1024, 64);
     let (x, y) = (Var::new("x"), Var::new("y"));
     let a = ImageParam::new("A", ScalarType::F32, 2);

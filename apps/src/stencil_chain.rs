@@ -13,10 +13,10 @@
 //! than linearly in its length.
 
 use crate::{idioms, pick, App, Size};
-use compiler::codegen::HostTarget;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::ScalarType;
 
 /// A chain of `stages` box stencils of radius `radius` (window side
@@ -43,7 +43,7 @@ pub fn chain(stages: usize, radius: i32) -> PipelineDef {
 /// Stages per line-buffered group of the expert schedule.
 const GROUP: usize = 8;
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let (w, h, stages, strip) = pick(size, (1536, 2560, 32, 128), (64, 48, 6, 16));
     let pipeline = chain(stages, 2);
     let names: Vec<&str> = pipeline.funcs.iter().map(|f| &*f.name).collect();

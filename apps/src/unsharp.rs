@@ -12,10 +12,10 @@
 
 use crate::{pick, App, Size};
 use compiler::boundary::repeat_edge;
-use compiler::codegen::HostTarget;
 use compiler::expr::Expr;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::schedule::Schedule;
+use compiler::target::Target;
 use compiler::types::ScalarType;
 
 /// The Gaussian's weights for offsets 0..=3.
@@ -30,7 +30,7 @@ fn symmetric_taps(f: impl Fn(i32) -> Expr) -> Expr {
     (1..=3).fold(f(0) * k[0], |acc, i| acc + (f(-i) + f(i)) * k[i as usize])
 }
 
-pub fn app(size: Size, host: &HostTarget) -> App {
+pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (40, 36));
     let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));
     let input = ImageParam::new("input", ScalarType::F32, 3);

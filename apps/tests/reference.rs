@@ -4,11 +4,11 @@
 
 use apps::bench::{app_inputs, measure, naive_schedule, SamplingOptions};
 use apps::Size;
-use compiler::codegen::HostTarget;
+use compiler::target::Target;
 use std::collections::BTreeMap;
 
 fn check(name: &str) {
-    let app = apps::build(name, Size::Small, &HostTarget::detect()).expect("a listed app");
+    let app = apps::build(name, Size::Small, &Target::host()).expect("a listed app");
     let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
     let measured = measure(&app, &schedules, &SamplingOptions::once()).unwrap_or_else(|e| panic!("{e}"));
     let inputs = app_inputs(&app).expect("inputs");
@@ -50,14 +50,14 @@ const SLOW_TO_LOWER: [&str; 2] = ["local_laplacian", "interpolate"];
 
 #[test]
 fn expert_schedules_lower_at_the_papers_sizes() {
-    for app in apps::all(Size::Paper, &HostTarget::detect()).into_iter().filter(|a| !SLOW_TO_LOWER.contains(&a.name)) {
+    for app in apps::all(Size::Paper, &Target::host()).into_iter().filter(|a| !SLOW_TO_LOWER.contains(&a.name)) {
         compiler::lower::lower(&app.pipeline, &app.expert).unwrap_or_else(|e| panic!("{}: {e}", app.name));
     }
 }
 
 #[test]
 fn estimates_are_the_papers_sizes() {
-    let host = HostTarget::detect();
+    let host = Target::host();
     for (small, paper) in apps::all(Size::Small, &host).iter().zip(apps::all(Size::Paper, &host)) {
         let output = small.pipeline.func(small.output_name()).expect("the output Func");
         let estimated: Vec<(i64, i64)> =

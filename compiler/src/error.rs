@@ -2,6 +2,7 @@
 //! the dimension or the directive.
 
 use crate::types::Type;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// A mistake in an algorithm, found while defining it or building its pipeline.
@@ -35,17 +36,82 @@ pub enum LangError {
     Invalid { func: String, why: String },
 }
 
+/// What is wrong with an illegal schedule, as data a search can branch on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScheduleErrorKind {
+    /// A directive names a loop the stage does not have.
+    NoSuchLoop,
+    /// A split or fuse would give a new loop the name of an existing one.
+    DuplicateLoopName,
+    /// A split factor below 1, or outer and inner loops with one name.
+    InvalidSplit,
+    /// `shift_inwards` on a loop shorter than the factor.
+    ShiftInwardsTooShort,
+    /// A tail strategy that would change a reduction or an update.
+    TailChangesUpdate,
+    /// `vectorize` or `unroll` of a loop without a constant extent.
+    NonConstantExtent,
+    /// A vectorized loop that is not (or would no longer be) innermost.
+    VectorLoopNotInnermost,
+    /// `fuse` of loops that are not adjacent, or of a reduction loop with a pure one.
+    InvalidFuse,
+    /// `reorder` lists a loop twice.
+    DuplicateInReorder,
+    /// The schedule names an update the Func does not have.
+    NoSuchUpdate,
+    /// Loop, storage or bound directives on a Func that is inlined.
+    DirectivesOnInlinedFunc,
+    /// `compute_at` or `store_at` of an output, or an inline store level.
+    InvalidOutputPlacement,
+    /// `bound` names no dimension, or has an empty extent.
+    InvalidBound,
+    /// `reorder_storage` does not list each dimension once.
+    InvalidStorageOrder,
+    /// A Func with updates, used by several stages, left inline.
+    InlinedFuncWithUpdates,
+    /// Compute levels that form a cycle.
+    ComputeLevelCycle,
+    /// A compute or store level names a Func, update or loop that does not
+    /// exist, or a Func that is inlined.
+    NoSuchLevel,
+    /// A compute or store level inside a vectorized loop.
+    LevelInsideVectorLoop,
+    /// Storage inside the compute level.
+    StorageInsideCompute,
+    /// Storage outside a parallel loop the Func is computed in.
+    StorageOutsideParallelLoop,
+    /// A compute level that does not enclose every use.
+    ComputeLevelDoesNotEncloseUses,
+    /// A reduction loop made parallel or vectorized, or reduction loops reordered.
+    ReductionOrderChanged,
+    /// The schedule names a Func that is not in the pipeline.
+    UnknownFunc,
+    /// The schedule text does not parse.
+    Parse,
+}
+
 /// An illegal schedule, found before lowering.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum ScheduleError {
     #[error("Func {func}, stage {stage}: `{directive}`: {why}")]
-    Directive { func: String, stage: usize, directive: String, why: String },
+    Directive { func: String, stage: usize, directive: String, kind: ScheduleErrorKind, why: String },
     #[error("Func {func}: {why}")]
-    Func { func: String, why: String },
+    Func { func: String, kind: ScheduleErrorKind, why: String },
     #[error("schedule names Func {func}, which is not in the pipeline")]
     UnknownFunc { func: String },
     #[error("schedule text, line {line}: {why}")]
     Parse { line: usize, why: String },
+}
+
+impl ScheduleError {
+    /// What is wrong, as data.
+    pub fn kind(&self) -> ScheduleErrorKind {
+        match self {
+            ScheduleError::Directive { kind, .. } | ScheduleError::Func { kind, .. } => *kind,
+            ScheduleError::UnknownFunc { .. } => ScheduleErrorKind::UnknownFunc,
+            ScheduleError::Parse { .. } => ScheduleErrorKind::Parse,
+        }
+    }
 }
 
 /// Why a pipeline and schedule could not be lowered.

@@ -9,8 +9,6 @@
 
 pub mod boundary;
 pub mod buffer;
-pub mod codegen;
-pub mod demo;
 pub mod error;
 pub mod expr;
 pub mod interpret;
@@ -29,6 +27,7 @@ pub mod schedule_text;
 pub mod semantics;
 pub mod simplify;
 pub mod stmt;
+pub mod target;
 pub mod types;
 pub mod value;
 pub mod visit;

@@ -8,7 +8,7 @@
 //! [`crate::schedule_text`]. [`resolve_stage`] replays a stage's directives
 //! into the final loop order that lowering builds.
 
-use crate::error::ScheduleError;
+use crate::error::{ScheduleError, ScheduleErrorKind};
 use crate::expr::Name;
 use crate::pipeline::FuncDef;
 use crate::stmt::ForKind;
@@ -382,10 +382,11 @@ pub fn resolve_stage(func: &FuncDef, stage: usize, fs: &FuncSchedule) -> Result<
     let directives = fs.stage(stage).map(|s| s.directives.as_slice()).unwrap_or(&[]);
     let is_update = stage > 0;
     for d in directives {
-        let err = |why: String| ScheduleError::Directive {
+        let err = |(kind, why): Problem| ScheduleError::Directive {
             func: func.name.to_string(),
             stage,
             directive: crate::schedule_text::directive_text(d),
+            kind,
             why,
         };
         apply_directive(&mut r, d, is_update).map_err(err)?;
@@ -393,16 +394,19 @@ pub fn resolve_stage(func: &FuncDef, stage: usize, fs: &FuncSchedule) -> Result<
     Ok(r)
 }
 
-fn position(r: &ResolvedStage, var: &str) -> Result<usize, String> {
+/// What is wrong with a directive, and why in words.
+type Problem = (ScheduleErrorKind, String);
+
+fn position(r: &ResolvedStage, var: &str) -> Result<usize, Problem> {
     r.dims.iter().position(|d| &*d.name == var).ok_or_else(|| {
         let names: Vec<&str> = r.dims.iter().map(|d| &*d.name).collect();
-        format!("there is no loop {var} (loops: {})", names.join(", "))
+        (ScheduleErrorKind::NoSuchLoop, format!("there is no loop {var} (loops: {})", names.join(", ")))
     })
 }
 
-fn check_fresh(r: &ResolvedStage, name: &str, except: &str) -> Result<(), String> {
+fn check_fresh(r: &ResolvedStage, name: &str, except: &str) -> Result<(), Problem> {
     if name != except && r.dims.iter().any(|d| &*d.name == name) {
-        return Err(format!("a loop named {name} already exists"));
+        return Err((ScheduleErrorKind::DuplicateLoopName, format!("a loop named {name} already exists")));
     }
     Ok(())
 }
@@ -415,13 +419,13 @@ fn split(
     factor: i64,
     tail: TailStrategy,
     is_update: bool,
-) -> Result<(), String> {
+) -> Result<(), Problem> {
     let i = position(r, var)?;
     if factor < 1 {
-        return Err(format!("split factor must be at least 1, not {factor}"));
+        return Err((ScheduleErrorKind::InvalidSplit, format!("split factor must be at least 1, not {factor}")));
     }
     if outer == inner {
-        return Err(format!("outer and inner loops are both named {outer}"));
+        return Err((ScheduleErrorKind::InvalidSplit, format!("outer and inner loops are both named {outer}")));
     }
     check_fresh(r, outer, var)?;
     check_fresh(r, inner, var)?;
@@ -433,14 +437,23 @@ fn split(
         t => t,
     };
     if let (TailStrategy::ShiftInwards, Some(extent)) = (tail, old.const_extent.filter(|_| shorter_than_factor)) {
-        return Err(format!("shift_inwards needs at least {factor} iterations to shift into, but {var} has only {extent}"));
+        return Err((
+            ScheduleErrorKind::ShiftInwardsTooShort,
+            format!("shift_inwards needs at least {factor} iterations to shift into, but {var} has only {extent}"),
+        ));
     }
     let divides = old.const_extent.is_some_and(|e| e % factor == 0);
     if old.is_rvar && tail != TailStrategy::GuardWithIf && !divides {
-        return Err(format!("a reduction loop may only be split with guard_with_if; {} would change the reduction", tail.name()));
+        return Err((
+            ScheduleErrorKind::TailChangesUpdate,
+            format!("a reduction loop may only be split with guard_with_if; {} would change the reduction", tail.name()),
+        ));
     }
     if is_update && tail == TailStrategy::ShiftInwards && !divides {
-        return Err("shift_inwards would recompute points of an update definition; use guard_with_if or round_up".into());
+        return Err((
+            ScheduleErrorKind::TailChangesUpdate,
+            "shift_inwards would recompute points of an update definition; use guard_with_if or round_up".into(),
+        ));
     }
     let inner_dim = ResolvedDim { name: inner.clone(), kind: ForKind::Serial, is_rvar: old.is_rvar, const_extent: Some(factor) };
     let outer_dim = ResolvedDim {
@@ -454,34 +467,40 @@ fn split(
     Ok(())
 }
 
-fn set_kind(r: &mut ResolvedStage, var: &str, kind: ForKind) -> Result<(), String> {
+fn set_kind(r: &mut ResolvedStage, var: &str, kind: ForKind) -> Result<(), Problem> {
     let i = position(r, var)?;
     let dim = &r.dims[i];
     if matches!(kind, ForKind::Vectorized | ForKind::Unrolled) && dim.const_extent.is_none() {
-        return Err(format!(
-            "loop {var} has no constant extent; {} needs one (split it, or bound the dimension)",
-            if kind == ForKind::Vectorized { "vectorize" } else { "unroll" }
+        return Err((
+            ScheduleErrorKind::NonConstantExtent,
+            format!(
+                "loop {var} has no constant extent; {} needs one (split it, or bound the dimension)",
+                if kind == ForKind::Vectorized { "vectorize" } else { "unroll" }
+            ),
         ));
     }
     if kind == ForKind::Vectorized && i != 0 {
-        return Err(format!("only the innermost loop can be vectorized, and {var} is not innermost"));
+        return Err((
+            ScheduleErrorKind::VectorLoopNotInnermost,
+            format!("only the innermost loop can be vectorized, and {var} is not innermost"),
+        ));
     }
     r.dims[i].kind = kind;
     Ok(())
 }
 
-fn apply_directive(r: &mut ResolvedStage, d: &Directive, is_update: bool) -> Result<(), String> {
+fn apply_directive(r: &mut ResolvedStage, d: &Directive, is_update: bool) -> Result<(), Problem> {
     match d {
         Directive::Split { var, outer, inner, factor, tail } => split(r, var, outer, inner, *factor, *tail, is_update),
         Directive::Fuse { inner, outer, fused } => {
             let i = position(r, inner)?;
             let o = position(r, outer)?;
             if o != i + 1 {
-                return Err(format!("{outer} must be the loop directly outside {inner}"));
+                return Err((ScheduleErrorKind::InvalidFuse, format!("{outer} must be the loop directly outside {inner}")));
             }
             check_fresh(r, fused, inner)?;
             if r.dims[i].is_rvar != r.dims[o].is_rvar {
-                return Err("cannot fuse a reduction loop with a pure loop".into());
+                return Err((ScheduleErrorKind::InvalidFuse, "cannot fuse a reduction loop with a pure loop".into()));
             }
             let const_extent = r.dims[i].const_extent.zip(r.dims[o].const_extent).map(|(a, b)| a * b);
             let merged = ResolvedDim { name: fused.clone(), kind: r.dims[o].kind, is_rvar: r.dims[i].is_rvar, const_extent };
@@ -494,7 +513,7 @@ fn apply_directive(r: &mut ResolvedStage, d: &Directive, is_update: bool) -> Res
             for v in vars {
                 let p = position(r, v)?;
                 if positions.contains(&p) {
-                    return Err(format!("{v} is listed twice"));
+                    return Err((ScheduleErrorKind::DuplicateInReorder, format!("{v} is listed twice")));
                 }
                 positions.push(p);
             }
@@ -508,7 +527,7 @@ fn apply_directive(r: &mut ResolvedStage, d: &Directive, is_update: bool) -> Res
             {
                 Ok(())
             } else {
-                Err("the vectorized loop would no longer be innermost".into())
+                Err((ScheduleErrorKind::VectorLoopNotInnermost, "the vectorized loop would no longer be innermost".into()))
             }
         }
         Directive::Tile { x, y, xo, yo, xi, yi, x_factor, y_factor, tail } => {

@@ -1,12 +1,16 @@
 //! Every illegal schedule gets its own clear error, naming the Func and the
-//! directive or level at fault, before any lowering happens.
+//! directive or level at fault, with a typed kind a search can branch on,
+//! before any lowering happens.
 
 mod common;
 
+use compiler::error::{LowerError, ScheduleErrorKind};
 use compiler::schedule::{Schedule, TailStrategy};
 
 struct Illegal {
     what: &'static str,
+    /// The typed kind a search branches on.
+    kind: ScheduleErrorKind,
     case: fn() -> common::Case,
     schedule: fn(&mut Schedule),
     /// Substrings the error message must contain.
@@ -16,6 +20,7 @@ struct Illegal {
 const TABLE: &[Illegal] = &[
     Illegal {
         what: "split of a loop that does not exist",
+        kind: ScheduleErrorKind::NoSuchLoop,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").split("z", "zo", "zi", 4);
@@ -24,6 +29,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "split factor below 1",
+        kind: ScheduleErrorKind::InvalidSplit,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").split("x", "xo", "xi", 0);
@@ -32,6 +38,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "split into two loops of one name",
+        kind: ScheduleErrorKind::InvalidSplit,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").split("x", "a", "a", 4);
@@ -40,6 +47,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "split into an existing loop's name",
+        kind: ScheduleErrorKind::DuplicateLoopName,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").split("x", "y", "xi", 4);
@@ -48,6 +56,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "vectorize a loop of unknown extent",
+        kind: ScheduleErrorKind::NonConstantExtent,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").vectorize("x");
@@ -56,6 +65,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "unroll a loop of unknown extent",
+        kind: ScheduleErrorKind::NonConstantExtent,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").unroll("y");
@@ -64,6 +74,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "vectorize a loop that is not innermost",
+        kind: ScheduleErrorKind::VectorLoopNotInnermost,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").split("x", "xo", "xi", 4).split("xo", "xoo", "xoi", 2).vectorize("xoi");
@@ -72,6 +83,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "reorder listing a loop twice",
+        kind: ScheduleErrorKind::DuplicateInReorder,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").reorder(&["x", "x"]);
@@ -80,6 +92,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "reorder of an unknown loop",
+        kind: ScheduleErrorKind::NoSuchLoop,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").reorder(&["y", "q"]);
@@ -88,6 +101,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "fuse of loops that are not adjacent",
+        kind: ScheduleErrorKind::InvalidFuse,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").split("x", "xo", "xi", 4).fuse("xi", "y", "f");
@@ -96,6 +110,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "compute_at a loop that does not enclose every use",
+        kind: ScheduleErrorKind::ComputeLevelDoesNotEncloseUses,
         case: common::diamond_dag,
         schedule: |s| {
             s.func("a").compute_at("b", "x");
@@ -106,6 +121,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "compute_at an unknown Func",
+        kind: ScheduleErrorKind::NoSuchLevel,
         case: common::blur,
         schedule: |s| {
             s.func("blur_x").compute_at("nope", "x");
@@ -114,6 +130,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "compute_at an unknown loop",
+        kind: ScheduleErrorKind::NoSuchLevel,
         case: common::blur,
         schedule: |s| {
             s.func("blur_x").compute_at("blur_y", "z");
@@ -122,6 +139,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "store_at inside the compute level",
+        kind: ScheduleErrorKind::StorageInsideCompute,
         case: common::blur,
         schedule: |s| {
             s.func("blur_x").compute_at("blur_y", "y").store_at("blur_y", "x");
@@ -130,6 +148,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "compute_at on an output",
+        kind: ScheduleErrorKind::InvalidOutputPlacement,
         case: common::diamond_dag,
         schedule: |s| {
             s.func("out").compute_at("b", "x");
@@ -138,6 +157,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "store_at on an output",
+        kind: ScheduleErrorKind::InvalidOutputPlacement,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").store_at("blur_x", "y");
@@ -146,6 +166,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "a schedule for a Func that is not in the pipeline",
+        kind: ScheduleErrorKind::UnknownFunc,
         case: common::blur,
         schedule: |s| {
             s.func("ghost").compute_root();
@@ -154,6 +175,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "loop directives on an inlined Func",
+        kind: ScheduleErrorKind::DirectivesOnInlinedFunc,
         case: common::blur,
         schedule: |s| {
             s.func("blur_x").split("x", "xo", "xi", 4);
@@ -162,6 +184,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "parallel reduction loop of a scan",
+        kind: ScheduleErrorKind::ReductionOrderChanged,
         case: common::scan,
         schedule: |s| {
             s.func("acc").compute_root().update(0).parallel("r.x");
@@ -170,6 +193,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "reordered reduction loops of a histogram",
+        kind: ScheduleErrorKind::ReductionOrderChanged,
         case: common::histogram,
         schedule: |s| {
             s.func("hist").compute_root().update(0).reorder(&["r.y", "r.x"]);
@@ -178,6 +202,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "vectorized reduction loop",
+        kind: ScheduleErrorKind::ReductionOrderChanged,
         case: common::scan,
         schedule: |s| {
             s.func("acc").compute_root().update(0).vectorize_by("r.x", 4);
@@ -186,6 +211,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "shift_inwards split of a reduction loop",
+        kind: ScheduleErrorKind::TailChangesUpdate,
         case: common::scan,
         schedule: |s| {
             s.func("acc").compute_root().update(0).split_with("r.x", "ro", "ri", 3, TailStrategy::ShiftInwards);
@@ -194,6 +220,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "shift_inwards split of an update's pure loop",
+        kind: ScheduleErrorKind::TailChangesUpdate,
         case: common::conv1d_update,
         schedule: |s| {
             s.func("conv").compute_root().update(0).split_with("x", "xo", "xi", 3, TailStrategy::ShiftInwards);
@@ -202,6 +229,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "schedule for an update that does not exist",
+        kind: ScheduleErrorKind::NoSuchUpdate,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").update(0).parallel("y");
@@ -210,6 +238,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "compute inside a vectorized loop",
+        kind: ScheduleErrorKind::LevelInsideVectorLoop,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").vectorize_by("x", 4);
@@ -219,6 +248,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "bound on a dimension that does not exist",
+        kind: ScheduleErrorKind::InvalidBound,
         case: common::blur,
         schedule: |s| {
             s.func("blur_x").compute_root().bound("c", 0, 3);
@@ -227,6 +257,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "bound with an empty extent",
+        kind: ScheduleErrorKind::InvalidBound,
         case: common::blur,
         schedule: |s| {
             s.func("blur_x").compute_root().bound("x", 0, 0);
@@ -235,6 +266,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "storage order that is not a permutation",
+        kind: ScheduleErrorKind::InvalidStorageOrder,
         case: common::blur,
         schedule: |s| {
             s.func("blur_x").compute_root().reorder_storage(&["x", "x"]);
@@ -243,6 +275,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "storage outside the parallel loop it is computed in",
+        kind: ScheduleErrorKind::StorageOutsideParallelLoop,
         case: common::blur,
         schedule: |s| {
             s.func("blur_y").split("y", "yo", "yi", 4).parallel("yo");
@@ -252,6 +285,7 @@ const TABLE: &[Illegal] = &[
     },
     Illegal {
         what: "compute levels that form a cycle",
+        kind: ScheduleErrorKind::ComputeLevelCycle,
         case: common::diamond_dag,
         schedule: |s| {
             s.func("b").compute_at("c", "x");
@@ -273,7 +307,11 @@ fn each_illegal_schedule_gets_its_own_clear_error() {
         (row.schedule)(&mut s);
         let err = match compiler::lower::lower(&case.pipeline, &s) {
             Ok(_) => panic!("row {i} ({}): the schedule was accepted:\n{s:?}", row.what),
-            Err(e) => e.to_string(),
+            Err(LowerError::Schedule(e)) => {
+                assert_eq!(e.kind(), row.kind, "row {i} ({}): {e}", row.what);
+                e.to_string()
+            }
+            Err(e) => panic!("row {i} ({}): not a schedule error: {e}", row.what),
         };
         for needle in row.expect {
             assert!(err.contains(needle), "row {i} ({}): error {err:?} does not mention {needle:?}", row.what);

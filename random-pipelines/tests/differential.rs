@@ -11,8 +11,8 @@
 //! (so that valgrind sees what compiled code does unguarded) and skips the
 //! interpreter.
 
+use codegen::compile;
 use compiler::buffer::Buffer;
-use compiler::codegen::compile;
 use compiler::interpret::{run_with_options, InterpretError, Options};
 use compiler::lower::{lower, lower_with, LowerOptions};
 use compiler::random_schedule::{random_schedule, RandomScheduleOptions};

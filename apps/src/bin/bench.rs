@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use apps::bench::{chain_compile_time, measure, naive_schedule, SamplingOptions};
 use apps::{App, Size};
 use clap::Parser;
-use compiler::codegen::HostTarget;
+use compiler::target::Target;
 use compiler::types::ScalarType;
 use std::path::{Path, PathBuf};
 
@@ -76,12 +76,12 @@ fn manifest(app: &App, rows: &[apps::bench::BenchRow]) -> serde_json::Value {
 fn main() -> Result<()> {
     let args = Args::parse();
     if let Some(n) = args.threads {
-        compiler::codegen::runtime::set_num_threads(n);
+        codegen::runtime::set_num_threads(n);
     }
     for name in &args.only {
         anyhow::ensure!(apps::names().any(|n| n == name), "unknown app `{name}` (apps: {})", apps::names().collect::<Vec<_>>().join(", "));
     }
-    let host = HostTarget::detect();
+    let host = Target::host();
     let selected: Vec<&str> = apps::names().filter(|n| args.only.is_empty() || args.only.iter().any(|o| o == n)).collect();
     let progress = indicatif::ProgressBar::new(selected.len() as u64 + 1)
         .with_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
@@ -97,7 +97,7 @@ fn main() -> Result<()> {
         }
         if let Some(dir) = &args.emit {
             let lowered = compiler::lower::lower(&app.pipeline, &app.expert)?;
-            let compiled = compiler::codegen::JitCache::global().get_or_compile(&lowered)?;
+            let compiled = codegen::JitCache::global().get_or_compile(&lowered)?;
             for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", compiled.llvm_ir.clone()), ("s", compiled.assembly.clone())] {
                 write(dir, format!("{name}.{ext}"), text.as_bytes())?;
             }
@@ -114,8 +114,13 @@ fn main() -> Result<()> {
     let chain_ms = chain_compile_time(args.chain_stages, 5, host.natural_lanes(ScalarType::F32))?.as_secs_f64() * 1e3;
     progress.finish_and_clear();
 
-    let threads = compiler::codegen::runtime::num_threads();
-    println!("host: {} ({} bytes per vector), {threads} threads, {:?} sizes\n", host.cpu, host.vector_bytes(), args.size);
+    let threads = codegen::runtime::num_threads();
+    println!(
+        "host: {} ({} bytes per vector), {threads} threads, {:?} sizes\n",
+        codegen::HostTarget::detect().cpu,
+        host.vector_bytes,
+        args.size
+    );
     println!("| app | naive (ms) | expert (ms) | naive / expert | expert compile (ms) | samples |");
     println!("|---|---:|---:|---:|---:|---:|");
     let mut log_speedups = vec![];
@@ -146,7 +151,7 @@ fn main() -> Result<()> {
     }
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
-            "host": host.cpu, "vector_bytes": host.vector_bytes(), "threads": threads, "size": args.size,
+            "host": codegen::HostTarget::detect().cpu, "vector_bytes": host.vector_bytes, "threads": threads, "size": args.size,
             "apps": results.iter().map(|(app, rows)| manifest(app, rows)).collect::<Vec<_>>(),
             "compile_chain_stages": args.chain_stages, "chain_compile_ms": chain_ms,
         });

@@ -9,7 +9,7 @@
 //! loop; vectorized and unrolled loops have constant extents; reduction loops
 //! keep their order and run serially unless their iterations are independent.
 
-use crate::error::ScheduleError;
+use crate::error::{ScheduleError, ScheduleErrorKind};
 use crate::expr::{CallTarget, Expr, ExprNode, Name};
 use crate::pipeline::{FuncDef, PipelineDef};
 use crate::schedule::{resolve_stage, Bound, FuncSchedule, LoopLevel, ResolvedStage, Schedule, SplitRecord};
@@ -44,8 +44,8 @@ impl Plan {
     }
 }
 
-fn func_err(func: &str, why: impl Into<String>) -> ScheduleError {
-    ScheduleError::Func { func: func.to_string(), why: why.into() }
+fn func_err(func: &str, kind: ScheduleErrorKind, why: impl Into<String>) -> ScheduleError {
+    ScheduleError::Func { func: func.to_string(), kind, why: why.into() }
 }
 
 /// Funcs called directly by an expression.
@@ -146,7 +146,11 @@ fn plan_func(
     let inline = inline_set.contains(&f.name);
     let name = &*f.name;
     if let Some(&s) = fs.stages.keys().find(|&&s| s >= f.stages()) {
-        return Err(func_err(name, format!("the schedule names update {} but {name} has {} update definition(s)", s - 1, f.updates.len())));
+        return Err(func_err(
+            name,
+            ScheduleErrorKind::NoSuchUpdate,
+            format!("the schedule names update {} but {name} has {} update definition(s)", s - 1, f.updates.len()),
+        ));
     }
     let is_output = p.is_output(name);
     if inline {
@@ -154,6 +158,7 @@ fn plan_func(
         {
             return Err(func_err(
                 name,
+                ScheduleErrorKind::DirectivesOnInlinedFunc,
                 "is inlined, so its loop, storage and bound directives would have no effect; compute_root() or compute_at() it",
             ));
         }
@@ -168,7 +173,11 @@ fn plan_func(
     }
     let compute = match (&fs.compute, is_output) {
         (LoopLevel::At { .. }, true) => {
-            return Err(func_err(name, "is an output, so it is computed at root; it cannot be compute_at another Func"))
+            return Err(func_err(
+                name,
+                ScheduleErrorKind::InvalidOutputPlacement,
+                "is an output, so it is computed at root; it cannot be compute_at another Func",
+            ))
         }
         (LoopLevel::Inline, true) | (LoopLevel::Root, _) => LoopLevel::Root,
         (LoopLevel::Inline, false) => innermost_consumer_loop(p, f, stage_uses, schedule, inline_set)?,
@@ -176,18 +185,32 @@ fn plan_func(
     };
     let store = match (&fs.store, is_output) {
         (Some(LoopLevel::At { .. }), true) => {
-            return Err(func_err(name, "is an output; its storage is the output buffer, so it cannot be store_at"))
+            return Err(func_err(
+                name,
+                ScheduleErrorKind::InvalidOutputPlacement,
+                "is an output; its storage is the output buffer, so it cannot be store_at",
+            ))
         }
-        (Some(LoopLevel::Inline), _) => return Err(func_err(name, "store level cannot be inline")),
+        (Some(LoopLevel::Inline), _) => {
+            return Err(func_err(name, ScheduleErrorKind::InvalidOutputPlacement, "store level cannot be inline"))
+        }
         (Some(level), _) => level.clone(),
         (None, _) => compute.clone(),
     };
     for b in &fs.bounds {
         if !f.args.contains(&b.var) {
-            return Err(func_err(name, format!("bound({}, ...) names no pure dimension of {name} (dimensions: {})", b.var, join(&f.args))));
+            return Err(func_err(
+                name,
+                ScheduleErrorKind::InvalidBound,
+                format!("bound({}, ...) names no pure dimension of {name} (dimensions: {})", b.var, join(&f.args)),
+            ));
         }
         if b.extent < 1 {
-            return Err(func_err(name, format!("bound({}, {}, {}) has an extent below 1", b.var, b.min, b.extent)));
+            return Err(func_err(
+                name,
+                ScheduleErrorKind::InvalidBound,
+                format!("bound({}, {}, {}) has an extent below 1", b.var, b.min, b.extent),
+            ));
         }
     }
     let storage_order = match &fs.storage_order {
@@ -200,6 +223,7 @@ fn plan_func(
             if sorted != args {
                 return Err(func_err(
                     name,
+                    ScheduleErrorKind::InvalidStorageOrder,
                     format!("reorder_storage({}) must list each dimension of {name} once ({})", join(order), join(&f.args)),
                 ));
             }
@@ -235,6 +259,7 @@ fn innermost_consumer_loop(
     let [(consumer, stage)] = users.as_slice() else {
         return Err(func_err(
             &f.name,
+            ScheduleErrorKind::InlinedFuncWithUpdates,
             "has update definitions and is used by several stages; schedule it with compute_root() or compute_at()",
         ));
     };
@@ -259,7 +284,11 @@ fn level_path(plan: &Plan, level: &LoopLevel, visiting: &mut Vec<Name>) -> Resul
         LoopLevel::Inline | LoopLevel::Root => Ok(vec![]),
         LoopLevel::At { func, stage, var } => {
             if visiting.contains(func) {
-                return Err(func_err(func, format!("compute levels form a cycle through {}", join(visiting))));
+                return Err(func_err(
+                    func,
+                    ScheduleErrorKind::ComputeLevelCycle,
+                    format!("compute levels form a cycle through {}", join(visiting)),
+                ));
             }
             let mut path = compute_path(plan, func, visiting)?;
             let st = &plan.get(func).stages[*stage];
@@ -284,19 +313,28 @@ fn check_level_exists(p: &PipelineDef, plan: &Plan, func: &str, what: &str, leve
         return Ok(());
     };
     let Some(gdef) = p.func(g) else {
-        return Err(func_err(func, format!("{what} names Func {g}, which is not in the pipeline")));
+        return Err(func_err(func, ScheduleErrorKind::NoSuchLevel, format!("{what} names Func {g}, which is not in the pipeline")));
     };
     let gp = plan.get(g);
     if gp.inline {
-        return Err(func_err(func, format!("{what} names a loop of {g}, but {g} is inlined and has no loops")));
+        return Err(func_err(
+            func,
+            ScheduleErrorKind::NoSuchLevel,
+            format!("{what} names a loop of {g}, but {g} is inlined and has no loops"),
+        ));
     }
     if *stage >= gdef.stages() {
-        return Err(func_err(func, format!("{what} names update {} of {g}, which has {} update(s)", stage - 1, gdef.updates.len())));
+        return Err(func_err(
+            func,
+            ScheduleErrorKind::NoSuchLevel,
+            format!("{what} names update {} of {g}, which has {} update(s)", stage - 1, gdef.updates.len()),
+        ));
     }
     let st = &gp.stages[*stage];
     match st.dim(var) {
         None => Err(func_err(
             func,
+            ScheduleErrorKind::NoSuchLevel,
             format!(
                 "{what} names loop {var} of {g} (stage {stage}), which does not exist (loops: {})",
                 st.dims.iter().map(|d| &*d.name).collect::<Vec<_>>().join(", ")
@@ -304,6 +342,7 @@ fn check_level_exists(p: &PipelineDef, plan: &Plan, func: &str, what: &str, leve
         )),
         Some(d) if d.kind == ForKind::Vectorized => Err(func_err(
             func,
+            ScheduleErrorKind::LevelInsideVectorLoop,
             format!("{what} names loop {var} of {g}, which is vectorized; nothing can be computed inside a vector loop"),
         )),
         Some(_) => Ok(()),
@@ -337,6 +376,7 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
         if !compute.starts_with(&store) {
             return Err(func_err(
                 name,
+                ScheduleErrorKind::StorageInsideCompute,
                 format!(
                     "is stored at {} but computed at {}; storage must be at or outside the compute level",
                     describe(&fp.store),
@@ -346,7 +386,7 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
         }
         if let Some(l) = compute[store.len()..].iter().find(|l| parallel.contains(*l)) {
             return Err(func_err(
-                name,
+                name, ScheduleErrorKind::StorageOutsideParallelLoop,
                 format!(
                     "is stored at {} outside the parallel loop {l} it is computed in; its iterations would race on the storage (store it inside that loop, or make the loop serial)",
                     describe(&fp.store)
@@ -363,7 +403,7 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
             }
             if !use_path.starts_with(&compute) {
                 return Err(func_err(
-                    name,
+                    name, ScheduleErrorKind::ComputeLevelDoesNotEncloseUses,
                     format!(
                         "is computed at {}, which does not enclose its use in {consumer} (stage {stage}); compute it at a loop that encloses every use, or at root",
                         describe(&fp.compute)
@@ -417,7 +457,13 @@ fn check_reduction_loops(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Result
         }
     }
     let n = rdom.dims.len();
-    let directive_err = |why: String| ScheduleError::Directive { func: f.name.to_string(), stage, directive: "loop order".into(), why };
+    let directive_err = |why: String| ScheduleError::Directive {
+        func: f.name.to_string(),
+        stage,
+        directive: "loop order".into(),
+        kind: ScheduleErrorKind::ReductionOrderChanged,
+        why,
+    };
     // Outermost to innermost, the reduction loops must be in decreasing significance.
     let mut last: Option<(usize, Vec<u8>, Name)> = None;
     for d in r.dims.iter().rev().filter(|d| d.is_rvar) {

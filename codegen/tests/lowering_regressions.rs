@@ -3,8 +3,8 @@
 //! JIT) the pipeline computes the same values, and the lowered bounds are
 //! what the schedule asks for.
 
+use codegen::{compile, RunError};
 use compiler::buffer::Buffer;
-use compiler::codegen::{compile, RunError};
 use compiler::lower::{lower, lower_with, LowerOptions, Lowered};
 use compiler::ops::{clamp, select, CompareExt};
 use compiler::pipeline::PipelineDef;

@@ -4,7 +4,7 @@
 //! buffer of a power-of-two number of rows), and the result still matches the
 //! reference evaluator.
 
-use compiler::demo::{blur_pipeline, blur_schedule, run_demo};
+use codegen::demo::{blur_pipeline, blur_schedule, run_demo};
 use compiler::expr::{Expr, ExprNode};
 use compiler::lower::{lower_with, LowerOptions};
 use compiler::schedule::Schedule;

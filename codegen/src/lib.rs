@@ -5,13 +5,14 @@
 //!   operations for vector IR, outlined closures for parallel loops);
 //! - [`jit`] optimizes it for the host CPU's features (detected at run time:
 //!   AVX2, AVX-512, whatever LLVM reports), compiles it with MCJIT and runs
-//!   it on [`crate::buffer::Buffer`]s;
+//!   it on [`compiler::buffer::Buffer`]s;
 //! - [`runtime`] is what generated code calls back: the thread pool and
 //!   aligned allocation;
 //! - [`cache`] keeps compiled pipelines by (lowered statement, signature,
 //!   host target).
 
 pub mod cache;
+pub mod demo;
 pub mod emit;
 pub mod jit;
 pub mod runtime;

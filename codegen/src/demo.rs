@@ -4,18 +4,18 @@
 //! vectorized), lowered, run on the interpreter and through the LLVM JIT,
 //! and both checked against the reference evaluator.
 
-use crate::buffer::{Buffer, BufferError};
-use crate::codegen::{CodegenError, JitCache, RunError};
-use crate::error::LowerError;
-use crate::lang::{ImageParam, Pipeline, Var};
-use crate::lower::{lower, Lowered};
-use crate::pipeline::PipelineDef;
-use crate::realize::{realize, RealizeError};
-use crate::reference::ReferenceError;
-use crate::schedule::Schedule;
-use crate::types::ScalarType;
-use crate::value::Scalar;
-use crate::Func;
+use crate::{CodegenError, JitCache, RunError};
+use compiler::buffer::{Buffer, BufferError};
+use compiler::error::LowerError;
+use compiler::lang::{ImageParam, Pipeline, Var};
+use compiler::lower::{lower, Lowered};
+use compiler::pipeline::PipelineDef;
+use compiler::realize::{realize, RealizeError};
+use compiler::reference::ReferenceError;
+use compiler::schedule::Schedule;
+use compiler::types::ScalarType;
+use compiler::value::Scalar;
+use compiler::Func;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -94,7 +94,7 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
     let started = Instant::now();
     let jit_output = compiled.run(&inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");
     let jit_time = started.elapsed();
-    let expected = crate::reference::realize(&p, &inputs, &BTreeMap::new(), "blur_y", &region)?;
+    let expected = compiler::reference::realize(&p, &inputs, &BTreeMap::new(), "blur_y", &region)?;
     let mut points_checked = 0;
     for c in expected.coordinates() {
         let want = expected.get(&c)?;

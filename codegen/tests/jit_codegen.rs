@@ -2,8 +2,8 @@
 //! emits (vector gathers for strided vector reads, scalar loops for a
 //! serial scalar schedule), and the results stay those of the reference.
 
+use codegen::compile;
 use compiler::buffer::Buffer;
-use compiler::codegen::compile;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::lower::lower;
 use compiler::schedule::Schedule;

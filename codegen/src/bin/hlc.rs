@@ -5,7 +5,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use compiler::demo::{blur_schedule, run_demo};
+use codegen::demo::{blur_schedule, run_demo};
 use compiler::schedule::Schedule;
 use std::path::PathBuf;
 
@@ -50,11 +50,11 @@ fn main() -> Result<()> {
                 }
                 None => blur_schedule(),
             };
-            println!("# algorithm\n{}", compiler::demo::blur_pipeline_text());
+            println!("# algorithm\n{}", codegen::demo::blur_pipeline_text());
             println!("# schedule\n{schedule}");
             let report = run_demo(&schedule, width, height)?;
             if passes {
-                let p = compiler::demo::blur_pipeline();
+                let p = codegen::demo::blur_pipeline();
                 let l =
                     compiler::lower::lower_with(&p, &schedule, &compiler::lower::LowerOptions { keep_passes: true, ..Default::default() })?;
                 for (name, stmt) in &l.passes {
@@ -72,10 +72,10 @@ fn main() -> Result<()> {
             println!(
                 "ran a {width}x{height} blur on the interpreter ({:.1} ms) and through the LLVM JIT for {} (compile {:.1} ms, run {:.3} ms, {} threads): {} points, all equal to the reference evaluator",
                 ms(report.interpret_time),
-                compiler::codegen::HostTarget::detect().cpu,
+                codegen::HostTarget::detect().cpu,
                 ms(report.compile_time),
                 ms(report.jit_time),
-                compiler::codegen::runtime::num_threads(),
+                codegen::runtime::num_threads(),
                 report.points_checked,
             );
         }

@@ -11,11 +11,11 @@
 
 use super::emit::{emit_pipeline, Signature, ALLOCATION_FAILED, ENTRY};
 use super::{runtime, CodegenError};
-use crate::buffer::Buffer;
-use crate::lower::Lowered;
-use crate::pipeline::PipelineDef;
-use crate::realize::{bind_arguments, nothing_to_compute, take_outputs, BoundArguments, RealizeError};
-use crate::value::Scalar;
+use compiler::buffer::Buffer;
+use compiler::lower::Lowered;
+use compiler::pipeline::PipelineDef;
+use compiler::realize::{bind_arguments, nothing_to_compute, take_outputs, BoundArguments, RealizeError};
+use compiler::value::Scalar;
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
@@ -43,24 +43,6 @@ impl HostTarget {
             cpu: TargetMachine::get_host_cpu_name().to_string(),
             features: TargetMachine::get_host_cpu_features().to_string(),
         }
-    }
-
-    /// The width in bytes of the widest vector registers the host has
-    /// (from its feature list; 16 for plain SSE).
-    pub fn vector_bytes(&self) -> usize {
-        let has = |f: &str| self.features.split(',').any(|x| x == format!("+{f}"));
-        if has("avx512bw") || has("avx512f") {
-            64
-        } else if has("avx2") || has("avx") {
-            32
-        } else {
-            16
-        }
-    }
-
-    /// The natural number of lanes for elements of `t`.
-    pub fn natural_lanes(&self, t: crate::types::ScalarType) -> i64 {
-        (self.vector_bytes() / t.bytes()).max(1) as i64
     }
 
     fn machine(&self) -> Result<TargetMachine, CodegenError> {
@@ -210,9 +192,9 @@ fn signature_of(p: &PipelineDef) -> Signature {
 }
 
 /// The 8-byte little-endian slot of a param value of scalar type `ty`.
-fn param_slot(v: Scalar, ty: crate::types::ScalarType) -> u64 {
+fn param_slot(v: Scalar, ty: compiler::types::ScalarType) -> u64 {
     match v {
-        Scalar::Float(f) if ty == crate::types::ScalarType::F32 => (f as f32).to_bits() as u64,
+        Scalar::Float(f) if ty == compiler::types::ScalarType::F32 => (f as f32).to_bits() as u64,
         Scalar::Float(f) => f.to_bits(),
         Scalar::Int(i) => i as u64,
         Scalar::UInt(u) => u,

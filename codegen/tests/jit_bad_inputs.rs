@@ -2,10 +2,11 @@
 //! inputs too small for the region the output needs, wrong element types or
 //! dimensionality, missing inputs or params, zero-sized and huge regions.
 
+#[path = "../../compiler/tests/common/mod.rs"]
 mod common;
 
+use codegen::{compile, CompiledPipeline, RunError};
 use compiler::buffer::Buffer;
-use compiler::codegen::{compile, CompiledPipeline, RunError};
 use compiler::lower::lower;
 use compiler::realize::RealizeError;
 use compiler::schedule::Schedule;
@@ -93,7 +94,7 @@ fn compiled_code_reports_its_host_and_can_be_inspected() {
     assert!(c.llvm_ir.contains("hl_parallel_for"), "the parallel loop calls the runtime");
     assert!(c.llvm_ir.contains("<8 x i16>") || c.llvm_ir.contains("x i16>"), "vector code is emitted as LLVM vectors");
     assert!(!c.assembly.is_empty());
-    assert!(compiler::codegen::runtime::num_threads() >= 1);
+    assert!(codegen::runtime::num_threads() >= 1);
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! LLVM IR emission: one lowered, flattened statement becomes one LLVM
 //! function `i32 pipeline(ptr hosts, ptr fields, ptr params)`.
 //!
-//! Requires: the output of [`crate::lower::lower`] (flattened: `Load`,
+//! Requires: the output of [`compiler::lower::lower`] (flattened: `Load`,
 //! `Store` and `Allocate`, no `Realize`, `Provide` or Func calls; vector
 //! loops already turned into ramps and broadcasts). Guarantees: the
 //! function computes exactly what the IR interpreter computes (the value
-//! semantics of [`crate::value`]: wrapping integers, Euclidean division and
+//! semantics of [`compiler::value`]: wrapping integers, Euclidean division and
 //! modulo with zero for a zero divisor, saturating float-to-int casts, NaN
 //! rules of min/max); it returns 0, or `k + 1` when assertion `k` fails, or
 //! [`ALLOCATION_FAILED`]; heap allocations are freed on every exit path.
@@ -17,11 +17,11 @@
 //! functions that the runtime's `hl_parallel_for` calls.
 
 use super::CodegenError;
-use crate::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, MathFn, Name};
-use crate::pipeline::buffer_vars;
-use crate::stmt::{ForKind, Stmt, StmtNode};
-use crate::types::{ScalarType, Type};
-use crate::visit::{FreeVars, Visitor};
+use compiler::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, MathFn, Name};
+use compiler::pipeline::buffer_vars;
+use compiler::stmt::{ForKind, Stmt, StmtNode};
+use compiler::types::{ScalarType, Type};
+use compiler::visit::{FreeVars, Visitor};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -872,7 +872,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let ctx = self.ctx();
         let mem = self.memory_type(elem);
         let bytes = elem.bytes() as i64;
-        let constant = crate::simplify::simplify(size).as_int();
+        let constant = compiler::simplify::simplify(size).as_int();
         let on_stack = constant.is_some_and(|n| n >= 0 && n * bytes <= MAX_STACK_BYTES);
         let host = if let (true, Some(n)) = (on_stack, constant) {
             self.entry_alloca(mem.array_type(n.max(1) as u32).into(), buffer)?
@@ -931,20 +931,20 @@ fn buffers_used(s: &Stmt) -> BTreeSet<Name> {
                     self.names.insert(buffer.clone());
                 }
             }
-            crate::visit::walk_expr(self, e);
+            compiler::visit::walk_expr(self, e);
         }
         fn visit_stmt(&mut self, s: &Stmt) {
             match s.node() {
                 StmtNode::Store { buffer, .. } if !self.allocated.contains(buffer) => {
                     self.names.insert(buffer.clone());
-                    crate::visit::walk_stmt(self, s);
+                    compiler::visit::walk_stmt(self, s);
                 }
                 StmtNode::Allocate { buffer, .. } => {
                     self.allocated.push(buffer.clone());
-                    crate::visit::walk_stmt(self, s);
+                    compiler::visit::walk_stmt(self, s);
                     self.allocated.pop();
                 }
-                _ => crate::visit::walk_stmt(self, s),
+                _ => compiler::visit::walk_stmt(self, s),
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use super::jit::{compile, signature_key, CompiledPipeline, HostTarget};
 use super::CodegenError;
-use crate::lower::Lowered;
+use compiler::lower::Lowered;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -53,12 +53,12 @@ mod tests {
     #[test]
     fn the_same_lowered_pipeline_compiles_once() {
         let p = crate::demo::blur_pipeline();
-        let lower = |s: &crate::schedule::Schedule| crate::lower::lower(&p, s).expect("the demo schedules are legal");
+        let lower = |s: &compiler::schedule::Schedule| compiler::lower::lower(&p, s).expect("the demo schedules are legal");
         let cache = JitCache::global();
         let first = cache.get_or_compile(&lower(&crate::demo::blur_schedule())).unwrap();
         let again = cache.get_or_compile(&lower(&crate::demo::blur_schedule())).unwrap();
         assert!(Arc::ptr_eq(&first, &again), "a hit returns the compiled pipeline");
-        let other = cache.get_or_compile(&lower(&crate::schedule::Schedule::new())).unwrap();
+        let other = cache.get_or_compile(&lower(&compiler::schedule::Schedule::new())).unwrap();
         assert!(!Arc::ptr_eq(&first, &other), "another schedule is another entry");
         assert!(cache.len() >= 2);
     }

@@ -4,10 +4,11 @@
 //! `common::differential`). Fewer schedules than the interpreter suite run
 //! in CI (each one is a JIT compile); `HL_JIT_SCHEDULES=140` runs them all.
 
+#[path = "../../compiler/tests/common/mod.rs"]
 mod common;
 
+use codegen::compile;
 use common::differential::check_schedules;
-use compiler::codegen::compile;
 
 fn schedules_per_pipeline() -> usize {
     std::env::var("HL_JIT_SCHEDULES").ok().and_then(|v| v.parse().ok()).unwrap_or(24)
