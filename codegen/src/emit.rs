@@ -873,7 +873,9 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
         let mem = self.memory_type(elem);
         let bytes = elem.bytes() as i64;
         let constant = compiler::simplify::simplify(size).as_int();
-        let on_stack = constant.is_some_and(|n| n >= 0 && n * bytes <= MAX_STACK_BYTES);
+        // Under the guard-page debug allocator every allocation is on the
+        // heap, so that every one is guarded.
+        let on_stack = crate::guard_pages::mode().is_none() && constant.is_some_and(|n| n >= 0 && n * bytes <= MAX_STACK_BYTES);
         let host = if let (true, Some(n)) = (on_stack, constant) {
             self.entry_alloca(mem.array_type(n.max(1) as u32).into(), buffer)?
         } else {

@@ -7,13 +7,14 @@
 //!   AVX2, AVX-512, whatever LLVM reports), compiles it with MCJIT and runs
 //!   it on [`compiler::buffer::Buffer`]s;
 //! - [`runtime`] is what generated code calls back: the thread pool and
-//!   aligned allocation;
+//!   aligned allocation ([`guard_pages`] is its debug allocator);
 //! - [`cache`] keeps compiled pipelines by (lowered statement, signature,
 //!   host target).
 
 pub mod cache;
 pub mod demo;
 pub mod emit;
+pub mod guard_pages;
 pub mod jit;
 pub mod runtime;
 pub mod thread_pool;

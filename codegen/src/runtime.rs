@@ -1,5 +1,6 @@
 //! The runtime that generated code calls through the C ABI: a thread pool
-//! for parallel loops and aligned heap allocation.
+//! for parallel loops and aligned heap allocation (guarded, in the debug
+//! mode of [`crate::guard_pages`]).
 //!
 //! Parallel loops run on one process-wide [`ThreadPool`]. Its size comes
 //! from [`set_num_threads`], else the `HL_NUM_THREADS` environment variable,
@@ -7,6 +8,7 @@
 //! another runs on the same threads, so nesting never oversubscribes the
 //! machine.
 
+use super::guard_pages;
 use super::thread_pool::ThreadPool;
 use std::alloc::{alloc, dealloc, Layout};
 use std::cell::Cell;
@@ -98,13 +100,18 @@ thread_local! {
     static SPARE: Spare = const { Spare(Cell::new(None)) };
 }
 
-/// Allocates `bytes` bytes aligned to [`ALLOCATION_ALIGN`]; null on failure
-/// or for a negative or absurd size.
+/// Allocates `bytes` bytes aligned to [`ALLOCATION_ALIGN`] (under
+/// `HL_GUARD_PAGES`, against a guard page and aligned to the element size:
+/// see [`crate::guard_pages`]); null on failure or for a negative or absurd
+/// size.
 #[no_mangle]
 pub extern "C" fn hl_malloc(bytes: i64) -> *mut u8 {
     let Ok(bytes) = usize::try_from(bytes) else {
         return std::ptr::null_mut();
     };
+    if let Some(side) = guard_pages::mode() {
+        return guard_pages::allocate(bytes, side);
+    }
     let Some(total) = bytes.checked_add(HEADER) else {
         return std::ptr::null_mut();
     };
@@ -140,7 +147,7 @@ pub extern "C" fn hl_malloc(bytes: i64) -> *mut u8 {
 /// `ptr` must come from [`hl_malloc`] and not be freed twice.
 #[no_mangle]
 pub unsafe extern "C" fn hl_free(ptr: *mut u8) {
-    if ptr.is_null() {
+    if ptr.is_null() || (guard_pages::mode().is_some() && guard_pages::free(ptr)) {
         return;
     }
     let base = ptr.sub(HEADER);

@@ -156,15 +156,14 @@ fn a_split_whose_outer_loop_keeps_the_name_computes_only_the_tile() {
     }
 }
 
-#[test]
-fn checked_mode_turns_an_undersized_realization_into_an_error() {
+/// Lowers the accumulation with `f` at root, then shrinks `f`'s extent in
+/// dimension 0 by one: a deliberately undersized realization (the
+/// allocation, its strides and the checks all read the let).
+fn undersized(options: &LowerOptions) -> (Lowered, Inputs) {
     let (p, inputs) = accumulation();
     let mut s = Schedule::new();
     s.func("f").compute_root().vectorize_by("x", 8);
-    let mut l = lower_with(&p, &s, &LowerOptions::checked()).unwrap();
-    // A deliberately undersized realization: f's extent in dimension 0
-    // (symbolic: it follows the output's) shrunk by one after lowering; the
-    // allocation, its strides and the checks all read the let.
+    let mut l = lower_with(&p, &s, options).unwrap();
     struct Shrink(usize);
     impl Mutator for Shrink {
         fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
@@ -180,7 +179,15 @@ fn checked_mode_turns_an_undersized_realization_into_an_error() {
     let mut shrink = Shrink(0);
     l.stmt = shrink.mutate_stmt(&l.stmt);
     assert_eq!(shrink.0, 1, "f.extent.0 is a let of the lowered statement:\n{}", l.stmt);
-    let regions = [("out", vec![(512, 512), (120, 120)])];
+    (l, inputs)
+}
+
+const UNDERSIZED_REGION: [(i64, i64); 2] = [(512, 512), (120, 120)];
+
+#[test]
+fn checked_mode_turns_an_undersized_realization_into_an_error() {
+    let (l, inputs) = undersized(&LowerOptions::checked());
+    let regions = [("out", UNDERSIZED_REGION.to_vec())];
     let err = compiler::realize::realize(&l, &inputs, &BTreeMap::new(), &regions).unwrap_err().to_string();
     assert!(err.contains("Func f is accessed outside its storage in dimension 0 (x)"), "{err}");
     let compiled = compile(&l).expect("compiles");
@@ -188,4 +195,30 @@ fn checked_mode_turns_an_undersized_realization_into_an_error() {
         Err(RunError::AssertionFailed(msg)) => assert!(msg.contains("Func f is accessed outside its storage in dimension 0 (x)"), "{msg}"),
         other => panic!("expected an access check to fail, got {other:?}"),
     }
+}
+
+/// Runs the undersized realization unchecked, in a child process (this
+/// test binary again) under the guard-page debug allocator: the write past
+/// the end of `f`'s allocation must fault at once.
+#[test]
+fn the_guard_page_allocator_faults_on_an_overrun() {
+    const CHILD: &str = "LOWERING_REGRESSIONS_GUARD_CHILD";
+    if std::env::var(CHILD).is_ok() {
+        let (l, inputs) = undersized(&LowerOptions::default());
+        let result = compile(&l).expect("compiles").run(&inputs, &BTreeMap::new(), &[("out", UNDERSIZED_REGION.to_vec())]);
+        println!("the overrun did not fault: {:?}", result.map(|_| ()));
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let run = |guard: &str| {
+        std::process::Command::new(&exe)
+            .args(["--exact", "the_guard_page_allocator_faults_on_an_overrun", "--nocapture", "--test-threads", "1"])
+            .env(CHILD, "1")
+            .env("HL_GUARD_PAGES", guard)
+            .output()
+            .expect("the child runs")
+    };
+    let guarded = run("end");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(guarded.status.signal(), Some(libc::SIGSEGV), "{:?}\n{}", guarded.status, String::from_utf8_lossy(&guarded.stdout));
 }
