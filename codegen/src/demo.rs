@@ -4,7 +4,7 @@
 //! vectorized), lowered, run on the interpreter and through the LLVM JIT,
 //! and both checked against the reference evaluator.
 
-use crate::{CodegenError, JitCache, RunError};
+use crate::{compile_with, CodegenError, CompileOptions, RunError};
 use compiler::buffer::{Buffer, BufferError};
 use compiler::error::LowerError;
 use compiler::lang::{ImageParam, Pipeline, Var};
@@ -89,7 +89,7 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
     let output = realize(&lowered, &inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");
     let interpret_time = started.elapsed();
     let started = Instant::now();
-    let compiled = JitCache::global().get_or_compile(&lowered)?;
+    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true })?;
     let compile_time = started.elapsed();
     let started = Instant::now();
     let jit_output = compiled.run(&inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");
@@ -113,8 +113,8 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
         interpret_time,
         compile_time,
         jit_time,
-        llvm_ir: compiled.llvm_ir.clone(),
-        assembly: compiled.assembly.clone(),
+        llvm_ir: compiled.text.as_ref().map(|t| t.llvm_ir.clone()).unwrap_or_default(),
+        assembly: compiled.text.as_ref().map(|t| t.assembly.clone()).unwrap_or_default(),
     })
 }
 

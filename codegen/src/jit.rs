@@ -88,9 +88,26 @@ pub struct CompiledPipeline {
     signature: Signature,
     asserts: Vec<String>,
     pipeline: PipelineDef,
-    /// The optimized LLVM IR and the host assembly, for inspection.
+    /// The optimized LLVM IR and the host assembly, when asked for
+    /// ([`CompileOptions::keep_text`]).
+    pub text: Option<CompiledText>,
+}
+
+/// The text of compiled code, for inspection.
+#[derive(Clone, Debug)]
+pub struct CompiledText {
+    /// The optimized LLVM IR.
     pub llvm_ir: String,
+    /// The host assembly.
     pub assembly: String,
+}
+
+/// Options of [`compile_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Keep the optimized LLVM IR and the assembly (printing them costs
+    /// about as much as a second code generation).
+    pub keep_text: bool,
 }
 
 // SAFETY: the compiled code is immutable and re-entrant; the context and
@@ -110,6 +127,11 @@ impl Drop for CompiledPipeline {
 
 /// Compiles `lowered` for the host.
 pub fn compile(lowered: &Lowered) -> Result<CompiledPipeline, CodegenError> {
+    compile_with(lowered, &CompileOptions::default())
+}
+
+/// Compiles `lowered` for the host, with options.
+pub fn compile_with(lowered: &Lowered, options: &CompileOptions) -> Result<CompiledPipeline, CodegenError> {
     let target = HostTarget::detect();
     let machine = target.machine()?;
     let context = Box::new(Context::create());
@@ -129,11 +151,13 @@ pub fn compile(lowered: &Lowered) -> Result<CompiledPipeline, CodegenError> {
     }
     module.verify().map_err(|e| CodegenError::Llvm(format!("invalid module: {e}\n{}", module.print_to_string())))?;
     module.run_passes("default<O3>", &machine, PassBuilderOptions::create()).map_err(|e| CodegenError::Llvm(e.to_string()))?;
-    let llvm_ir = module.print_to_string().to_string();
-    let assembly = machine
-        .write_to_memory_buffer(&module, FileType::Assembly)
-        .map(|b| String::from_utf8_lossy(b.as_slice()).into_owned())
-        .unwrap_or_default();
+    let text = options.keep_text.then(|| CompiledText {
+        llvm_ir: module.print_to_string().to_string(),
+        assembly: machine
+            .write_to_memory_buffer(&module, FileType::Assembly)
+            .map(|b| String::from_utf8_lossy(b.as_slice()).into_owned())
+            .unwrap_or_default(),
+    });
     let engine = module.create_jit_execution_engine(OptimizationLevel::Aggressive).map_err(|e| CodegenError::Llvm(e.to_string()))?;
     map_runtime(&engine, &module);
     let address = engine.get_function_address(ENTRY).map_err(|e| CodegenError::Llvm(e.to_string()))?;
@@ -146,8 +170,7 @@ pub fn compile(lowered: &Lowered) -> Result<CompiledPipeline, CodegenError> {
         signature,
         asserts,
         pipeline: lowered.pipeline.clone(),
-        llvm_ir,
-        assembly,
+        text,
     })
 }
 

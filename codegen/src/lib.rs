@@ -37,4 +37,4 @@ impl From<inkwell::builder::BuilderError> for CodegenError {
 }
 
 pub use cache::JitCache;
-pub use jit::{compile, CompiledPipeline, HostTarget, RunError};
+pub use jit::{compile, compile_with, CompileOptions, CompiledPipeline, CompiledText, HostTarget, RunError};

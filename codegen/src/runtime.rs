@@ -2,9 +2,9 @@
 //! for parallel loops and aligned heap allocation (guarded, in the debug
 //! mode of [`crate::guard_pages`]).
 //!
-//! Parallel loops run on one process-wide [`ThreadPool`]. Its size comes
-//! from [`set_num_threads`], else the `HL_NUM_THREADS` environment variable,
-//! else the number of hardware threads. A parallel loop nested inside
+//! Parallel loops run on one process-wide [`ThreadPool`]. It starts with
+//! the `HL_NUM_THREADS` environment variable's count, else the number of
+//! hardware threads; [`set_num_threads`] changes it between runs. A parallel loop nested inside
 //! another runs on the same threads, so nesting never oversubscribes the
 //! machine.
 
@@ -13,7 +13,7 @@ use super::thread_pool::ThreadPool;
 use std::alloc::{alloc, dealloc, Layout};
 use std::cell::Cell;
 use std::ptr::NonNull;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// The body of an outlined parallel loop: `body(closure, index)`; non-zero
 /// means the iteration failed with that code.
@@ -23,17 +23,13 @@ pub type LoopBody = extern "C" fn(*const u8, i32) -> i32;
 /// vector register of any x86 host).
 pub const ALLOCATION_ALIGN: usize = 64;
 
-static REQUESTED_THREADS: Mutex<Option<usize>> = Mutex::new(None);
 static POOL: OnceLock<ThreadPool> = OnceLock::new();
 
-/// Sets the number of worker threads. Takes effect if called before the
-/// first parallel loop runs; returns whether it did.
-pub fn set_num_threads(n: usize) -> bool {
-    if POOL.get().is_some() {
-        return false;
-    }
-    *REQUESTED_THREADS.lock().unwrap_or_else(|e| e.into_inner()) = Some(n.max(1));
-    true
+/// Sets the number of threads parallel loops run on, from the next loop
+/// on (between runs: loops already running keep their threads); returns
+/// the count in effect.
+pub fn set_num_threads(n: usize) -> usize {
+    pool().set_threads(n)
 }
 
 /// The number of threads parallel loops run on.
@@ -47,9 +43,7 @@ fn threads_from_env() -> Option<usize> {
 
 fn pool() -> &'static ThreadPool {
     POOL.get_or_init(|| {
-        let requested = *REQUESTED_THREADS.lock().unwrap_or_else(|e| e.into_inner());
-        let threads =
-            requested.or_else(threads_from_env).unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+        let threads = threads_from_env().unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
         ThreadPool::new(threads)
     })
 }

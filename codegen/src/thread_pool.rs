@@ -7,6 +7,10 @@
 //! that back-to-back loops (the strips of one pipeline after another) do not
 //! pay a wake-up each. A loop started inside an iteration of another is
 //! just another job on the same threads: nesting never starts threads.
+//!
+//! The number of threads can change between runs ([`ThreadPool::set_threads`]):
+//! workers are started when first needed, and those beyond the current
+//! count sleep until it grows again.
 
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -18,10 +22,11 @@ const SPIN: Duration = Duration::from_micros(50);
 /// One loop iteration's work: `run(i)` returns 0, or a failure code.
 pub type Iteration<'a> = &'a (dyn Fn(i32) -> i32 + Sync);
 
-/// A fixed set of worker threads plus whichever thread starts a loop.
+/// Worker threads plus whichever thread starts a loop.
 pub struct ThreadPool {
     shared: Arc<Shared>,
-    threads: usize,
+    /// Workers started so far (never fewer than `shared.active`).
+    started: Mutex<usize>,
 }
 
 struct Shared {
@@ -30,6 +35,8 @@ struct Shared {
     wake: Condvar,
     /// How many jobs are listed (a hint for spinning workers).
     listed: AtomicUsize,
+    /// How many workers take jobs: those with a smaller index.
+    active: AtomicUsize,
 }
 
 struct Job {
@@ -81,8 +88,15 @@ impl Shared {
         jobs.iter().rev().find(|j| j.has_work()).cloned()
     }
 
-    fn worker(&self) {
+    fn worker(&self, index: usize) {
         loop {
+            if index >= self.active.load(Ordering::Acquire) {
+                let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+                if index >= self.active.load(Ordering::Acquire) {
+                    drop(self.wake.wait(jobs).unwrap_or_else(|e| e.into_inner()));
+                }
+                continue;
+            }
             if let Some(job) = self.find() {
                 job.work();
                 continue;
@@ -106,20 +120,38 @@ impl ThreadPool {
     /// A pool in which loops run on `threads` threads: the caller and
     /// `threads - 1` workers.
     pub fn new(threads: usize) -> ThreadPool {
-        let threads = threads.max(1);
-        let shared = Arc::new(Shared { jobs: Mutex::new(vec![]), wake: Condvar::new(), listed: AtomicUsize::new(0) });
-        let started = (1..threads)
-            .filter(|i| {
-                let shared = shared.clone();
-                std::thread::Builder::new().name(format!("hl-worker-{i}")).spawn(move || shared.worker()).is_ok()
-            })
-            .count();
-        ThreadPool { shared, threads: started + 1 }
+        let shared =
+            Arc::new(Shared { jobs: Mutex::new(vec![]), wake: Condvar::new(), listed: AtomicUsize::new(0), active: AtomicUsize::new(0) });
+        let pool = ThreadPool { shared, started: Mutex::new(0) };
+        pool.set_threads(threads);
+        pool
+    }
+
+    /// Makes loops run on `threads` threads (the caller and `threads - 1`
+    /// workers) from now on, starting workers if needed; returns the count
+    /// in effect (lower if the system refused new threads). Loops already
+    /// running finish on the threads they have.
+    pub fn set_threads(&self, threads: usize) -> usize {
+        let workers = threads.max(1) - 1;
+        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        while *started < workers {
+            let (shared, index) = (self.shared.clone(), *started);
+            let spawned = std::thread::Builder::new().name(format!("hl-worker-{}", index + 1)).spawn(move || shared.worker(index));
+            if spawned.is_err() {
+                break;
+            }
+            *started += 1;
+        }
+        let active = workers.min(*started);
+        self.shared.active.store(active, Ordering::Release);
+        drop(self.shared.jobs.lock().unwrap_or_else(|e| e.into_inner()));
+        self.shared.wake.notify_all();
+        active + 1
     }
 
     /// The number of threads a loop runs on (the caller included).
     pub fn threads(&self) -> usize {
-        self.threads
+        self.shared.active.load(Ordering::Acquire) + 1
     }
 
     /// Runs `run(i)` for every `i` in `[min, min + extent)`; returns 0, or
@@ -129,7 +161,7 @@ impl ThreadPool {
         if extent <= 0 {
             return 0;
         }
-        if self.threads == 1 || extent == 1 {
+        if self.threads() == 1 || extent == 1 {
             return (0..extent).map(|k| run(min.wrapping_add(k))).find(|&code| code != 0).unwrap_or(0);
         }
         // SAFETY: only the lifetime is erased; this function returns only
@@ -176,6 +208,27 @@ mod tests {
         assert_eq!((code, sum.load(Ordering::Relaxed)), (0, (-5..995).sum::<i64>()));
         assert_eq!(pool.parallel_for(0, 50, &|i| if i == 7 { 42 } else { 0 }), 42);
         assert_eq!(pool.parallel_for(0, 0, &|_| 1), 0);
+    }
+
+    #[test]
+    fn the_thread_count_changes_between_loops() {
+        let pool = ThreadPool::new(1);
+        let count = |pool: &ThreadPool| {
+            let seen = Mutex::new(std::collections::HashSet::new());
+            let code = pool.parallel_for(0, 200, &|_| {
+                seen.lock().unwrap().insert(std::thread::current().id());
+                std::thread::sleep(Duration::from_micros(200));
+                0
+            });
+            assert_eq!(code, 0);
+            seen.into_inner().unwrap().len()
+        };
+        assert_eq!(count(&pool), 1);
+        assert_eq!(pool.set_threads(3), 3);
+        assert_eq!(pool.threads(), 3);
+        assert!(count(&pool) > 1, "workers join once the count grows");
+        assert_eq!(pool.set_threads(1), 1);
+        assert_eq!(count(&pool), 1, "only the caller works once it shrinks to one");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 #[path = "../../compiler/tests/common/mod.rs"]
 mod common;
 
-use codegen::{compile, CompiledPipeline, RunError};
+use codegen::{compile, compile_with, CompileOptions, CompiledPipeline, RunError};
 use compiler::buffer::Buffer;
 use compiler::lower::lower;
 use compiler::realize::RealizeError;
@@ -19,7 +19,7 @@ fn blur_compiled() -> (common::Case, CompiledPipeline) {
     let mut s = Schedule::new();
     s.func("blur_y").split("y", "yo", "yi", 4).parallel("yo").vectorize_by("x", 8);
     s.func("blur_x").store_at("blur_y", "yo").compute_at("blur_y", "yi").vectorize_by("x", 8);
-    let compiled = compile(&lower(&case.pipeline, &s).unwrap()).unwrap();
+    let compiled = compile_with(&lower(&case.pipeline, &s).unwrap(), &CompileOptions { keep_text: true }).unwrap();
     (case, compiled)
 }
 
@@ -90,10 +90,11 @@ fn zero_sized_and_huge_regions() {
 #[test]
 fn compiled_code_reports_its_host_and_can_be_inspected() {
     let (_, c) = blur_compiled();
-    assert!(c.llvm_ir.contains("define i32 @pipeline"), "the optimized module has the entry function");
-    assert!(c.llvm_ir.contains("hl_parallel_for"), "the parallel loop calls the runtime");
-    assert!(c.llvm_ir.contains("<8 x i16>") || c.llvm_ir.contains("x i16>"), "vector code is emitted as LLVM vectors");
-    assert!(!c.assembly.is_empty());
+    let text = c.text.as_ref().expect("kept");
+    assert!(text.llvm_ir.contains("define i32 @pipeline"), "the optimized module has the entry function");
+    assert!(text.llvm_ir.contains("hl_parallel_for"), "the parallel loop calls the runtime");
+    assert!(text.llvm_ir.contains("<8 x i16>") || text.llvm_ir.contains("x i16>"), "vector code is emitted as LLVM vectors");
+    assert!(!text.assembly.is_empty());
     assert!(codegen::runtime::num_threads() >= 1);
 }
 

@@ -2,7 +2,7 @@
 //! emits (vector gathers for strided vector reads, scalar loops for a
 //! serial scalar schedule), and the results stay those of the reference.
 
-use codegen::compile;
+use codegen::{compile_with, CompileOptions};
 use compiler::buffer::Buffer;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::lower::lower;
@@ -22,12 +22,12 @@ fn every_other_column() -> (compiler::pipeline::PipelineDef, BTreeMap<String, Bu
 }
 
 fn run_and_check(p: &compiler::pipeline::PipelineDef, inputs: &BTreeMap<String, Buffer>, s: &Schedule) -> String {
-    let compiled = compile(&lower(p, s).unwrap()).unwrap();
+    let compiled = compile_with(&lower(p, s).unwrap(), &CompileOptions { keep_text: true }).unwrap();
     let region = vec![(0, 32), (0, 8)];
     let got = compiled.run(inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
     let expected = compiler::reference::realize(p, inputs, &BTreeMap::new(), "out", &region).unwrap();
     assert_eq!(got, expected);
-    compiled.llvm_ir.clone()
+    compiled.text.as_ref().expect("kept").llvm_ir.clone()
 }
 
 #[test]

@@ -332,7 +332,7 @@ fn reads_target(call: &CallTarget, target: Target<'_>) -> bool {
 /// loops cannot matter, and bounding them is most of the work in long
 /// pipelines. Returns whether `s` touches it.
 fn mark_touching(s: &Stmt, target: Target<'_>, set: &mut HashSet<*const StmtNode>) -> bool {
-    let (exprs, stmts) = stmt_children(s);
+    let (exprs, stmts) = crate::visit::stmt_children(s);
     let mut hit = false;
     for c in &stmts {
         hit |= mark_touching(c, target, set);
@@ -481,7 +481,7 @@ impl BoxWalker<'_, '_> {
                 }
             }
             _ => {
-                let (exprs, stmts) = stmt_children(s);
+                let (exprs, stmts) = crate::visit::stmt_children(s);
                 exprs.iter().for_each(|e| self.expr(e));
                 stmts.iter().for_each(|c| self.stmt(c));
             }
@@ -521,25 +521,6 @@ fn refinements(cond: &Expr, scope: &Scope) -> Vec<(Name, Interval)> {
         }
     }
     out
-}
-
-/// The direct child expressions and statements of a statement.
-fn stmt_children(s: &Stmt) -> (Vec<Expr>, Vec<Stmt>) {
-    struct Children {
-        exprs: Vec<Expr>,
-        stmts: Vec<Stmt>,
-    }
-    impl crate::visit::Visitor for Children {
-        fn visit_expr(&mut self, e: &Expr) {
-            self.exprs.push(e.clone());
-        }
-        fn visit_stmt(&mut self, s: &Stmt) {
-            self.stmts.push(s.clone());
-        }
-    }
-    let mut c = Children { exprs: vec![], stmts: vec![] };
-    crate::visit::walk_stmt(&mut c, s);
-    (c.exprs, c.stmts)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod expr;
 pub mod interpret;
 pub mod interval;
 pub mod lang;
+pub mod legality;
 pub mod lower;
 pub mod ops;
 pub mod pipeline;

@@ -187,8 +187,37 @@ fn stage_uses(p: &PipelineDef, plan: &crate::lower::validate::Plan, c: &FuncDef,
     names.iter().any(|n| &**n == f || (plan.get(n).inline && *n != c.name && p.func(n).is_some_and(|d| stage_uses(p, plan, d, 0, f))))
 }
 
-/// A random legal schedule for `p`.
+/// Draws before [`random_schedule`] settles for one that does not run at
+/// the estimates.
+const DRAWS_AT_ESTIMATES: usize = 8;
+
+/// A random legal schedule for `p`. When every output and input dimension
+/// of `p` has an estimate, the schedule also runs at the estimates
+/// ([`crate::legality::check_at_estimates`]): draws that would not are
+/// redrawn, up to [`DRAWS_AT_ESTIMATES`] times, then every Func is computed
+/// at root.
 pub fn random_schedule(p: &PipelineDef, rng: &mut impl Rng, o: &RandomScheduleOptions) -> Schedule {
+    let estimated = p.outputs.iter().filter_map(|o| p.func(o)).all(|f| f.estimates.iter().all(Option::is_some))
+        && p.inputs.iter().all(|i| i.estimates.iter().all(Option::is_some));
+    if !estimated {
+        return random_draw(p, rng, o);
+    }
+    let limits = crate::legality::Limits::default();
+    for _ in 0..DRAWS_AT_ESTIMATES {
+        let s = random_draw(p, rng, o);
+        if crate::legality::check_at_estimates(p, &s, &limits).is_ok() {
+            return s;
+        }
+    }
+    let mut s = Schedule::new();
+    for f in &p.funcs {
+        s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..FuncSchedule::default() });
+    }
+    s
+}
+
+/// One draw of a random schedule that validates.
+fn random_draw(p: &PipelineDef, rng: &mut impl Rng, o: &RandomScheduleOptions) -> Schedule {
     let mut s = Schedule::new();
     for f in p.funcs.iter().rev() {
         let is_output = p.is_output(&f.name);

@@ -115,6 +115,25 @@ pub fn expr_children(e: &Expr) -> Vec<Expr> {
     c.0
 }
 
+/// The direct child expressions and statements of a statement.
+pub fn stmt_children(s: &Stmt) -> (Vec<Expr>, Vec<Stmt>) {
+    struct Children {
+        exprs: Vec<Expr>,
+        stmts: Vec<Stmt>,
+    }
+    impl Visitor for Children {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.exprs.push(e.clone());
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            self.stmts.push(s.clone());
+        }
+    }
+    let mut c = Children { exprs: vec![], stmts: vec![] };
+    walk_stmt(&mut c, s);
+    (c.exprs, c.stmts)
+}
+
 /// A rebuilding traversal.
 pub trait Mutator {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {

@@ -97,8 +97,9 @@ fn main() -> Result<()> {
         }
         if let Some(dir) = &args.emit {
             let lowered = compiler::lower::lower(&app.pipeline, &app.expert)?;
-            let compiled = codegen::JitCache::global().get_or_compile(&lowered)?;
-            for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", compiled.llvm_ir.clone()), ("s", compiled.assembly.clone())] {
+            let compiled = codegen::compile_with(&lowered, &codegen::CompileOptions { keep_text: true })?;
+            let text = compiled.text.clone().expect("kept");
+            for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", text.llvm_ir), ("s", text.assembly)] {
                 write(dir, format!("{name}.{ext}"), text.as_bytes())?;
             }
         }

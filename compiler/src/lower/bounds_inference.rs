@@ -192,12 +192,26 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
     Ok(Preamble { lets, asserts })
 }
 
+/// The box of an input the pipeline reads, or of an output it writes, as
+/// expressions in the pipeline's buffer fields and params (`[min, max]` per
+/// dimension).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Footprint {
+    pub buffer: Name,
+    pub is_input: bool,
+    pub region: Vec<(Expr, Expr)>,
+}
+
 /// Asserts at the top of `s` that each input buffer holds what the pipeline
-/// reads and each output buffer holds what it writes.
-pub fn check_buffers(s: &Stmt, inputs: &[(Name, usize)], outputs: &[FuncDef]) -> Result<Stmt, LowerError> {
+/// reads and each output buffer holds what it writes; returns the statement
+/// and those regions.
+pub fn check_buffers(s: &Stmt, inputs: &[(Name, usize)], outputs: &[FuncDef]) -> Result<(Stmt, Vec<Footprint>), LowerError> {
     let mut asserts = vec![];
-    let mut check = |buffer: &str, dims: usize, b: Option<Vec<Interval>>, verb: &str| -> Result<(), LowerError> {
+    let mut footprints = vec![];
+    let mut check = |buffer: &Name, dims: usize, b: Option<Vec<Interval>>, is_input: bool| -> Result<(), LowerError> {
         let Some(b) = b else { return Ok(()) };
+        let verb = if is_input { "reads" } else { "touches" };
+        let mut region = vec![];
         for (d, i) in b.iter().enumerate().take(dims) {
             let (Some(lo), Some(hi)) = (&i.min, &i.max) else {
                 return Err(unbounded(buffer, &d.to_string(), &format!("the region of it the pipeline {verb}")));
@@ -207,15 +221,17 @@ pub fn check_buffers(s: &Stmt, inputs: &[(Name, usize)], outputs: &[FuncDef]) ->
             let cond = simplify(&(min.le(lo.clone()) & hi.clone().le(max)));
             let msg = format!("buffer {buffer} is too small: the pipeline {verb} [{lo}, {hi}] in dimension {d}");
             asserts.push(Stmt::assert(cond, msg));
+            region.push((lo.clone(), hi.clone()));
         }
+        footprints.push(Footprint { buffer: buffer.clone(), is_input, region });
         Ok(())
     };
     for (name, dims) in inputs {
-        check(name, *dims, box_touched(s, Target::Input(name), &mut Scope::default()), "reads")?;
+        check(name, *dims, box_touched(s, Target::Input(name), &mut Scope::default()), true)?;
     }
     for f in outputs {
-        check(&f.name, f.dims(), box_touched(s, Target::Func(&f.name), &mut Scope::default()), "touches")?;
+        check(&f.name, f.dims(), box_touched(s, Target::Func(&f.name), &mut Scope::default()), false)?;
     }
     asserts.push(s.clone());
-    Ok(Stmt::block(asserts))
+    Ok((Stmt::block(asserts), footprints))
 }

@@ -47,6 +47,11 @@ pub struct Lowered {
     pub pipeline: PipelineDef,
     pub schedule: Schedule,
     pub stmt: Stmt,
+    /// The region of each input the statement reads and of each output it
+    /// writes, in terms of the buffers' fields and the params.
+    pub footprints: Vec<bounds_inference::Footprint>,
+    /// The options it was lowered with.
+    pub options: LowerOptions,
     /// The statement after each pass, when asked for (see [`LowerOptions`]).
     pub passes: Vec<(&'static str, Stmt)>,
 }
@@ -97,7 +102,8 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
     }
     let inputs: Vec<(Name, usize)> = p.inputs.iter().map(|i| (i.name.clone(), i.dims)).collect();
     let outputs: Vec<_> = funcs.iter().filter(|f| p.is_output(&f.name)).cloned().collect();
-    stmt = bounds_inference::check_buffers(&stmt, &inputs, &outputs)?;
+    let (checked, footprints) = bounds_inference::check_buffers(&stmt, &inputs, &outputs)?;
+    stmt = checked;
     keep("bounds inference and sliding window", &stmt);
     for f in &funcs {
         stmt = storage_folding::fold_func(&stmt, f, plan.get(&f.name), &slid);
@@ -121,5 +127,5 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
     keep("loop partitioning", &stmt);
     stmt = simplify_stmt(&stmt);
     keep("final simplification", &stmt);
-    Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, passes })
+    Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, footprints, options: options.clone(), passes })
 }

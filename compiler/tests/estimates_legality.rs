@@ -1,0 +1,229 @@
+//! Schedules that validate but would not run at the pipeline's estimates get
+//! a typed error naming the Func (or input), stage, dimension and directive;
+//! schedules that do run at the estimates pass.
+
+use compiler::error::{LowerError, ScheduleErrorKind};
+use compiler::legality::{check_at_estimates, EstimateError, Limits};
+use compiler::pipeline::PipelineDef;
+use compiler::schedule::{Schedule, TailStrategy};
+use compiler::types::ScalarType;
+use compiler::{Func, ImageParam, Pipeline, Var};
+
+/// `blur_x(x, y) = input(x, y) + input(x + 1, y)`,
+/// `out(x, y) = blur_x(x, y) + blur_x(x, y + 1)`: at the output estimate
+/// `[0, out_w) x [0, out_h)` it reads exactly `[0, out_w] x [0, out_h]`;
+/// the input's estimate is that plus `pad` on the high side.
+fn blur(out_w: i64, out_h: i64, pad: i64, with_input_estimate: bool) -> PipelineDef {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::F32, 2);
+    let blur_x = Func::new("blur_x");
+    blur_x.define(&[&x, &y], input.at([x.expr(), y.expr()]) + input.at([&x + 1, y.expr()]));
+    let out = Func::new("out");
+    out.define(&[&x, &y], blur_x.at([x.expr(), y.expr()]) + blur_x.at([x.expr(), &y + 1]));
+    out.set_estimate(0, 0, out_w).set_estimate(1, 0, out_h);
+    if with_input_estimate {
+        input.set_estimate(0, 0, out_w + 1 + pad).set_estimate(1, 0, out_h + 1 + pad);
+    }
+    Pipeline::new(&[&out]).expect("a valid pipeline")
+}
+
+fn unpadded() -> PipelineDef {
+    blur(99, 99, 0, true)
+}
+
+struct Row {
+    what: &'static str,
+    pipeline: fn() -> PipelineDef,
+    schedule: fn(&mut Schedule),
+    limits: Limits,
+    /// `None`: the schedule runs at the estimates.
+    expect: Option<fn(&EstimateError) -> bool>,
+}
+
+const DEFAULT: Limits = Limits { max_allocation_bytes: 1 << 31 };
+
+const TABLE: &[Row] = &[
+    Row { what: "the default schedule", pipeline: unpadded, schedule: |_| {}, limits: DEFAULT, expect: None },
+    Row {
+        what: "a shift-inwards vector loop of the output, wide enough",
+        pipeline: unpadded,
+        schedule: |s| {
+            s.func("out").vectorize_by("x", 8);
+        },
+        limits: DEFAULT,
+        expect: None,
+    },
+    Row {
+        what: "round-up of an intermediate into a padded input",
+        pipeline: || blur(99, 99, 8, true),
+        schedule: |s| {
+            s.func("blur_x").compute_root().split_with("x", "xo", "xi", 8, TailStrategy::RoundUp);
+        },
+        limits: DEFAULT,
+        expect: None,
+    },
+    Row {
+        what: "round-up of an intermediate over-reads an unpadded input",
+        pipeline: unpadded,
+        schedule: |s| {
+            s.func("blur_x").compute_root().split_with("x", "xo", "xi", 8, TailStrategy::RoundUp);
+        },
+        limits: DEFAULT,
+        expect: Some(
+            |e| matches!(e, EstimateError::InputReadOutsideEstimate { input, dim: 0, read_max: 104, max: 99, .. } if input == "input"),
+        ),
+    },
+    Row {
+        what: "shift-inwards of an intermediate per tile over-reads an unpadded input",
+        pipeline: unpadded,
+        schedule: |s| {
+            s.func("out").split_with("x", "xo", "xi", 8, TailStrategy::GuardWithIf);
+            s.func("blur_x").compute_at("out", "xo").split_with("x", "bo", "bi", 16, TailStrategy::ShiftInwards);
+        },
+        limits: DEFAULT,
+        expect: Some(|e| matches!(e, EstimateError::InputReadOutsideEstimate { dim: 0, .. })),
+    },
+    Row {
+        what: "round-up of an intermediate's rows over-reads an unpadded input",
+        pipeline: unpadded,
+        schedule: |s| {
+            s.func("blur_x").compute_root().split_with("y", "yo", "yi", 8, TailStrategy::RoundUp);
+        },
+        limits: DEFAULT,
+        expect: Some(|e| matches!(e, EstimateError::InputReadOutsideEstimate { dim: 1, read_max: 103, max: 99, .. })),
+    },
+    Row {
+        what: "round-up of the output that does not divide its extent",
+        pipeline: unpadded,
+        schedule: |s| {
+            s.func("out").split_with("x", "xo", "xi", 8, TailStrategy::RoundUp);
+        },
+        limits: DEFAULT,
+        expect: Some(
+            |e| matches!(e, EstimateError::RoundUpDoesNotDivide { func, stage: 0, var, factor: 8, extent: 99 } if func == "out" && var == "x"),
+        ),
+    },
+    Row {
+        what: "round-up of the output that divides its extent",
+        pipeline: || blur(96, 99, 0, true),
+        schedule: |s| {
+            s.func("out").split_with("x", "xo", "xi", 8, TailStrategy::RoundUp);
+        },
+        limits: DEFAULT,
+        expect: None,
+    },
+    Row {
+        what: "round-up of a nested split of the output",
+        pipeline: || blur(96, 99, 0, true),
+        schedule: |s| {
+            s.func("out").split_with("x", "xo", "xi", 8, TailStrategy::RoundUp).split_with("xo", "xoo", "xoi", 5, TailStrategy::RoundUp);
+        },
+        limits: DEFAULT,
+        expect: Some(|e| matches!(e, EstimateError::RoundUpDoesNotDivide { var, factor: 5, extent: 12, .. } if var == "xo")),
+    },
+    Row {
+        what: "shift-inwards of the output wider than its extent",
+        pipeline: || blur(6, 99, 0, true),
+        schedule: |s| {
+            s.func("out").vectorize_by("x", 8);
+        },
+        limits: DEFAULT,
+        expect: Some(
+            |e| matches!(e, EstimateError::ShiftInwardsExceedsExtent { func, var, factor: 8, extent: 6, .. } if func == "out" && var == "x"),
+        ),
+    },
+    Row {
+        what: "an intermediate allocation over the limit",
+        pipeline: unpadded,
+        schedule: |s| {
+            s.func("blur_x").compute_root();
+        },
+        limits: Limits { max_allocation_bytes: 1000 },
+        expect: Some(|e| matches!(e, EstimateError::AllocationTooLarge { func, bytes: 39_600, limit: 1000 } if func == "blur_x")),
+    },
+    Row {
+        what: "an intermediate allocation over 2 GiB at huge estimates",
+        pipeline: || blur(40_000, 40_000, 0, true),
+        schedule: |s| {
+            s.func("blur_x").compute_root();
+        },
+        limits: DEFAULT,
+        expect: Some(|e| matches!(e, EstimateError::AllocationTooLarge { func, .. } if func == "blur_x")),
+    },
+    Row {
+        what: "the same intermediate per row fits",
+        pipeline: || blur(40_000, 40_000, 0, true),
+        schedule: |s| {
+            s.func("blur_x").compute_at("out", "y");
+        },
+        limits: DEFAULT,
+        expect: None,
+    },
+    Row {
+        what: "an input without estimates",
+        pipeline: || blur(99, 99, 0, false),
+        schedule: |_| {},
+        limits: DEFAULT,
+        expect: Some(|e| matches!(e, EstimateError::MissingEstimate { what } if what.contains("input"))),
+    },
+    Row {
+        what: "a schedule that does not validate",
+        pipeline: unpadded,
+        schedule: |s| {
+            s.func("out").split("z", "zo", "zi", 4);
+        },
+        limits: DEFAULT,
+        expect: Some(|e| matches!(e, EstimateError::Lower(LowerError::Schedule(s)) if s.kind() == ScheduleErrorKind::NoSuchLoop)),
+    },
+];
+
+#[test]
+fn each_schedule_gets_its_verdict_at_the_estimates() {
+    let mut errors = 0;
+    for (i, row) in TABLE.iter().enumerate() {
+        let p = (row.pipeline)();
+        let mut s = Schedule::new();
+        (row.schedule)(&mut s);
+        let got = check_at_estimates(&p, &s, &row.limits);
+        match (row.expect, &got) {
+            (None, Ok(_)) => {}
+            (None, Err(e)) => panic!("row {i} ({}): expected to run, got: {e}\n{s}", row.what),
+            (Some(_), Ok(_)) => panic!("row {i} ({}): expected an error, the schedule passed\n{s}", row.what),
+            (Some(is_expected), Err(e)) => {
+                assert!(is_expected(e), "row {i} ({}): unexpected error: {e:?}", row.what);
+                assert!(!e.to_string().is_empty());
+                errors += 1;
+            }
+        }
+    }
+    assert!(errors >= 10, "the table must hold at least 10 failing schedules, has {errors}");
+}
+
+/// The messages name the input, dimension and the splits that may be at
+/// fault.
+#[test]
+fn an_over_read_names_the_input_dimension_and_suspect_splits() {
+    let p = unpadded();
+    let mut s = Schedule::new();
+    s.func("blur_x").compute_root().split_with("x", "xo", "xi", 8, TailStrategy::RoundUp);
+    let e = check_at_estimates(&p, &s, &Limits::default()).unwrap_err().to_string();
+    assert!(e.contains("input input") && e.contains("dimension 0") && e.contains("[0, 104]") && e.contains("[0, 99]"), "{e}");
+    assert!(e.contains("blur_x.split(x, xo, xi, 8, round_up)"), "{e}");
+}
+
+/// Random schedules of a pipeline with estimates run at the estimates,
+/// even over an unpadded input (where random round-up and shift-inwards
+/// splits of intermediates would over-read).
+#[test]
+fn random_schedules_run_at_the_estimates() {
+    use rand::SeedableRng;
+    let p = unpadded();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let options = compiler::random_schedule::RandomScheduleOptions::default();
+    for k in 0..60 {
+        let s = compiler::random_schedule::random_schedule(&p, &mut rng, &options);
+        if let Err(e) = check_at_estimates(&p, &s, &Limits::default()) {
+            panic!("random schedule #{k} does not run at the estimates: {e}\n{s}");
+        }
+    }
+}
