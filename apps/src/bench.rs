@@ -4,74 +4,31 @@
 //! against the first schedule's (the naive one) bit for bit.
 
 use crate::{App, Region};
-use codegen::{CompiledPipeline, RunError};
+use codegen::timing::Sampling;
+use codegen::RunError;
 use compiler::buffer::{Buffer, BufferError};
 use compiler::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
-use compiler::types::ScalarType;
-use compiler::value::Scalar;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// Timing of repeated runs.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Timing {
-    pub min: Duration,
-    pub median: Duration,
-    pub samples: usize,
-}
+pub use codegen::timing::{pattern_input, sample, time_compiled, Timing};
 
-/// How long to sample.
-#[derive(Clone, Copy, Debug)]
+/// How long to sample, and how to lower.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct SamplingOptions {
-    pub warmup: usize,
-    pub min_samples: usize,
-    pub max_samples: usize,
-    /// Stop once this much time was spent sampling (after `min_samples`).
-    pub budget: Duration,
+    pub sampling: Sampling,
     /// Lower in checked mode (every access asserted; see
     /// `compiler::lower::access_checks`).
     pub check_accesses: bool,
 }
 
-impl Default for SamplingOptions {
-    fn default() -> Self {
-        SamplingOptions { warmup: 2, min_samples: 5, max_samples: 200, budget: Duration::from_secs(2), check_accesses: false }
-    }
-}
-
 impl SamplingOptions {
     /// One run, no warm-up, in checked mode: for checking outputs.
     pub fn once() -> SamplingOptions {
-        SamplingOptions { warmup: 0, min_samples: 1, max_samples: 1, budget: Duration::ZERO, check_accesses: true }
+        SamplingOptions { sampling: Sampling::once(), check_accesses: true }
     }
-}
-
-/// Times `f` under `options`.
-pub fn sample<E>(options: &SamplingOptions, mut f: impl FnMut() -> Result<(), E>) -> Result<Timing, E> {
-    for _ in 0..options.warmup {
-        f()?;
-    }
-    let mut times = vec![];
-    let started = Instant::now();
-    while times.len() < options.min_samples.max(1) || (times.len() < options.max_samples && started.elapsed() < options.budget) {
-        let t = Instant::now();
-        f()?;
-        times.push(t.elapsed());
-    }
-    times.sort();
-    Ok(Timing { min: times[0], median: times[times.len() / 2], samples: times.len() })
-}
-
-/// Times runs of a compiled pipeline on bound buffers (outputs reused).
-pub fn time_compiled(
-    compiled: &CompiledPipeline,
-    buffers: &mut BTreeMap<String, Buffer>,
-    scalars: &BTreeMap<String, Scalar>,
-    options: &SamplingOptions,
-) -> Result<Timing, RunError> {
-    sample(options, || compiled.run_on(buffers, scalars))
 }
 
 /// Why a benchmark could not run.
@@ -116,24 +73,6 @@ pub fn naive_schedule(p: &PipelineDef) -> Schedule {
     s
 }
 
-/// The deterministic input pattern shared with the Halide benchmark: at
-/// absolute coordinates `c0, c1, ...`, `h = (((17*31 + c0)*31 + c1)*31 ...)`;
-/// integer inputs hold `h & 1023` (`h & 255` for 8-bit types), float
-/// inputs `(h & 1023) / 1024`.
-pub fn pattern_input(name: &str, ty: ScalarType, region: &[(i64, i64)]) -> Result<Buffer, BufferError> {
-    let mut b = Buffer::new(name, ty, region)?;
-    let mask = if ty.bytes() == 1 { 255 } else { 1023 };
-    b.fill(|c| {
-        let v = c.iter().fold(17i64, |h, &x| h.wrapping_mul(31).wrapping_add(x)) & mask;
-        if ty.is_float() {
-            Scalar::Float(v as f64 / 1024.0)
-        } else {
-            Scalar::Int(v)
-        }
-    });
-    Ok(b)
-}
-
 /// The app's inputs, filled with [`pattern_input`] over their regions.
 pub fn app_inputs(app: &App) -> Result<BTreeMap<String, Buffer>, BufferError> {
     let mut inputs = BTreeMap::new();
@@ -169,7 +108,8 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
         let compiler::realize::BoundArguments { mut buffers, scalars } =
             compiler::realize::bind_arguments(p, &inputs, &BTreeMap::new(), &regions)
                 .map_err(|source| BenchError::Arguments { app: name(), source })?;
-        let timing = time_compiled(&compiled, &mut buffers, &scalars, options).map_err(|source| BenchError::Run { app: name(), source })?;
+        let timing = time_compiled(&compiled, &mut buffers, &scalars, &options.sampling)
+            .map_err(|source| BenchError::Run { app: name(), source })?;
         let out = buffers.remove(&output).expect("bound output");
         if reference.as_ref().is_some_and(|r| *r != out) {
             return Err(BenchError::Mismatch { app: name(), schedule: schedule_name.to_string(), reference: schedules[0].0.to_string() });

@@ -8,16 +8,23 @@
 //!   it on [`compiler::buffer::Buffer`]s;
 //! - [`runtime`] is what generated code calls back: the thread pool and
 //!   aligned allocation ([`guard_pages`] is its debug allocator);
-//! - [`cache`] keeps compiled pipelines by (lowered statement, signature,
-//!   host target).
+//! - [`runner`] lowers, compiles and times schedules in a child process
+//!   (the `hl-runner` binary), so that no schedule can take the caller
+//!   down; [`timing`] is the best-of-samples rule it times with;
+//! - [`cache`] keeps compiled pipelines (bounded, least recently used out)
+//!   by a hash of pipeline, schedule, lowering options, target and compiler
+//!   version;
+//! - [`demo`] is the embedded default job of `hlc demo`.
 
 pub mod cache;
 pub mod demo;
 pub mod emit;
 pub mod guard_pages;
 pub mod jit;
+pub mod runner;
 pub mod runtime;
 pub mod thread_pool;
+pub mod timing;
 
 use thiserror::Error;
 

@@ -1,0 +1,63 @@
+//! The messages between a parent and its runner child: one JSON object per
+//! line, a [`RunRequest`] down, an [`Outcome`] back.
+
+use crate::timing::Sampling;
+use compiler::error::ScheduleErrorKind;
+use compiler::pipeline::PipelineDef;
+use compiler::schedule::Schedule;
+use serde::{Deserialize, Serialize};
+
+/// One schedule to lower, compile and time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunRequest {
+    pub pipeline: PipelineDef,
+    pub schedule: Schedule,
+    /// The region of each input (by name), filled with
+    /// [`crate::timing::pattern_input`].
+    pub inputs: Vec<(String, Vec<(i64, i64)>)>,
+    /// The value of each param (by name).
+    pub params: Vec<(String, f64)>,
+    /// The region of the (first) output computed.
+    pub output: Vec<(i64, i64)>,
+    pub sampling: Sampling,
+    /// Lower in checked mode (every access asserted).
+    pub check_accesses: bool,
+    /// Compare the output with the reference evaluator's (for small regions:
+    /// the evaluator is slow).
+    pub verify: bool,
+    /// For testing the runner itself: make the child fail this way.
+    pub fault: Option<Fault>,
+}
+
+/// A failure a test of the runner asks the child for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fault {
+    /// The child dies of a segmentation fault.
+    Segfault,
+    /// The child never answers.
+    Hang,
+    /// The child allocates until memory runs out.
+    ExhaustMemory,
+}
+
+/// What became of one request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// Compiled and timed (milliseconds).
+    Measured { compile_ms: f64, min_ms: f64, median_ms: f64, samples: usize },
+    /// The schedule is illegal (`kind` for an illegal schedule; `None` for
+    /// another lowering failure, such as an unbounded region).
+    Illegal { kind: Option<ScheduleErrorKind>, message: String },
+    /// Code generation failed.
+    CompileError { message: String },
+    /// The compiled pipeline returned an error (an assertion, bad arguments).
+    RunFailed { message: String },
+    /// The output differs from the reference evaluator's.
+    OutputMismatch { message: String },
+    /// Memory ran out (an allocation of the pipeline or of the child failed).
+    OutOfMemory,
+    /// The child died of a signal (`None`: it exited without answering).
+    Crash { signal: Option<i32> },
+    /// No answer within the time limit; the child was killed.
+    Timeout,
+}
