@@ -222,3 +222,34 @@ fn the_guard_page_allocator_faults_on_an_overrun() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(guarded.status.signal(), Some(libc::SIGSEGV), "{:?}\n{}", guarded.status, String::from_utf8_lossy(&guarded.stdout));
 }
+
+/// A chain of inlined stencils grows as the product of their footprints:
+/// past the limit, lowering fails at once with an error naming the Func to
+/// compute, instead of overflowing its stack or running for minutes; with
+/// that Func at root the pipeline lowers and computes the reference's
+/// values.
+#[test]
+fn an_inlined_expansion_past_the_limit_names_the_func_to_compute() {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input_image = ImageParam::new("input", ScalarType::F32, 2);
+    let mut previous = Func::new("s0");
+    previous.define(&[&x, &y], input_image.at([clamp(&x, 0, 63), clamp(&y, 0, 63)]));
+    for k in 1..=5 {
+        let next = Func::new(&format!("s{k}"));
+        let mut sum = previous.at([&x - 1, &y - 1]);
+        for (dx, dy) in [(0, -1), (1, -1), (-1, 0), (0, 0), (1, 0), (-1, 1), (0, 1), (1, 1)] {
+            sum = sum + previous.at([&x + dx, &y + dy]);
+        }
+        next.define(&[&x, &y], sum);
+        previous = next;
+    }
+    let p = Pipeline::new(&[&previous]).expect("a valid pipeline");
+    let err = lower(&p, &Schedule::new()).unwrap_err();
+    let compiler::error::LowerError::InlinedTooLarge { func, inlined, nodes, .. } = &err else { panic!("{err}") };
+    assert_eq!((func.as_str(), inlined.as_str()), ("s4", "s3"), "{err}");
+    assert!(*nodes > compiler::lower::inline::MAX_INLINED_NODES);
+    let mut s = Schedule::new();
+    s.func("s2").compute_root();
+    let inputs = BTreeMap::from([("input".to_string(), input("input", ScalarType::F32, &[(0, 64), (0, 64)]))]);
+    agree(&p, &s, &inputs, "s5", &[(0, 16), (0, 16)]);
+}

@@ -34,6 +34,8 @@ pub enum LangError {
     CoordinateType { func: String, callee: String, position: usize, ty: Type },
     #[error("Func {func}: {why}")]
     Invalid { func: String, why: String },
+    #[error("{kind} name `{name}` is not allowed: {why}")]
+    InvalidName { kind: &'static str, name: String, why: String },
 }
 
 /// What is wrong with an illegal schedule, as data a search can branch on.
@@ -123,4 +125,8 @@ pub enum LowerError {
         "cannot bound {what} of {func} in dimension {dim}: an index has no finite range; clamp it or make it depend on loop variables only"
     )]
     Unbounded { func: String, dim: String, what: String },
+    #[error(
+        "Func {func}: with {inlined} inlined into it, its definition grows to {nodes} expression nodes (the limit is {limit}); compute {inlined} (or a Func it inlines) at root or at a loop"
+    )]
+    InlinedTooLarge { func: String, inlined: String, nodes: usize, limit: usize },
 }

@@ -485,9 +485,50 @@ impl Pipeline {
             .map(|(name, ty)| ParamDef { name, ty, estimate: None })
             .collect();
         let def = PipelineDef { funcs, inputs, params, outputs };
+        check_names(&def)?;
         check_calls(&def)?;
         Ok(def)
     }
+}
+
+/// Checks that a user-given name cannot collide with the names lowering
+/// derives from it (`f.s0.x`, `f.min.0`, `r.x`, ...): letters, digits, `_`
+/// and `$` (helper Funcs of inline reductions), not starting with a digit.
+fn check_name(kind: &'static str, name: &str) -> Result<(), LangError> {
+    let why = if name.is_empty() {
+        Some("it is empty")
+    } else if name.starts_with(|c: char| c.is_ascii_digit()) {
+        Some("it starts with a digit")
+    } else if name.contains('.') {
+        Some("dots are reserved for the names lowering derives (`f.s0.x`, `f.min.0`, `r.x`)")
+    } else if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+        Some("only letters, digits, `_` and `$` are allowed")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(LangError::InvalidName { kind, name: name.to_string(), why: why.to_string() }),
+        None => Ok(()),
+    }
+}
+
+fn check_names(def: &PipelineDef) -> Result<(), LangError> {
+    for f in &def.funcs {
+        check_name("Func", &f.name)?;
+        for a in &f.args {
+            check_name("Var", a)?;
+        }
+        for r in f.updates.iter().filter_map(|u| u.rdom.as_ref()) {
+            check_name("RDom", &r.name)?;
+        }
+    }
+    for i in &def.inputs {
+        check_name("input", &i.name)?;
+    }
+    for p in &def.params {
+        check_name("Param", &p.name)?;
+    }
+    Ok(())
 }
 
 /// Calls `f` on every expression of a Func definition.

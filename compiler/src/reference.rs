@@ -112,7 +112,7 @@ pub fn realize(
 pub fn on_large_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     std::thread::scope(|s| {
         let worker = std::thread::Builder::new()
-            .name("reference".into())
+            .name("large-stack".into())
             .stack_size(STACK_BYTES)
             .spawn_scoped(s, f)
             .unwrap_or_else(|e| panic!("cannot start the reference evaluator's thread: {e}"));
@@ -284,10 +284,6 @@ impl<'a> Evaluator<'a> {
             return Ok(*v);
         }
         self.count_work(fi)?;
-        if std::env::var("PROBE_SP").is_ok() {
-            let marker = 0u8;
-            eprintln!("pure {} depth {} sp {:p}", fi, self.depth, &marker);
-        }
         let def = self.def(fi);
         let mut env = Env { func: fi, vars: def.args.iter().cloned().zip(coords.iter().map(|&c| coordinate(c))).collect() };
         let v = self.eval(&def.value, &mut env, None)?;

@@ -122,3 +122,22 @@ fn update_before_definition() {
     let err = Pipeline::new(&[&f]).unwrap_err();
     assert!(matches!(&err, LangError::UpdateBeforeDefinition { func } if func == "f"), "{err}");
 }
+
+#[test]
+fn names_that_could_collide_with_derived_names_are_rejected() {
+    let cases: [(&str, &str, &str); 4] = [("f.s0", "x", "Func"), ("f", "x.min", "Var"), ("2f", "x", "Func"), ("f g", "x", "Func")];
+    for (func, var, kind) in cases {
+        let x = Var::new(var);
+        let f = Func::new(func);
+        f.define(&[&x], x.expr());
+        let err = Pipeline::new(&[&f]).unwrap_err();
+        assert!(matches!(&err, LangError::InvalidName { kind: k, .. } if *k == kind), "{func}/{var}: {err}");
+        assert!(err.to_string().contains(if kind == "Func" { func } else { var }), "{err}");
+    }
+    let input = compiler::ImageParam::new("in.put", compiler::ScalarType::F32, 1);
+    let x = Var::new("x");
+    let f = Func::new("f");
+    f.define(&[&x], input.at([x.expr()]));
+    let err = Pipeline::new(&[&f]).unwrap_err();
+    assert!(matches!(&err, LangError::InvalidName { kind: "input", .. }), "{err}");
+}

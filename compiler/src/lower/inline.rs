@@ -2,9 +2,14 @@
 //! callers, and turns params into plain variables.
 //!
 //! Requires: a validated [`Plan`]. Guarantees: the returned definitions call
-//! only realized Funcs and inputs, and contain no `Param` or `RVar` nodes.
+//! only realized Funcs and inputs, and contain no `Param` or `RVar` nodes;
+//! none is larger than [`MAX_INLINED_NODES`] (a chain of inlined stencils
+//! grows as the product of their footprints: past the limit, lowering
+//! fails with an error naming the Func to compute instead of spending
+//! minutes on an expression no machine would run well).
 
 use super::validate::Plan;
+use crate::error::LowerError;
 use crate::expr::{CallTarget, Expr, ExprNode, Name};
 use crate::pipeline::{FuncDef, PipelineDef, UpdateDef};
 use crate::visit::{mutate_expr_children, substitute_map, Mutator};
@@ -32,10 +37,21 @@ impl Mutator for Inliner<'_> {
     }
 }
 
+/// The most expression nodes (counted as a tree) a definition may have
+/// after inlining.
+pub const MAX_INLINED_NODES: usize = 50_000;
+
+/// The expression nodes of `f`'s definitions, counted as a tree.
+fn definition_nodes(f: &FuncDef) -> usize {
+    let update_nodes = |u: &UpdateDef| u.args.iter().chain(std::iter::once(&u.value)).map(crate::visit::node_count).sum::<usize>();
+    crate::visit::node_count(&f.value) + f.updates.iter().map(update_nodes).sum::<usize>()
+}
+
 /// The realized Funcs of `p` (producers first) with every inlined Func
 /// substituted into their definitions.
-pub fn inline_funcs(p: &PipelineDef, plan: &Plan) -> Vec<FuncDef> {
+pub fn inline_funcs(p: &PipelineDef, plan: &Plan) -> Result<Vec<FuncDef>, LowerError> {
     let mut inlined: HashMap<Name, FuncDef> = HashMap::new();
+    let mut sizes: HashMap<Name, usize> = HashMap::new();
     let mut realized = vec![];
     for f in &p.funcs {
         let mut m = Inliner { inlined: &inlined };
@@ -58,11 +74,24 @@ pub fn inline_funcs(p: &PipelineDef, plan: &Plan) -> Vec<FuncDef> {
                 }),
             })
             .collect();
+        let nodes = definition_nodes(&def);
+        if nodes > MAX_INLINED_NODES {
+            // The largest inlined Func it calls is the one to compute.
+            let callees = (0..f.stages()).flat_map(|stage| super::validate::stage_callees(f, stage));
+            let inlined_callee = callees.filter_map(|c| sizes.get(&c).map(|&n| (n, c))).max().map(|(_, c)| c.to_string());
+            return Err(LowerError::InlinedTooLarge {
+                func: f.name.to_string(),
+                inlined: inlined_callee.unwrap_or_else(|| "its producers".into()),
+                nodes,
+                limit: MAX_INLINED_NODES,
+            });
+        }
         if plan.get(&f.name).inline {
+            sizes.insert(def.name.clone(), nodes);
             inlined.insert(def.name.clone(), def);
         } else {
             realized.push(def);
         }
     }
-    realized
+    Ok(realized)
 }

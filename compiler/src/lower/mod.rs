@@ -79,8 +79,14 @@ pub fn lower(p: &PipelineDef, s: &Schedule) -> Result<Lowered, LowerError> {
     lower_with(p, s, &LowerOptions::default())
 }
 
-/// Lowers `p` under schedule `s`, with options.
+/// Lowers `p` under schedule `s`, with options. The passes recurse over
+/// expression trees, which a long pipeline makes deep: they run on a
+/// thread with a large stack.
 pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
+    crate::reference::on_large_stack(|| run_passes(p, s, options))
+}
+
+fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
     let mut passes = vec![];
     let mut keep = |name: &'static str, stmt: &Stmt| {
         if options.keep_passes {
@@ -88,7 +94,7 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
         }
     };
     let plan = validate::validate(p, s)?;
-    let funcs = inline::inline_funcs(p, &plan);
+    let funcs = inline::inline_funcs(p, &plan)?;
     let mut stmt = loop_synthesis::synthesize(&funcs, &plan, &p.outputs);
     keep("loop synthesis", &stmt);
     let mut slid = sliding_window::Slid::new();

@@ -61,7 +61,8 @@ impl Visitor for Callees {
     }
 }
 
-fn stage_callees(f: &FuncDef, stage: usize) -> BTreeSet<Name> {
+/// The Funcs stage `stage` of `f` calls (other than `f` itself).
+pub(super) fn stage_callees(f: &FuncDef, stage: usize) -> BTreeSet<Name> {
     let mut c = Callees::default();
     if stage == 0 {
         c.visit_expr(&f.value);
