@@ -129,4 +129,6 @@ pub enum LowerError {
         "Func {func}: with {inlined} inlined into it, its definition grows to {nodes} expression nodes (the limit is {limit}); compute {inlined} (or a Func it inlines) at root or at a loop"
     )]
     InlinedTooLarge { func: String, inlined: String, nodes: usize, limit: usize },
+    #[error("internal error: after lowering pass `{pass}`, the statement is malformed: {problem}")]
+    IrCheck { pass: String, problem: String },
 }

@@ -18,12 +18,16 @@
 //! | unroll | [`unroll`] |
 //! | partition loops of shift-inwards splits | [`partition_loops`] |
 //! | simplify | [`crate::simplify`] |
+//!
+//! After every pass, in checked mode and in debug builds, [`ir_check`]
+//! checks that the statement is well formed for the stage reached.
 
 pub mod access_checks;
 pub mod bounds_inference;
 pub mod context;
 pub mod flatten;
 pub mod inline;
+pub mod ir_check;
 pub mod loop_synthesis;
 pub mod names;
 pub mod partition_loops;
@@ -86,52 +90,91 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
     crate::reference::on_large_stack(|| run_passes(p, s, options))
 }
 
-fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
-    let mut passes = vec![];
-    let mut keep = |name: &'static str, stmt: &Stmt| {
-        if options.keep_passes {
-            passes.push((name, stmt.clone()));
+/// Runs the passes one by one: each is timed (a `tracing` debug event),
+/// checked by [`ir_check`] (in checked mode and debug builds), printed when
+/// it changed the statement and `HL_PRINT_PASSES` is set, and kept when
+/// asked for.
+struct Driver<'a> {
+    pipeline: &'a PipelineDef,
+    check_ir: bool,
+    print: bool,
+    keep: bool,
+    passes: Vec<(&'static str, Stmt)>,
+}
+
+impl Driver<'_> {
+    fn pass(
+        &mut self,
+        name: &'static str,
+        stage: ir_check::Stage,
+        before: Stmt,
+        run: impl FnOnce(Stmt) -> Result<Stmt, LowerError>,
+    ) -> Result<Stmt, LowerError> {
+        let started = std::time::Instant::now();
+        let after = run(before.clone())?;
+        tracing::debug!(pass = name, elapsed = ?started.elapsed(), "lowering pass");
+        if self.check_ir {
+            if let Some(problem) = ir_check::check(&after, stage, self.pipeline) {
+                return Err(LowerError::IrCheck { pass: name.to_string(), problem });
+            }
         }
+        if self.print && after != before {
+            eprintln!("# after {name}\n{after}");
+        }
+        if self.keep {
+            self.passes.push((name, after.clone()));
+        }
+        Ok(after)
+    }
+}
+
+fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
+    use ir_check::Stage;
+    let mut d = Driver {
+        pipeline: p,
+        check_ir: options.check_accesses || cfg!(debug_assertions),
+        print: std::env::var_os("HL_PRINT_PASSES").is_some(),
+        keep: options.keep_passes,
+        passes: vec![],
     };
     let plan = validate::validate(p, s)?;
     let funcs = inline::inline_funcs(p, &plan)?;
-    let mut stmt = loop_synthesis::synthesize(&funcs, &plan, &p.outputs);
-    keep("loop synthesis", &stmt);
+    let stmt =
+        d.pass("loop synthesis", Stage::Synthesized, Stmt::no_op(), |_| Ok(loop_synthesis::synthesize(&funcs, &plan, &p.outputs)))?;
     let mut slid = sliding_window::Slid::new();
-    for f in funcs.iter().rev() {
-        let fp = plan.get(&f.name);
-        stmt = bounds_inference::infer_func(&stmt, f, fp, p.is_output(&f.name))?;
-        stmt = sliding_window::slide_func(&stmt, f, fp, &mut slid);
-        if !p.is_output(&f.name) {
-            stmt = bounds_inference::size_realization(&stmt, f)?;
-        }
-    }
     let inputs: Vec<(Name, usize)> = p.inputs.iter().map(|i| (i.name.clone(), i.dims)).collect();
     let outputs: Vec<_> = funcs.iter().filter(|f| p.is_output(&f.name)).cloned().collect();
-    let (checked, footprints) = bounds_inference::check_buffers(&stmt, &inputs, &outputs)?;
-    stmt = checked;
-    keep("bounds inference and sliding window", &stmt);
-    for f in &funcs {
-        stmt = storage_folding::fold_func(&stmt, f, plan.get(&f.name), &slid);
-    }
-    keep("storage folding", &stmt);
-    stmt = promises::strip_promises(&stmt);
+    let mut footprints = vec![];
+    let stmt = d.pass("bounds inference and sliding window", Stage::Bounded, stmt, |mut stmt| {
+        for f in funcs.iter().rev() {
+            let fp = plan.get(&f.name);
+            stmt = bounds_inference::infer_func(&stmt, f, fp, p.is_output(&f.name))?;
+            stmt = sliding_window::slide_func(&stmt, f, fp, &mut slid);
+            if !p.is_output(&f.name) {
+                stmt = bounds_inference::size_realization(&stmt, f)?;
+            }
+        }
+        let (checked, regions) = bounds_inference::check_buffers(&stmt, &inputs, &outputs)?;
+        footprints = regions;
+        Ok(checked)
+    })?;
+    let stmt = d.pass("storage folding", Stage::Bounded, stmt, |mut stmt| {
+        for f in &funcs {
+            stmt = storage_folding::fold_func(&stmt, f, plan.get(&f.name), &slid);
+        }
+        Ok(stmt)
+    })?;
+    let mut stmt = d.pass("promises", Stage::Bounded, stmt, |stmt| Ok(promises::strip_promises(&stmt)))?;
     if options.check_accesses {
-        stmt = access_checks::check_accesses(&stmt, p);
-        keep("access checks", &stmt);
+        stmt = d.pass("access checks", Stage::Bounded, stmt, |stmt| Ok(access_checks::check_accesses(&stmt, p)))?;
     }
     let external: Vec<(Name, usize)> = inputs.iter().cloned().chain(outputs.iter().map(|f| (f.name.clone(), f.dims()))).collect();
-    stmt = flatten::flatten(&stmt, &funcs, &plan, &external);
-    keep("flattening", &stmt);
-    stmt = simplify_stmt(&stmt);
-    keep("simplification", &stmt);
-    stmt = vectorize::vectorize(&stmt);
-    keep("vectorization", &stmt);
-    stmt = unroll::unroll(&stmt);
-    keep("unrolling", &stmt);
-    stmt = partition_loops::partition_loops(&stmt);
-    keep("loop partitioning", &stmt);
-    stmt = simplify_stmt(&stmt);
-    keep("final simplification", &stmt);
+    let stmt = d.pass("flattening", Stage::Flattened, stmt, |stmt| Ok(flatten::flatten(&stmt, &funcs, &plan, &external)))?;
+    let stmt = d.pass("simplification", Stage::Flattened, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
+    let stmt = d.pass("vectorization", Stage::Vectorized, stmt, |stmt| Ok(vectorize::vectorize(&stmt)))?;
+    let stmt = d.pass("unrolling", Stage::Vectorized, stmt, |stmt| Ok(unroll::unroll(&stmt)))?;
+    let stmt = d.pass("loop partitioning", Stage::Vectorized, stmt, |stmt| Ok(partition_loops::partition_loops(&stmt)))?;
+    let stmt = d.pass("final simplification", Stage::Vectorized, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
+    let passes = d.passes;
     Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, footprints, options: options.clone(), passes })
 }
