@@ -5,6 +5,7 @@
 //! in CI (each one is a JIT compile); `HL_JIT_SCHEDULES=140` runs them all.
 
 #[path = "../../compiler/tests/common/mod.rs"]
+#[macro_use]
 mod common;
 
 use codegen::compile;
@@ -31,20 +32,4 @@ macro_rules! differential_jit {
     )*};
 }
 
-differential_jit!(
-    blur,
-    stencil_chain,
-    down_up_sample,
-    row_sum,
-    histogram,
-    scan,
-    diamond_dag,
-    float_math,
-    int_wrap,
-    boundary,
-    matmul,
-    conv1d_update,
-    arg_max,
-    triangle,
-    params_and_lut,
-);
+for_each_case!(differential_jit);

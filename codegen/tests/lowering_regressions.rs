@@ -10,13 +10,15 @@ use compiler::ops::{clamp, select, CompareExt};
 use compiler::pipeline::PipelineDef;
 use compiler::reductions::{maximum, sum};
 use compiler::schedule::Schedule;
-use compiler::schedule_text::parse_schedule;
 use compiler::stmt::{Stmt, StmtNode};
 use compiler::types::ScalarType;
 use compiler::value::Scalar;
 use compiler::visit::{mutate_stmt_children, Mutator};
 use compiler::{Func, ImageParam, Pipeline, RDom, Var};
 use std::collections::BTreeMap;
+
+#[path = "support/split_naming.rs"]
+mod split_naming;
 
 type Inputs = BTreeMap<String, Buffer>;
 
@@ -82,42 +84,14 @@ fn bounds_that_read_a_func_stored_at_root_are_computed_after_it() {
     agree(&p, &s, &inputs, "out", &[(0, 8)]);
 }
 
-/// `f(x, y) = 0; f(x, y) += input(clamp(x + r, 0, 1023), clamp(y, 0, 255))`
-/// over r in [0, 3), `out(x, y) = f(x, y)`.
+/// The accumulation pipeline with its inputs.
 fn accumulation() -> (PipelineDef, Inputs) {
-    let (x, y) = (Var::new("x"), Var::new("y"));
-    let input_image = ImageParam::new("input", ScalarType::F32, 2);
-    let f = Func::new("f");
-    f.define(&[&x, &y], 0.0f32);
-    let r = RDom::new("r", &[(0.into(), 3.into())]);
-    f.update([x.expr(), y.expr()], f.at([x.expr(), y.expr()]) + input_image.at([clamp(&x + r.x(), 0, 1023), clamp(&y, 0, 255)]));
-    let out = Func::new("out");
-    out.define(&[&x, &y], f.at([x.expr(), y.expr()]));
-    let p = Pipeline::new(&[&out]).expect("a valid pipeline");
     let inputs = BTreeMap::from([("input".to_string(), input("input", ScalarType::F32, &[(0, 1024), (0, 256)]))]);
-    (p, inputs)
+    (split_naming::pipeline(), inputs)
 }
 
-/// The schedule of the issue, with `outer` as the name of the outer loops
-/// of the splits (`x`, `y`: Halide's usual naming; or fresh names).
 fn tiled(outer_x: &str, outer_y: &str) -> Schedule {
-    let text = format!(
-        "out.split(x, {outer_x}, xi, 64)\n\
-         out.split(y, {outer_y}, yi, 3)\n\
-         out.reorder(xi, yi, {outer_x}, {outer_y})\n\
-         f.compute_at(out, {outer_x})\n\
-         f.split(x, {outer_x}, xi, 16, round_up)\n\
-         f.reorder(xi, {outer_x}, y)\n\
-         f.unroll({outer_x}, 4)\n\
-         f.unroll(y, 3)\n\
-         f.vectorize(xi)\n\
-         f.update(0).split(x, {outer_x}, xi, 16, round_up)\n\
-         f.update(0).reorder(xi, {outer_x}, y, r.x)\n\
-         f.update(0).unroll({outer_x}, 4)\n\
-         f.update(0).unroll(y, 3)\n\
-         f.update(0).vectorize(xi)\n"
-    );
-    parse_schedule(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    split_naming::schedule(outer_x, outer_y)
 }
 
 /// The `Allocate` size of `buffer` in `s`, if it is a constant.

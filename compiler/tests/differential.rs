@@ -4,6 +4,7 @@
 //! sliding windows and folded storage) must compute exactly what the
 //! reference evaluator computes (see `common::differential`).
 
+#[macro_use]
 mod common;
 
 use common::differential::check_schedules;
@@ -29,23 +30,7 @@ macro_rules! differential {
     )*};
 }
 
-differential!(
-    blur,
-    stencil_chain,
-    down_up_sample,
-    row_sum,
-    histogram,
-    scan,
-    diamond_dag,
-    float_math,
-    int_wrap,
-    boundary,
-    matmul,
-    conv1d_update,
-    arg_max,
-    triangle,
-    params_and_lut,
-);
+for_each_case!(differential);
 
 #[test]
 fn the_suite_runs_at_least_two_thousand_cases() {

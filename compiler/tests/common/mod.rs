@@ -266,6 +266,30 @@ pub fn params_and_lut() -> Case {
 }
 
 /// Every catalog case.
+/// Invokes macro `$m` with the name of every catalog pipeline.
+#[allow(unused_macros)]
+macro_rules! for_each_case {
+    ($m:ident) => {
+        $m!(
+            blur,
+            stencil_chain,
+            down_up_sample,
+            row_sum,
+            histogram,
+            scan,
+            diamond_dag,
+            float_math,
+            int_wrap,
+            boundary,
+            matmul,
+            conv1d_update,
+            arg_max,
+            triangle,
+            params_and_lut,
+        );
+    };
+}
+
 pub fn all_cases() -> Vec<Case> {
     vec![
         blur(),
