@@ -36,8 +36,8 @@ impl JitCache {
 
     fn key(&self, lowered: &Lowered) -> u64 {
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        json(&lowered.pipeline).hash(&mut h);
-        json(&lowered.schedule).hash(&mut h);
+        encoded(&lowered.pipeline).hash(&mut h);
+        encoded(&lowered.schedule).hash(&mut h);
         lowered.options.check_accesses.hash(&mut h);
         self.target.hash(&mut h);
         env!("CARGO_PKG_VERSION").hash(&mut h);
@@ -68,9 +68,10 @@ impl JitCache {
     }
 }
 
-/// The bytes of a key's part.
-fn json<T: serde::Serialize>(v: &T) -> Vec<u8> {
-    serde_json::to_vec(v).unwrap_or_default()
+/// The bytes of a key's part: an exact encoding (floats by their bits,
+/// NaN and infinities included).
+fn encoded<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    bincode::serialize(v).unwrap_or_else(|e| format!("unencodable: {e}").into_bytes())
 }
 
 #[cfg(test)]
@@ -90,6 +91,24 @@ mod tests {
         let other = cache.get_or_compile(&lower(&compiler::schedule::Schedule::new())).unwrap();
         assert!(!Arc::ptr_eq(&first, &other), "another schedule is another entry");
         assert_eq!(cache.len(), 2);
+    }
+
+    /// Pipelines that differ only in a float constant (infinities and
+    /// neighbouring floats included) are different entries.
+    #[test]
+    fn float_constants_are_keyed_exactly() {
+        use compiler::{Func, ImageParam, Pipeline, ScalarType, Var};
+        let scaled = |c: f32| {
+            let x = Var::new("x");
+            let input = ImageParam::new("input", ScalarType::F32, 1);
+            let f = Func::new("f");
+            f.define(&[&x], input.at([x.expr()]) * c);
+            compiler::lower::lower(&Pipeline::new(&[&f]).unwrap(), &compiler::schedule::Schedule::new()).unwrap()
+        };
+        let cache = JitCache::new(8);
+        let constants = [1.0f32, f32::from_bits(1.0f32.to_bits() + 1), f32::INFINITY, f32::NEG_INFINITY];
+        let keys: std::collections::HashSet<u64> = constants.iter().map(|&c| cache.key(&scaled(c))).collect();
+        assert_eq!(keys.len(), constants.len());
     }
 
     #[test]

@@ -1,9 +1,9 @@
-//! The runner child's side: reads [`RunRequest`]s from stdin, one JSON
-//! object per line, and answers each with an [`Outcome`] on stdout.
+//! The runner child's side: reads [`RunRequest`] frames from stdin and
+//! answers each with an [`Outcome`] frame on stdout.
 //! Compiled pipelines go through a bounded [`JitCache`], so a child that
 //! runs thousands of distinct schedules keeps bounded memory.
 
-use super::protocol::{Fault, Outcome, RunRequest};
+use super::protocol::{read_frame, write_frame, Fault, Outcome, RunRequest};
 use crate::timing::{pattern_input, time_compiled};
 use crate::{JitCache, RunError};
 use compiler::error::LowerError;
@@ -11,7 +11,6 @@ use compiler::lower::{lower_with, LowerOptions};
 use compiler::realize::{bind_arguments, BoundArguments};
 use compiler::value::Scalar;
 use std::collections::BTreeMap;
-use std::io::{BufRead, Write};
 use std::time::Instant;
 
 /// Serves requests until stdin closes. `memory_limit` (bytes) caps the
@@ -26,17 +25,9 @@ pub fn serve(memory_limit: Option<u64>, cache_capacity: usize) -> std::io::Resul
         }
     }
     let cache = JitCache::new(cache_capacity);
-    let stdout = std::io::stdout();
-    for line in std::io::stdin().lock().lines() {
-        let line = line?;
-        let outcome = match serde_json::from_str::<RunRequest>(&line) {
-            Ok(request) => handle(&request, &cache),
-            Err(e) => Outcome::RunFailed { message: format!("the request does not parse: {e}") },
-        };
-        let mut out = stdout.lock();
-        serde_json::to_writer(&mut out, &outcome)?;
-        out.write_all(b"\n")?;
-        out.flush()?;
+    let (mut stdin, mut stdout) = (std::io::stdin().lock(), std::io::stdout().lock());
+    while let Some(request) = read_frame::<RunRequest>(&mut stdin)? {
+        write_frame(&mut stdout, &handle(&request, &cache))?;
     }
     Ok(())
 }

@@ -6,14 +6,15 @@
 //! compile cache keeps its memory bounded) and starts a new one after a
 //! crash or a timeout. Each request has a wall-clock limit; the child's
 //! address space can be capped (`setrlimit`). Requests and outcomes are
-//! JSON lines ([`protocol`]); every failure is classified ([`Outcome`]).
+//! frames on the child's stdin and stdout ([`protocol`]); every failure is
+//! classified ([`Outcome`]).
 
 pub mod child;
 pub mod protocol;
 
 pub use protocol::{Fault, Outcome, RunRequest};
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -55,7 +56,7 @@ impl RunnerOptions {
 struct Worker {
     process: Child,
     stdin: ChildStdin,
-    answers: Receiver<String>,
+    answers: Receiver<Outcome>,
     /// The end of what the child wrote to stderr.
     stderr: Arc<Mutex<String>>,
 }
@@ -98,9 +99,9 @@ impl Runner {
             let mut stderr_pipe = process.stderr.take().expect("piped");
             let (send, answers) = mpsc::channel();
             std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    if send.send(line).is_err() {
+                let mut stdout = BufReader::new(stdout);
+                while let Ok(Some(outcome)) = protocol::read_frame::<Outcome>(&mut stdout) {
+                    if send.send(outcome).is_err() {
                         break;
                     }
                 }
@@ -132,22 +133,16 @@ impl Runner {
     /// or does not answer in time is an [`Outcome`] too.
     pub fn run(&mut self, request: &RunRequest) -> Outcome {
         let timeout = self.options.timeout;
-        let line = match serde_json::to_string(request) {
-            Ok(l) => l,
-            Err(e) => return Outcome::RunFailed { message: format!("the request does not serialize: {e}") },
-        };
         let worker = match self.start() {
             Ok(w) => w,
             Err(e) => return Outcome::RunFailed { message: format!("cannot start {}: {e}", self.options.program.display()) },
         };
-        let sent = worker.stdin.write_all(line.as_bytes()).and_then(|_| worker.stdin.write_all(b"\n")).and_then(|_| worker.stdin.flush());
-        let answer = match sent {
+        let answer = match protocol::write_frame(&mut worker.stdin, request) {
             Ok(()) => worker.answers.recv_timeout(timeout),
             Err(_) => Err(RecvTimeoutError::Disconnected),
         };
         match answer {
-            Ok(line) => serde_json::from_str(&line)
-                .unwrap_or_else(|e| Outcome::RunFailed { message: format!("the child's answer does not parse: {e}: {line}") }),
+            Ok(outcome) => outcome,
             Err(RecvTimeoutError::Timeout) => {
                 self.stop();
                 Outcome::Timeout

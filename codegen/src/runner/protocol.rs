@@ -1,11 +1,44 @@
-//! The messages between a parent and its runner child: one JSON object per
-//! line, a [`RunRequest`] down, an [`Outcome`] back.
+//! The messages between a parent and its runner child: a [`RunRequest`]
+//! down, an [`Outcome`] back, each one frame (a little-endian `u64` length,
+//! then the bincode encoding, exact for every float constant, NaN and
+//! infinities included).
 
 use crate::timing::Sampling;
 use compiler::error::ScheduleErrorKind;
 use compiler::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+
+/// The largest frame accepted (a pipeline of a million expression nodes
+/// encodes to far less).
+const MAX_FRAME_BYTES: u64 = 1 << 30;
+
+/// Writes `message` as one frame and flushes.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, message: &T) -> std::io::Result<()> {
+    let bytes = bincode::serialize(message).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+    w.write_all(&(bytes.len() as u64).to_le_bytes())?;
+    w.write_all(&bytes)?;
+    w.flush()
+}
+
+/// Reads one frame; `None` at the end of the stream.
+pub fn read_frame<T: DeserializeOwned>(r: &mut impl Read) -> std::io::Result<Option<T>> {
+    let mut len = [0u8; 8];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u64::from_le_bytes(len);
+    if len > MAX_FRAME_BYTES {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a frame of {len} bytes")));
+    }
+    let mut bytes = vec![0u8; len as usize];
+    r.read_exact(&mut bytes)?;
+    bincode::deserialize(&bytes).map(Some).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
 
 /// One schedule to lower, compile and time.
 #[derive(Clone, Debug, Serialize, Deserialize)]
