@@ -1,10 +1,11 @@
 //! `hl-runner`: the child process of [`codegen::runner::Runner`]. Reads run
-//! requests (JSON lines) on stdin and answers each on stdout.
+//! request frames (see `codegen::runner::protocol`) on stdin and answers
+//! each on stdout.
 
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(name = "hl-runner", about = "Lower, compile and time schedules sent as JSON lines on stdin")]
+#[command(name = "hl-runner", about = "Lower, compile and time schedules sent as frames on stdin")]
 struct Args {
     /// Cap the address space at this many bytes.
     #[arg(long)]
