@@ -6,9 +6,11 @@
 //! handles: Funcs are named, reduction variables are plain `Var`s named after
 //! their RDom dimension, and params are `Param` nodes.
 
-use crate::expr::{Expr, Name, RDomDef};
+use crate::expr::{CallTarget, Expr, ExprNode, Name, RDomDef};
 use crate::types::{ScalarType, Type};
+use crate::visit::{walk_expr, Visitor};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// An estimate of one dimension's region: the autoscheduler plans for it.
@@ -57,6 +59,40 @@ impl FuncDef {
     /// Number of stages: the pure definition plus the updates.
     pub fn stages(&self) -> usize {
         1 + self.updates.len()
+    }
+
+    /// The Funcs stage `stage` calls directly, other than this Func itself
+    /// (the edges of the pipeline's DAG, per stage).
+    pub fn stage_callees(&self, stage: usize) -> BTreeSet<Name> {
+        #[derive(Default)]
+        struct Callees(BTreeSet<Name>);
+        impl Visitor for Callees {
+            fn visit_expr(&mut self, e: &Expr) {
+                if let ExprNode::Call { target: CallTarget::Func(r), .. } = e.node() {
+                    self.0.insert(r.name.clone());
+                }
+                walk_expr(self, e)
+            }
+        }
+        let mut c = Callees::default();
+        if stage == 0 {
+            c.visit_expr(&self.value);
+        } else {
+            let u = &self.updates[stage - 1];
+            u.args.iter().for_each(|a| c.visit_expr(a));
+            c.visit_expr(&u.value);
+            if let Some(r) = &u.rdom {
+                for d in &r.dims {
+                    c.visit_expr(&d.min);
+                    c.visit_expr(&d.extent);
+                }
+                if let Some(p) = &r.predicate {
+                    c.visit_expr(p);
+                }
+            }
+        }
+        c.0.remove(&self.name);
+        c.0
     }
 }
 

@@ -164,27 +164,7 @@ fn level_chain(plan: &crate::lower::validate::Plan, level: &LoopLevel) -> Vec<Lo
 
 /// Whether stage `stage` of `c` reads `f`, directly or through inlined Funcs.
 fn stage_uses(p: &PipelineDef, plan: &crate::lower::validate::Plan, c: &FuncDef, stage: usize, f: &str) -> bool {
-    let mut names = vec![];
-    let collect = |e: &crate::expr::Expr, names: &mut Vec<Name>| {
-        struct C<'a>(&'a mut Vec<Name>);
-        impl crate::visit::Visitor for C<'_> {
-            fn visit_expr(&mut self, e: &crate::expr::Expr) {
-                if let crate::expr::ExprNode::Call { target: crate::expr::CallTarget::Func(r), .. } = e.node() {
-                    self.0.push(r.name.clone());
-                }
-                crate::visit::walk_expr(self, e)
-            }
-        }
-        crate::visit::Visitor::visit_expr(&mut C(names), e);
-    };
-    if stage == 0 {
-        collect(&c.value, &mut names);
-    } else {
-        let u = &c.updates[stage - 1];
-        u.args.iter().for_each(|a| collect(a, &mut names));
-        collect(&u.value, &mut names);
-    }
-    names.iter().any(|n| &**n == f || (plan.get(n).inline && *n != c.name && p.func(n).is_some_and(|d| stage_uses(p, plan, d, 0, f))))
+    c.stage_callees(stage).iter().any(|n| &**n == f || (plan.get(n).inline && p.func(n).is_some_and(|d| stage_uses(p, plan, d, 0, f))))
 }
 
 /// Draws before [`random_schedule`] settles for one that does not run at

@@ -77,7 +77,7 @@ pub fn inline_funcs(p: &PipelineDef, plan: &Plan) -> Result<Vec<FuncDef>, LowerE
         let nodes = definition_nodes(&def);
         if nodes > MAX_INLINED_NODES {
             // The largest inlined Func it calls is the one to compute.
-            let callees = (0..f.stages()).flat_map(|stage| super::validate::stage_callees(f, stage));
+            let callees = (0..f.stages()).flat_map(|stage| f.stage_callees(stage));
             let inlined_callee = callees.filter_map(|c| sizes.get(&c).map(|&n| (n, c))).max().map(|(_, c)| c.to_string());
             return Err(LowerError::InlinedTooLarge {
                 func: f.name.to_string(),

@@ -48,42 +48,6 @@ fn func_err(func: &str, kind: ScheduleErrorKind, why: impl Into<String>) -> Sche
     ScheduleError::Func { func: func.to_string(), kind, why: why.into() }
 }
 
-/// Funcs called directly by an expression.
-#[derive(Default)]
-struct Callees(BTreeSet<Name>);
-
-impl Visitor for Callees {
-    fn visit_expr(&mut self, e: &Expr) {
-        if let ExprNode::Call { target: CallTarget::Func(r), .. } = e.node() {
-            self.0.insert(r.name.clone());
-        }
-        walk_expr(self, e)
-    }
-}
-
-/// The Funcs stage `stage` of `f` calls (other than `f` itself).
-pub(super) fn stage_callees(f: &FuncDef, stage: usize) -> BTreeSet<Name> {
-    let mut c = Callees::default();
-    if stage == 0 {
-        c.visit_expr(&f.value);
-    } else {
-        let u = &f.updates[stage - 1];
-        u.args.iter().for_each(|a| c.visit_expr(a));
-        c.visit_expr(&u.value);
-        if let Some(r) = &u.rdom {
-            for d in &r.dims {
-                c.visit_expr(&d.min);
-                c.visit_expr(&d.extent);
-            }
-            if let Some(p) = &r.predicate {
-                c.visit_expr(p);
-            }
-        }
-    }
-    c.0.remove(&f.name);
-    c.0
-}
-
 /// Validates `schedule` for `p`.
 pub fn validate(p: &PipelineDef, schedule: &Schedule) -> Result<Plan, ScheduleError> {
     for name in schedule.funcs.keys() {
@@ -103,7 +67,7 @@ pub fn validate(p: &PipelineDef, schedule: &Schedule) -> Result<Plan, ScheduleEr
     for f in &p.funcs {
         for s in 0..f.stages() {
             let mut realized = BTreeSet::new();
-            for c in stage_callees(f, s) {
+            for c in f.stage_callees(s) {
                 realized.extend(realized_uses(p, &inline, &c, &mut uses_memo));
             }
             stage_uses.insert((f.name.clone(), s), realized);
@@ -129,7 +93,7 @@ fn realized_uses(p: &PipelineDef, inline: &BTreeSet<Name>, callee: &Name, memo: 
     }
     let f = p.func(callee).expect("checked pipeline");
     let mut out = BTreeSet::new();
-    for c in stage_callees(f, 0) {
+    for c in f.stage_callees(0) {
         out.extend(realized_uses(p, inline, &c, memo));
     }
     memo.insert(callee.clone(), out.clone());

@@ -16,7 +16,7 @@
 //! constant conditions, asserts that always hold, no-ops and unused lets.
 
 mod bounds;
-mod linear;
+pub mod linear;
 mod rules;
 #[cfg(test)]
 mod tests;
