@@ -6,8 +6,8 @@
 use crate::{App, Region};
 use codegen::timing::Sampling;
 use codegen::RunError;
-use compiler::buffer::{Buffer, BufferError};
-use compiler::pipeline::PipelineDef;
+use compiler::exec::buffer::{Buffer, BufferError};
+use compiler::lang::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -43,7 +43,7 @@ pub enum BenchError {
     #[error("{app}: {source}")]
     Buffer { app: String, source: BufferError },
     #[error("{app}: {source}")]
-    Arguments { app: String, source: compiler::realize::RealizeError },
+    Arguments { app: String, source: compiler::exec::realize::RealizeError },
     #[error("{app}: the {schedule} schedule's output differs from the {reference} schedule's")]
     Mismatch { app: String, schedule: String, reference: String },
 }
@@ -105,8 +105,8 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
         let started = Instant::now();
         let compiled = codegen::compile(&lowered).map_err(|source| BenchError::Codegen { app: name(), source })?;
         let compile = started.elapsed();
-        let compiler::realize::BoundArguments { mut buffers, scalars } =
-            compiler::realize::bind_arguments(p, &inputs, &BTreeMap::new(), &regions)
+        let compiler::exec::realize::BoundArguments { mut buffers, scalars } =
+            compiler::exec::realize::bind_arguments(p, &inputs, &BTreeMap::new(), &regions)
                 .map_err(|source| BenchError::Arguments { app: name(), source })?;
         let timing = time_compiled(&compiled, &mut buffers, &scalars, &options.sampling)
             .map_err(|source| BenchError::Run { app: name(), source })?;

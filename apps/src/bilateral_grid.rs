@@ -14,13 +14,13 @@
 //! vectorized.
 
 use crate::{pick, App, Size};
-use compiler::boundary::repeat_edge;
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::{ScalarType, Type};
+use compiler::lang::boundary::repeat_edge;
+use compiler::lang::ops::{cast, clamp, select, CompareExt};
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
-use compiler::ops::{cast, clamp, select, CompareExt};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::{ScalarType, Type};
 
 /// Pixels per grid cell along x and y.
 const S_SIGMA: i32 = 8;

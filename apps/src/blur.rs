@@ -7,9 +7,9 @@
 //! per strip, both vectorized.
 
 use crate::{idioms, pick, App, Size};
+use compiler::ir::types::ScalarType;
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::ScalarType;
 
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (70, 45));

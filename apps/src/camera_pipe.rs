@@ -14,12 +14,12 @@
 //! image computed per strip, vectorized; the colour correction inlined.
 
 use crate::{pick, App, Size};
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::{ScalarType, Type};
+use compiler::lang::ops::{cast, clamp, max, min, select, sqrt, CompareExt};
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
-use compiler::ops::{cast, clamp, max, min, select, sqrt, CompareExt};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::{ScalarType, Type};
 
 /// The colour matrix: row c gives output channel c as `m0 r + m1 g + m2 b
 /// + m3`, in units of 1/256.

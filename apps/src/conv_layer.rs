@@ -10,12 +10,12 @@
 //! stay in registers.
 
 use crate::{pick, App, Size};
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::ScalarType;
+use compiler::lang::ops::max;
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
-use compiler::ops::max;
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::ScalarType;
 
 pub fn app(size: Size, host: &Target) -> App {
     let (n, ci, co, w, h) = pick(size, (5, 128, 128, 100, 80), (2, 8, 2 * 16, 8, 6));

@@ -10,11 +10,11 @@
 //! box sums inlined into the output; all vectorized.
 
 use crate::{idioms, pick, App, Size};
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::ScalarType;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::ScalarType;
 
 pub fn app(size: Size, host: &Target) -> App {
     // The small output is taller than one strip (32 rows): the strips shift

@@ -10,12 +10,12 @@
 //! strips of rows, vectorized, with the colour conversions inlined.
 
 use crate::{pick, App, Size};
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::{ScalarType, Type};
+use compiler::lang::ops::{cast, clamp, select, CompareExt};
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
-use compiler::ops::{cast, clamp, select, CompareExt};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::{ScalarType, Type};
 
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (24, 20));

@@ -11,11 +11,11 @@
 //! columns of a strip at once; the transposes inlined.
 
 use crate::{pick, App, Size};
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::ScalarType;
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::ScalarType;
 
 const ALPHA: f32 = 0.1;
 

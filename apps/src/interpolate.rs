@@ -11,13 +11,13 @@
 //! upsamplings computed per row of their level.
 
 use crate::{pick, App, Size};
-use compiler::boundary::repeat_edge;
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::ScalarType;
+use compiler::lang::boundary::repeat_edge;
+use compiler::lang::ops::{select, CompareExt};
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
-use compiler::ops::{select, CompareExt};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::ScalarType;
 
 pub fn app(size: Size, host: &Target) -> App {
     // A pyramid's reach grows with its depth (the finest level of a

@@ -30,7 +30,7 @@ pub mod matmul;
 pub mod stencil_chain;
 pub mod unsharp;
 
-use compiler::pipeline::{Estimate, PipelineDef};
+use compiler::lang::pipeline::{Estimate, PipelineDef};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
 

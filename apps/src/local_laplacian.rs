@@ -15,13 +15,13 @@
 //! inlined.
 
 use crate::{pick, App, Size};
-use compiler::boundary::repeat_edge;
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::{ScalarType, Type};
+use compiler::lang::boundary::repeat_edge;
+use compiler::lang::ops::{cast, clamp, exp};
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
-use compiler::ops::{cast, clamp, exp};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::{ScalarType, Type};
 
 /// Intensity levels.
 const K: i32 = 8;

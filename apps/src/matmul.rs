@@ -8,11 +8,11 @@
 //! so `n` is a multiple of 8 and of the f32 vector width.
 
 use crate::{pick, App, Size};
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::{ScalarType, Type};
 use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::schedule::{Schedule, TailStrategy};
 use compiler::target::Target;
-use compiler::types::{ScalarType, Type};
 
 pub fn app(size: Size, host: &Target) -> App {
     let n = pick(size, 1024, 64);

@@ -13,11 +13,11 @@
 //! than linearly in its length.
 
 use crate::{idioms, pick, App, Size};
+use compiler::ir::types::ScalarType;
+use compiler::lang::pipeline::PipelineDef;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
-use compiler::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::ScalarType;
 
 /// A chain of `stages` box stencils of radius `radius` (window side
 /// `2 radius + 1`), the output `s{stages-1}`.

@@ -11,12 +11,12 @@
 //! `sharpen` inlined) computed per row, all vectorized.
 
 use crate::{pick, App, Size};
-use compiler::boundary::repeat_edge;
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::ScalarType;
+use compiler::lang::boundary::repeat_edge;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
-use compiler::types::ScalarType;
 
 /// The Gaussian's weights for offsets 0..=3.
 pub fn weights() -> [f32; 4] {

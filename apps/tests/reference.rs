@@ -13,8 +13,8 @@ fn check(name: &str) {
     let measured = measure(&app, &schedules, &SamplingOptions::once()).unwrap_or_else(|e| panic!("{e}"));
     let inputs = app_inputs(&app).expect("inputs");
     let p = &app.pipeline;
-    let expected =
-        compiler::reference::realize(p, &inputs, &BTreeMap::new(), &p.outputs[0], &app.output).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let expected = compiler::exec::reference::realize(p, &inputs, &BTreeMap::new(), &p.outputs[0], &app.output)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(measured.output == expected, "{name}: the schedules' output differs from the reference evaluator's");
 }
 

@@ -11,8 +11,8 @@
 mod split_naming;
 
 use codegen::timing::{pattern_input, time_compiled, Sampling};
-use compiler::realize::{bind_arguments, BoundArguments};
-use compiler::types::ScalarType;
+use compiler::exec::realize::{bind_arguments, BoundArguments};
+use compiler::ir::types::ScalarType;
 use std::collections::BTreeMap;
 
 fn main() -> anyhow::Result<()> {

@@ -5,16 +5,16 @@
 //! and both checked against the reference evaluator.
 
 use crate::{compile_with, CodegenError, CompileOptions, RunError};
-use compiler::buffer::{Buffer, BufferError};
 use compiler::error::LowerError;
+use compiler::exec::buffer::{Buffer, BufferError};
+use compiler::exec::realize::{realize, RealizeError};
+use compiler::exec::reference::ReferenceError;
+use compiler::ir::types::ScalarType;
+use compiler::ir::value::Scalar;
+use compiler::lang::pipeline::PipelineDef;
 use compiler::lang::{ImageParam, Pipeline, Var};
 use compiler::lower::{lower, Lowered};
-use compiler::pipeline::PipelineDef;
-use compiler::realize::{realize, RealizeError};
-use compiler::reference::ReferenceError;
 use compiler::schedule::Schedule;
-use compiler::types::ScalarType;
-use compiler::value::Scalar;
 use compiler::Func;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -94,7 +94,7 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
     let started = Instant::now();
     let jit_output = compiled.run(&inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");
     let jit_time = started.elapsed();
-    let expected = compiler::reference::realize(&p, &inputs, &BTreeMap::new(), "blur_y", &region)?;
+    let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "blur_y", &region)?;
     let mut points_checked = 0;
     for c in expected.coordinates() {
         let want = expected.get(&c)?;

@@ -5,7 +5,7 @@
 //! `Store` and `Allocate`, no `Realize`, `Provide` or Func calls; vector
 //! loops already turned into ramps and broadcasts). Guarantees: the
 //! function computes exactly what the IR interpreter computes (the value
-//! semantics of [`compiler::value`]: wrapping integers, Euclidean division and
+//! semantics of [`compiler::ir::value`]: wrapping integers, Euclidean division and
 //! modulo with zero for a zero divisor, saturating float-to-int casts, NaN
 //! rules of min/max); it returns 0, or `k + 1` when assertion `k` fails, or
 //! [`ALLOCATION_FAILED`]; heap allocations are freed on every exit path.
@@ -17,11 +17,11 @@
 //! functions that the runtime's `hl_parallel_for` calls.
 
 use super::CodegenError;
-use compiler::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, MathFn, Name};
-use compiler::pipeline::buffer_vars;
-use compiler::stmt::{ForKind, Stmt, StmtNode};
-use compiler::types::{ScalarType, Type};
-use compiler::visit::{FreeVars, Visitor};
+use compiler::ir::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, MathFn, Name};
+use compiler::ir::stmt::{ForKind, Stmt, StmtNode};
+use compiler::ir::types::{ScalarType, Type};
+use compiler::ir::visit::{FreeVars, Visitor};
+use compiler::lang::pipeline::buffer_vars;
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -933,20 +933,20 @@ fn buffers_used(s: &Stmt) -> BTreeSet<Name> {
                     self.names.insert(buffer.clone());
                 }
             }
-            compiler::visit::walk_expr(self, e);
+            compiler::ir::visit::walk_expr(self, e);
         }
         fn visit_stmt(&mut self, s: &Stmt) {
             match s.node() {
                 StmtNode::Store { buffer, .. } if !self.allocated.contains(buffer) => {
                     self.names.insert(buffer.clone());
-                    compiler::visit::walk_stmt(self, s);
+                    compiler::ir::visit::walk_stmt(self, s);
                 }
                 StmtNode::Allocate { buffer, .. } => {
                     self.allocated.push(buffer.clone());
-                    compiler::visit::walk_stmt(self, s);
+                    compiler::ir::visit::walk_stmt(self, s);
                     self.allocated.pop();
                 }
-                _ => compiler::visit::walk_stmt(self, s),
+                _ => compiler::ir::visit::walk_stmt(self, s),
             }
         }
     }

@@ -11,11 +11,11 @@
 
 use super::emit::{emit_pipeline, Signature, ALLOCATION_FAILED, ENTRY};
 use super::{runtime, CodegenError};
-use compiler::buffer::Buffer;
+use compiler::exec::buffer::Buffer;
+use compiler::exec::realize::{bind_arguments, nothing_to_compute, take_outputs, BoundArguments, RealizeError};
+use compiler::ir::value::Scalar;
+use compiler::lang::pipeline::PipelineDef;
 use compiler::lower::Lowered;
-use compiler::pipeline::PipelineDef;
-use compiler::realize::{bind_arguments, nothing_to_compute, take_outputs, BoundArguments, RealizeError};
-use compiler::value::Scalar;
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
@@ -215,9 +215,9 @@ fn signature_of(p: &PipelineDef) -> Signature {
 }
 
 /// The 8-byte little-endian slot of a param value of scalar type `ty`.
-fn param_slot(v: Scalar, ty: compiler::types::ScalarType) -> u64 {
+fn param_slot(v: Scalar, ty: compiler::ir::types::ScalarType) -> u64 {
     match v {
-        Scalar::Float(f) if ty == compiler::types::ScalarType::F32 => (f as f32).to_bits() as u64,
+        Scalar::Float(f) if ty == compiler::ir::types::ScalarType::F32 => (f as f32).to_bits() as u64,
         Scalar::Float(f) => f.to_bits(),
         Scalar::Int(i) => i as u64,
         Scalar::UInt(u) => u,

@@ -5,7 +5,7 @@
 //!   operations for vector IR, outlined closures for parallel loops);
 //! - [`jit`] optimizes it for the host CPU's features (detected at run time:
 //!   AVX2, AVX-512, whatever LLVM reports), compiles it with MCJIT and runs
-//!   it on [`compiler::buffer::Buffer`]s;
+//!   it on [`compiler::exec::buffer::Buffer`]s;
 //! - [`runtime`] is what generated code calls back: the thread pool and
 //!   aligned allocation ([`guard_pages`] is its debug allocator);
 //! - [`runner`] lowers, compiles and times schedules in a child process

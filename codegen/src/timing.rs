@@ -5,9 +5,9 @@
 //! the benchmark.
 
 use crate::{CompiledPipeline, RunError};
-use compiler::buffer::{Buffer, BufferError};
-use compiler::types::ScalarType;
-use compiler::value::Scalar;
+use compiler::exec::buffer::{Buffer, BufferError};
+use compiler::ir::types::ScalarType;
+use compiler::ir::value::Scalar;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

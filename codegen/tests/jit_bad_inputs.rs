@@ -6,12 +6,12 @@
 mod common;
 
 use codegen::{compile, compile_with, CompileOptions, CompiledPipeline, RunError};
-use compiler::buffer::Buffer;
+use compiler::exec::buffer::Buffer;
+use compiler::exec::realize::RealizeError;
+use compiler::ir::types::ScalarType;
+use compiler::ir::value::Scalar;
 use compiler::lower::lower;
-use compiler::realize::RealizeError;
 use compiler::schedule::Schedule;
-use compiler::types::ScalarType;
-use compiler::value::Scalar;
 use std::collections::BTreeMap;
 
 fn blur_compiled() -> (common::Case, CompiledPipeline) {
@@ -43,7 +43,7 @@ fn an_input_too_small_for_the_region_names_the_buffer_and_dimension() {
     let out = run(&c, &inputs_with(big.clone()), vec![(0, 10), (0, 10)]).unwrap();
     let case = common::blur();
     let expected =
-        compiler::reference::realize(&case.pipeline, &inputs_with(big), &BTreeMap::new(), "blur_y", &[(0, 10), (0, 10)]).unwrap();
+        compiler::exec::reference::realize(&case.pipeline, &inputs_with(big), &BTreeMap::new(), "blur_y", &[(0, 10), (0, 10)]).unwrap();
     assert_eq!(out, expected);
 }
 
@@ -105,7 +105,7 @@ fn strides_the_code_cannot_honour_are_refused() {
     let mut wild = case.inputs["input"].clone();
     wild.dims[1].stride *= 4;
     let err = run(&c, &inputs_with(wild), vec![(0, 10), (0, 10)]).unwrap_err();
-    assert!(matches!(&err, RunError::Arguments(RealizeError::Buffer(compiler::buffer::BufferError::Layout { .. }))), "{err:?}");
+    assert!(matches!(&err, RunError::Arguments(RealizeError::Buffer(compiler::exec::buffer::BufferError::Layout { .. }))), "{err:?}");
     // A transposed view is addressable, but not dense in dimension 0.
     let mut transposed = Buffer::new("input", ScalarType::U16, &[(-1, 12), (-1, 12)]).unwrap();
     transposed.dims.swap(0, 1);

@@ -3,15 +3,15 @@
 //! serial scalar schedule), and the results stay those of the reference.
 
 use codegen::{compile_with, CompileOptions};
-use compiler::buffer::Buffer;
+use compiler::exec::buffer::Buffer;
+use compiler::ir::types::ScalarType;
+use compiler::ir::value::Scalar;
 use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::lower::lower;
 use compiler::schedule::Schedule;
-use compiler::types::ScalarType;
-use compiler::value::Scalar;
 use std::collections::BTreeMap;
 
-fn every_other_column() -> (compiler::pipeline::PipelineDef, BTreeMap<String, Buffer>) {
+fn every_other_column() -> (compiler::lang::pipeline::PipelineDef, BTreeMap<String, Buffer>) {
     let (x, y) = (Var::new("x"), Var::new("y"));
     let input = ImageParam::new("input", ScalarType::F32, 2);
     let out = Func::new("out");
@@ -21,11 +21,11 @@ fn every_other_column() -> (compiler::pipeline::PipelineDef, BTreeMap<String, Bu
     (Pipeline::new(&[&out]).unwrap(), BTreeMap::from([("input".to_string(), b)]))
 }
 
-fn run_and_check(p: &compiler::pipeline::PipelineDef, inputs: &BTreeMap<String, Buffer>, s: &Schedule) -> String {
+fn run_and_check(p: &compiler::lang::pipeline::PipelineDef, inputs: &BTreeMap<String, Buffer>, s: &Schedule) -> String {
     let compiled = compile_with(&lower(p, s).unwrap(), &CompileOptions { keep_text: true }).unwrap();
     let region = vec![(0, 32), (0, 8)];
     let got = compiled.run(inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
-    let expected = compiler::reference::realize(p, inputs, &BTreeMap::new(), "out", &region).unwrap();
+    let expected = compiler::exec::reference::realize(p, inputs, &BTreeMap::new(), "out", &region).unwrap();
     assert_eq!(got, expected);
     compiled.text.as_ref().expect("kept").llvm_ir.clone()
 }

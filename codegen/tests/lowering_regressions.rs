@@ -4,16 +4,16 @@
 //! what the schedule asks for.
 
 use codegen::{compile, RunError};
-use compiler::buffer::Buffer;
+use compiler::exec::buffer::Buffer;
+use compiler::ir::stmt::{Stmt, StmtNode};
+use compiler::ir::types::ScalarType;
+use compiler::ir::value::Scalar;
+use compiler::ir::visit::{mutate_stmt_children, Mutator};
+use compiler::lang::ops::{clamp, select, CompareExt};
+use compiler::lang::pipeline::PipelineDef;
+use compiler::lang::reductions::{maximum, sum};
 use compiler::lower::{lower, lower_with, LowerOptions, Lowered};
-use compiler::ops::{clamp, select, CompareExt};
-use compiler::pipeline::PipelineDef;
-use compiler::reductions::{maximum, sum};
 use compiler::schedule::Schedule;
-use compiler::stmt::{Stmt, StmtNode};
-use compiler::types::ScalarType;
-use compiler::value::Scalar;
-use compiler::visit::{mutate_stmt_children, Mutator};
 use compiler::{Func, ImageParam, Pipeline, RDom, Var};
 use std::collections::BTreeMap;
 
@@ -38,10 +38,10 @@ fn input(name: &str, ty: ScalarType, region: &[(i64, i64)]) -> Buffer {
 /// Runs `s` on the interpreter and the JIT, both lowered in checked mode,
 /// and compares each with the reference evaluator.
 fn agree(p: &PipelineDef, s: &Schedule, inputs: &Inputs, output: &str, region: &[(i64, i64)]) {
-    let expected = compiler::reference::realize(p, inputs, &BTreeMap::new(), output, region).expect("reference");
+    let expected = compiler::exec::reference::realize(p, inputs, &BTreeMap::new(), output, region).expect("reference");
     let lowered = lower_with(p, s, &LowerOptions::checked()).unwrap_or_else(|e| panic!("failed to lower: {e}\n{s}"));
     let regions = [(output, region.to_vec())];
-    let interpreted = compiler::realize::realize(&lowered, inputs, &BTreeMap::new(), &regions)
+    let interpreted = compiler::exec::realize::realize(&lowered, inputs, &BTreeMap::new(), &regions)
         .unwrap_or_else(|e| panic!("interpreter: {e}\n{s}\n{}", lowered.stmt));
     assert_eq!(interpreted[output], expected, "interpreter\n{s}");
     let compiled = compile(&lowered).expect("compiles");
@@ -162,7 +162,7 @@ const UNDERSIZED_REGION: [(i64, i64); 2] = [(512, 512), (120, 120)];
 fn checked_mode_turns_an_undersized_realization_into_an_error() {
     let (l, inputs) = undersized(&LowerOptions::checked());
     let regions = [("out", UNDERSIZED_REGION.to_vec())];
-    let err = compiler::realize::realize(&l, &inputs, &BTreeMap::new(), &regions).unwrap_err().to_string();
+    let err = compiler::exec::realize::realize(&l, &inputs, &BTreeMap::new(), &regions).unwrap_err().to_string();
     assert!(err.contains("Func f is accessed outside its storage in dimension 0 (x)"), "{err}");
     let compiled = compile(&l).expect("compiles");
     match compiled.run(&inputs, &BTreeMap::new(), &regions) {

@@ -5,11 +5,11 @@
 //! reference evaluator.
 
 use codegen::demo::{blur_pipeline, blur_schedule, run_demo};
-use compiler::expr::{Expr, ExprNode};
+use compiler::ir::expr::{Expr, ExprNode};
+use compiler::ir::stmt::{Stmt, StmtNode};
+use compiler::ir::visit::{walk_stmt, Visitor};
 use compiler::lower::{lower_with, LowerOptions};
 use compiler::schedule::Schedule;
-use compiler::stmt::{Stmt, StmtNode};
-use compiler::visit::{walk_stmt, Visitor};
 
 /// Every `LetStmt` value bound to `name` in `s`.
 fn lets_named(s: &Stmt, name: &str) -> Vec<Expr> {

@@ -1,7 +1,7 @@
 //! Errors of the compiler, each naming what is wrong: the Func, the stage,
 //! the dimension or the directive.
 
-use crate::types::Type;
+use crate::ir::types::Type;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 

@@ -3,37 +3,45 @@
 //! An *algorithm* ([`lang`]) says what each Func computes over an infinite
 //! integer grid; a *schedule* ([`schedule`]) says how: loop order, tiling,
 //! where each Func is computed and stored, SIMD and threads. [`lower`]
-//! turns the two into a loop-nest statement, which [`interpret`] executes.
-//! [`reference`] evaluates the algorithm directly and is the oracle every
-//! schedule is checked against.
+//! turns the two into a loop-nest statement of the [`ir`], which
+//! [`exec::interpret`] executes; [`exec::reference`] evaluates the algorithm
+//! directly and is the oracle every schedule is checked against.
+//!
+//! The module groups read as the architecture:
+//!
+//! | group | concern |
+//! |---|---|
+//! | [`ir`] | types, expressions, statements, traversal, printer, semantics |
+//! | [`lang`] | the algorithm language and the checked [`PipelineDef`] |
+//! | [`schedule`] | schedules as data, their text form, legality at the estimates, random schedules |
+//! | [`analysis`] | interval arithmetic, linear forms |
+//! | [`simplify`] | the simplifier |
+//! | [`lower`] | the lowering passes and their driver |
+//! | [`exec`] | buffers, the reference evaluator, the interpreter |
+//! | [`target`] | the machine a schedule is for |
+//!
+//! This crate links no LLVM: code generation lives in the `codegen` crate,
+//! so analyses and the autoscheduler build on this one alone.
 
-pub mod boundary;
-pub mod buffer;
+pub mod analysis;
 pub mod error;
-pub mod expr;
-pub mod interpret;
-pub mod interval;
+pub mod exec;
+pub mod ir;
 pub mod lang;
-pub mod legality;
 pub mod lower;
-pub mod ops;
-pub mod pipeline;
-pub mod printer;
-pub mod random_schedule;
-pub mod realize;
-pub mod reductions;
-pub mod reference;
 pub mod schedule;
-pub mod schedule_text;
-pub mod semantics;
 pub mod simplify;
-pub mod stmt;
 pub mod target;
-pub mod types;
-pub mod value;
-pub mod visit;
 
-pub use expr::Expr;
+pub use error::{LangError, LowerError, ScheduleError, ScheduleErrorKind};
+pub use exec::buffer::Buffer;
+pub use ir::expr::Expr;
+pub use ir::stmt::Stmt;
+pub use ir::types::{ScalarType, Type};
+pub use ir::value::Scalar;
+pub use lang::pipeline::{FuncDef, FuncId, PipelineDef, StageId};
 pub use lang::{Func, ImageParam, Param, Pipeline, RDom, RVar, Var};
-pub use stmt::Stmt;
-pub use types::{ScalarType, Type};
+pub use lower::{lower, lower_with, LowerOptions, Lowered};
+pub use schedule::legality::{check_at_estimates, EstimateError};
+pub use schedule::{LoopLevel, Schedule};
+pub use target::Target;

@@ -4,7 +4,7 @@
 //! schedule can ask for it; the code generator detects the same features
 //! through LLVM for the code it emits.
 
-use crate::types::ScalarType;
+use crate::ir::types::ScalarType;
 use serde::{Deserialize, Serialize};
 
 /// A machine's vector width and thread count.

@@ -8,7 +8,7 @@
 mod common;
 
 use common::differential::check_schedules;
-use compiler::realize::realize;
+use compiler::exec::realize::realize;
 
 /// Schedules per pipeline; with the 15 catalog pipelines this is 2,100 cases.
 const SCHEDULES_PER_PIPELINE: usize = 140;

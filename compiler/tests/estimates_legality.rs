@@ -3,10 +3,10 @@
 //! schedules that do run at the estimates pass.
 
 use compiler::error::{LowerError, ScheduleErrorKind};
-use compiler::legality::{check_at_estimates, EstimateError, Limits};
-use compiler::pipeline::PipelineDef;
+use compiler::ir::types::ScalarType;
+use compiler::lang::pipeline::PipelineDef;
+use compiler::schedule::legality::{check_at_estimates, EstimateError, Limits};
 use compiler::schedule::{Schedule, TailStrategy};
-use compiler::types::ScalarType;
 use compiler::{Func, ImageParam, Pipeline, Var};
 
 /// `blur_x(x, y) = input(x, y) + input(x + 1, y)`,
@@ -219,9 +219,9 @@ fn random_schedules_run_at_the_estimates() {
     use rand::SeedableRng;
     let p = unpadded();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-    let options = compiler::random_schedule::RandomScheduleOptions::default();
+    let options = compiler::schedule::random::RandomScheduleOptions::default();
     for k in 0..60 {
-        let s = compiler::random_schedule::random_schedule(&p, &mut rng, &options);
+        let s = compiler::schedule::random::random_schedule(&p, &mut rng, &options);
         if let Err(e) = check_at_estimates(&p, &s, &Limits::default()) {
             panic!("random schedule #{k} does not run at the estimates: {e}\n{s}");
         }

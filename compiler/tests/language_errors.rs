@@ -2,7 +2,7 @@
 //! naming the Func at fault; none of them panics.
 
 use compiler::error::LangError;
-use compiler::ops::*;
+use compiler::lang::ops::*;
 use compiler::*;
 
 fn xy() -> (Var, Var) {

@@ -3,9 +3,9 @@
 //! every input they are given.
 
 use crate::gen::Gen;
-use compiler::expr::Expr;
-use compiler::ops::{abs, cast, clamp, exp, log, max, min, select, sqrt, CompareExt};
-use compiler::types::Type;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::Type;
+use compiler::lang::ops::{abs, cast, clamp, exp, log, max, min, select, sqrt, CompareExt};
 use rand::Rng;
 
 impl Gen {

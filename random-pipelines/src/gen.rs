@@ -4,10 +4,10 @@
 //! draws from.
 
 use crate::{GeneratorParams, StageInfo, TYPES};
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::{ScalarType, Type};
+use compiler::lang::ops::cast;
 use compiler::lang::{Func, Var};
-use compiler::ops::cast;
-use compiler::types::{ScalarType, Type};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;

@@ -15,13 +15,13 @@
 //! choices), `expr` (random expressions), `stages` (the stage vocabulary and
 //! the driver); this file holds the parameters, the result and its text.
 
-use compiler::buffer::Buffer;
-use compiler::expr::{CallTarget, DefRef, Expr, ExprNode, Name};
+use compiler::exec::buffer::Buffer;
+use compiler::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name};
+use compiler::ir::types::ScalarType;
+use compiler::ir::value::Scalar;
+use compiler::ir::visit::{mutate_expr_children, Mutator};
+use compiler::lang::pipeline::PipelineDef;
 use compiler::lang::Pipeline;
-use compiler::pipeline::PipelineDef;
-use compiler::types::ScalarType;
-use compiler::value::Scalar;
-use compiler::visit::{mutate_expr_children, Mutator};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -264,15 +264,15 @@ fn rename_anonymous(mut def: PipelineDef) -> PipelineDef {
 
 fn collect_calls(e: &Expr, out: &mut Vec<Name>) {
     struct Calls<'a>(&'a mut Vec<Name>);
-    impl compiler::visit::Visitor for Calls<'_> {
+    impl compiler::ir::visit::Visitor for Calls<'_> {
         fn visit_expr(&mut self, e: &Expr) {
             if let ExprNode::Call { target: CallTarget::Func(r), .. } = e.node() {
                 if !self.0.contains(&r.name) {
                     self.0.push(r.name.clone());
                 }
             }
-            compiler::visit::walk_expr(self, e);
+            compiler::ir::visit::walk_expr(self, e);
         }
     }
-    compiler::visit::Visitor::visit_expr(&mut Calls(out), e);
+    compiler::ir::visit::Visitor::visit_expr(&mut Calls(out), e);
 }

@@ -4,12 +4,12 @@
 
 use crate::gen::{storable, Dim, Gen, Stage};
 use crate::StageInfo;
-use compiler::boundary::repeat_edge;
-use compiler::expr::Expr;
+use compiler::ir::expr::Expr;
+use compiler::ir::types::{ScalarType, Type};
+use compiler::lang::boundary::repeat_edge;
+use compiler::lang::ops::{abs, cast, clamp, exp, log, max, select, sqrt, CompareExt};
+use compiler::lang::reductions::sum;
 use compiler::lang::{Func, ImageParam, RDom};
-use compiler::ops::{abs, cast, clamp, exp, log, max, select, sqrt, CompareExt};
-use compiler::reductions::sum;
-use compiler::types::{ScalarType, Type};
 use rand::Rng;
 
 impl Gen {

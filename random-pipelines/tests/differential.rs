@@ -12,14 +12,14 @@
 //! interpreter.
 
 use codegen::compile;
-use compiler::buffer::Buffer;
 use compiler::error::{LowerError, ScheduleError, ScheduleErrorKind};
-use compiler::interpret::{run_with_options, InterpretError, Options};
+use compiler::exec::buffer::Buffer;
+use compiler::exec::interpret::{run_with_options, InterpretError, Options};
+use compiler::exec::realize::{bind_arguments, take_outputs, BoundArguments};
+use compiler::ir::value::Scalar;
 use compiler::lower::{lower, lower_with, LowerOptions};
-use compiler::random_schedule::{random_schedule, RandomScheduleOptions};
-use compiler::realize::{bind_arguments, take_outputs, BoundArguments};
+use compiler::schedule::random::{random_schedule, RandomScheduleOptions};
 use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
-use compiler::value::Scalar;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random_pipelines::{generate, GeneratorParams, RandomPipeline};
@@ -40,7 +40,7 @@ fn interp_steps() -> u64 {
     env("RANDOM_PIPELINE_INTERP_STEPS", 1_000_000)
 }
 
-/// `compiler::realize::realize` under a step budget.
+/// `compiler::exec::realize::realize` under a step budget.
 fn interpret(
     p: &RandomPipeline,
     lowered: &compiler::lower::Lowered,
@@ -131,7 +131,7 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
     let region = region(seed);
     let header = || format!("seed {seed}\n{}", p.text());
     let t0 = std::time::Instant::now();
-    let expected = match compiler::reference::realize(&p.pipeline, &inputs, &scalars, &p.output, &region) {
+    let expected = match compiler::exec::reference::realize(&p.pipeline, &inputs, &scalars, &p.output, &region) {
         Ok(b) => b,
         Err(e) => return vec![format!("{}reference evaluation failed: {e}", header())],
     };

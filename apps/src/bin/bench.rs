@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use apps::bench::{chain_compile_time, measure, naive_schedule, SamplingOptions};
 use apps::{App, Size};
 use clap::Parser;
+use compiler::ir::types::ScalarType;
 use compiler::target::Target;
-use compiler::types::ScalarType;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser)]

@@ -4,8 +4,8 @@
 //! LLVM distinct buffers never overlap.
 
 use super::{vector_of, BufferRef, CodegenError, FunctionEmitter, Result, Value};
-use compiler::expr::{BinOp, Expr, ExprNode};
-use compiler::types::{ScalarType, Type};
+use compiler::ir::expr::{BinOp, Expr, ExprNode};
+use compiler::ir::types::{ScalarType, Type};
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::VectorType;
 use inkwell::values::{BasicValue, IntValue, PointerValue};

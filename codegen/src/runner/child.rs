@@ -7,9 +7,9 @@ use super::protocol::{read_frame, write_frame, Fault, Outcome, RunRequest};
 use crate::timing::{pattern_input, time_compiled};
 use crate::{JitCache, RunError};
 use compiler::error::LowerError;
+use compiler::exec::realize::{bind_arguments, BoundArguments};
+use compiler::ir::value::Scalar;
 use compiler::lower::{lower_with, LowerOptions};
-use compiler::realize::{bind_arguments, BoundArguments};
-use compiler::value::Scalar;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -103,7 +103,7 @@ fn handle(r: &RunRequest, cache: &JitCache) -> Outcome {
     };
     if r.verify {
         let got = &buffers[&*output];
-        match compiler::reference::realize(&r.pipeline, &inputs, &params, &output, &r.output) {
+        match compiler::exec::reference::realize(&r.pipeline, &inputs, &params, &output, &r.output) {
             Ok(expected) if expected == *got => {}
             Ok(_) => return Outcome::OutputMismatch { message: format!("{output} differs from the reference evaluator's") },
             Err(e) => return Outcome::RunFailed { message: format!("the reference evaluator failed: {e}") },

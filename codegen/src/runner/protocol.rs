@@ -5,7 +5,7 @@
 
 use crate::timing::Sampling;
 use compiler::error::ScheduleErrorKind;
-use compiler::pipeline::PipelineDef;
+use compiler::lang::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

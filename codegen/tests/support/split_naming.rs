@@ -4,10 +4,10 @@
 //! over r in [0, 3), `out(x, y) = f(x, y)`, tiled 64x3 with `f` computed
 //! per tile, unrolled and vectorized.
 
-use compiler::ops::clamp;
-use compiler::pipeline::PipelineDef;
+use compiler::ir::types::ScalarType;
+use compiler::lang::ops::clamp;
+use compiler::lang::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
-use compiler::types::ScalarType;
 use compiler::{Func, ImageParam, Pipeline, RDom, Var};
 
 pub fn pipeline() -> PipelineDef {

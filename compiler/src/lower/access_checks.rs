@@ -6,7 +6,7 @@
 //! Bounds inference already sizes every realization to cover what is
 //! touched and asserts that the caller's buffers do; this pass checks that
 //! claim at run time, access by access, so that a sizing error in the
-//! compiler is a clean [`crate::interpret::InterpretError::AssertionFailed`]
+//! compiler is a clean [`crate::exec::interpret::InterpretError::AssertionFailed`]
 //! or JIT `RunError::AssertionFailed`, never a read or write outside an
 //! allocation. The differential tests lower in this mode; benchmarks do not.
 //!
@@ -20,11 +20,11 @@
 //! check and the access alike (a vectorized access gets a vector check that
 //! must hold in every lane).
 
-use crate::expr::{CallTarget, Expr, ExprNode, Name};
-use crate::ops::CompareExt;
-use crate::pipeline::{buffer_vars, PipelineDef};
-use crate::stmt::{Stmt, StmtNode};
-use crate::visit::{mutate_stmt_children, substitute, Mutator};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::visit::{mutate_stmt_children, substitute, Mutator};
+use crate::lang::ops::CompareExt;
+use crate::lang::pipeline::{buffer_vars, PipelineDef};
 
 /// Adds the access checks to every statement of `s`.
 pub fn check_accesses(s: &Stmt, pipeline: &PipelineDef) -> Stmt {
@@ -121,6 +121,6 @@ fn collect_accesses(e: &Expr, lets: &mut Vec<(Name, Expr)>, out: &mut Vec<Access
             let coordinates = args.iter().map(|a| lets.iter().rev().fold(a.clone(), |c, (n, v)| substitute(n, v, &c))).collect();
             out.push(Access { buffer: r.name.clone(), is_input: matches!(target, CallTarget::Input(_)), coordinates });
         }
-        _ => crate::visit::expr_children(e).iter().for_each(|c| collect_accesses(c, lets, out)),
+        _ => crate::ir::visit::expr_children(e).iter().for_each(|c| collect_accesses(c, lets, out)),
     }
 }

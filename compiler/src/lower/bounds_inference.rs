@@ -14,14 +14,14 @@
 use super::context::rewrite_matching;
 use super::names::{required_max, required_min, stage_max, stage_min};
 use super::validate::FuncPlan;
+use crate::analysis::interval::{box_touched, Interval, Scope, Target};
 use crate::error::LowerError;
-use crate::expr::{Expr, Name};
-use crate::interval::{box_touched, Interval, Scope, Target};
-use crate::ops::CompareExt;
-use crate::pipeline::{buffer_vars, FuncDef};
+use crate::ir::expr::{Expr, Name};
+use crate::ir::stmt::{Range, Stmt, StmtNode};
+use crate::ir::visit::{expr_uses_var, names_bound};
+use crate::lang::ops::CompareExt;
+use crate::lang::pipeline::{buffer_vars, FuncDef};
 use crate::simplify::simplify;
-use crate::stmt::{Range, Stmt, StmtNode};
-use crate::visit::{expr_uses_var, names_bound};
 
 fn unbounded(func: &str, dim: &str, what: &str) -> LowerError {
     LowerError::Unbounded { func: func.to_string(), dim: dim.to_string(), what: what.to_string() }

@@ -3,9 +3,9 @@
 //! (bounds inference, sliding window, storage folding) are "find this node,
 //! look at its context, replace it"; this module is that traversal, once.
 
-use crate::expr::{Expr, Name};
-use crate::stmt::{ForKind, Stmt, StmtNode};
-use crate::visit::{mutate_stmt_children, substitute, Mutator};
+use crate::ir::expr::{Expr, Name};
+use crate::ir::stmt::{ForKind, Stmt, StmtNode};
+use crate::ir::visit::{mutate_stmt_children, substitute, Mutator};
 
 /// A node enclosing the one being rewritten, outermost first.
 #[derive(Clone, Debug)]

@@ -13,11 +13,11 @@
 //! vector of consecutive `x` is one dense load or store, not a gather.
 
 use super::validate::Plan;
-use crate::expr::{CallTarget, Expr, ExprNode, Name};
-use crate::ops::CompareExt;
-use crate::pipeline::{buffer_vars, FuncDef};
-use crate::stmt::{Stmt, StmtNode};
-use crate::visit::{mutate_expr_children, mutate_stmt_children, Mutator};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::visit::{mutate_expr_children, mutate_stmt_children, Mutator};
+use crate::lang::ops::CompareExt;
+use crate::lang::pipeline::{buffer_vars, FuncDef};
 use std::collections::HashMap;
 
 /// The flat index of `args` in `buffer`; an external buffer (an input or

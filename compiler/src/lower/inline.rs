@@ -10,9 +10,9 @@
 
 use super::validate::Plan;
 use crate::error::LowerError;
-use crate::expr::{CallTarget, Expr, ExprNode, Name};
-use crate::pipeline::{FuncDef, PipelineDef, UpdateDef};
-use crate::visit::{mutate_expr_children, substitute_map, Mutator};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::ir::visit::{mutate_expr_children, substitute_map, Mutator};
+use crate::lang::pipeline::{FuncDef, PipelineDef, UpdateDef};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -43,8 +43,8 @@ pub const MAX_INLINED_NODES: usize = 50_000;
 
 /// The expression nodes of `f`'s definitions, counted as a tree.
 fn definition_nodes(f: &FuncDef) -> usize {
-    let update_nodes = |u: &UpdateDef| u.args.iter().chain(std::iter::once(&u.value)).map(crate::visit::node_count).sum::<usize>();
-    crate::visit::node_count(&f.value) + f.updates.iter().map(update_nodes).sum::<usize>()
+    let update_nodes = |u: &UpdateDef| u.args.iter().chain(std::iter::once(&u.value)).map(crate::ir::visit::node_count).sum::<usize>();
+    crate::ir::visit::node_count(&f.value) + f.updates.iter().map(update_nodes).sum::<usize>()
 }
 
 /// The realized Funcs of `p` (producers first) with every inlined Func

@@ -11,10 +11,10 @@
 //! `Realize`, `Provide` or Func or input call remains. Once vectorized: no
 //! vectorized loop remains.
 
-use crate::expr::{CallTarget, Expr, ExprNode, Name};
-use crate::pipeline::{buffer_vars, PipelineDef};
-use crate::stmt::{ForKind, Stmt, StmtNode};
-use crate::visit::{walk_expr, walk_stmt, Visitor};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::ir::stmt::{ForKind, Stmt, StmtNode};
+use crate::ir::visit::{walk_expr, walk_stmt, Visitor};
+use crate::lang::pipeline::{buffer_vars, PipelineDef};
 use std::collections::HashSet;
 
 /// How far lowering has got: what the checker may expect.
@@ -148,8 +148,8 @@ impl Visitor for Checker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::BinOp;
-    use crate::types::Type;
+    use crate::ir::expr::BinOp;
+    use crate::ir::types::Type;
 
     fn empty_pipeline() -> PipelineDef {
         PipelineDef { funcs: vec![], inputs: vec![], params: vec![], outputs: vec![] }

@@ -11,12 +11,12 @@
 
 use super::names::{loop_extent, loop_min, stage_max, stage_min, stage_var};
 use super::validate::{FuncPlan, Plan};
-use crate::expr::{Expr, MathFn, Name};
-use crate::ops::CompareExt;
-use crate::pipeline::FuncDef;
+use crate::ir::expr::{Expr, MathFn, Name};
+use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::visit::{mutate_stmt_children, substitute_map, Mutator};
+use crate::lang::ops::CompareExt;
+use crate::lang::pipeline::FuncDef;
 use crate::schedule::{LoopLevel, ResolvedStage, SplitRecord, TailStrategy};
-use crate::stmt::{Stmt, StmtNode};
-use crate::visit::{mutate_stmt_children, substitute_map, Mutator};
 use std::collections::{HashMap, HashSet};
 
 fn v(name: &str) -> Expr {

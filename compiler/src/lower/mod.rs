@@ -39,11 +39,11 @@ pub mod validate;
 pub mod vectorize;
 
 use crate::error::LowerError;
-use crate::expr::Name;
-use crate::pipeline::PipelineDef;
+use crate::ir::expr::Name;
+use crate::ir::stmt::Stmt;
+use crate::lang::pipeline::PipelineDef;
 use crate::schedule::Schedule;
 use crate::simplify::simplify_stmt;
-use crate::stmt::Stmt;
 
 /// A lowered pipeline: the statement to run and what it was made from.
 #[derive(Clone, Debug)]
@@ -87,7 +87,7 @@ pub fn lower(p: &PipelineDef, s: &Schedule) -> Result<Lowered, LowerError> {
 /// expression trees, which a long pipeline makes deep: they run on a
 /// thread with a large stack.
 pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
-    crate::reference::on_large_stack(|| run_passes(p, s, options))
+    crate::exec::reference::on_large_stack(|| run_passes(p, s, options))
 }
 
 /// Runs the passes one by one: each is timed (a `tracing` debug event),

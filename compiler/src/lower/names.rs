@@ -13,7 +13,7 @@
 //!   canonical `f.s{s}.{x}`: its bounds must not shadow the stage's;
 //! - `f.{x}.min` / `f.{x}.max` are the region of `f` its consumers require in
 //!   pure dimension `x` (the output buffer's region for outputs);
-//! - buffer fields use [`crate::pipeline::buffer_vars`] (`f.min.0`, ...).
+//! - buffer fields use [`crate::lang::pipeline::buffer_vars`] (`f.min.0`, ...).
 
 pub fn stage_var(func: &str, stage: usize, var: &str) -> String {
     format!("{func}.s{stage}.{var}")

@@ -14,10 +14,10 @@
 //! iterations in the same order with the same values; only loops without
 //! inner loops are split, so code grows at most twofold.
 
-use crate::expr::{BinOp, Expr, ExprNode, Name};
+use crate::ir::expr::{BinOp, Expr, ExprNode, Name};
+use crate::ir::stmt::{ForKind, Stmt, StmtNode};
+use crate::ir::visit::{mutate_expr_children, mutate_stmt_children, walk_stmt, Mutator, Visitor};
 use crate::simplify::simplify;
-use crate::stmt::{ForKind, Stmt, StmtNode};
-use crate::visit::{mutate_expr_children, mutate_stmt_children, walk_stmt, Mutator, Visitor};
 
 /// Partitions every loop of `s` that the shape above allows.
 pub fn partition_loops(s: &Stmt) -> Stmt {

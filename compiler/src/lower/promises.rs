@@ -4,9 +4,9 @@
 //! Requires: nothing. Guarantees: no `promise_clamped` call remains; each is
 //! replaced by its value, so later passes and back ends never see one.
 
-use crate::expr::{CallTarget, Expr, ExprNode, MathFn};
-use crate::stmt::Stmt;
-use crate::visit::{mutate_expr_children, Mutator};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, MathFn};
+use crate::ir::stmt::Stmt;
+use crate::ir::visit::{mutate_expr_children, Mutator};
 
 struct Strip;
 

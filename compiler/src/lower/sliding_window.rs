@@ -22,12 +22,12 @@
 use super::context::{find_context, rewrite_matching, Context, Enclosing};
 use super::names::{required_max, required_min, stage_min};
 use super::validate::FuncPlan;
-use crate::expr::{Expr, Name};
-use crate::ops::CompareExt;
-use crate::pipeline::FuncDef;
+use crate::ir::expr::{Expr, Name};
+use crate::ir::stmt::{ForKind, Stmt, StmtNode};
+use crate::ir::visit::{expr_uses_var, substitute};
+use crate::lang::ops::CompareExt;
+use crate::lang::pipeline::FuncDef;
 use crate::simplify::{can_prove, can_prove_with, simplify};
-use crate::stmt::{ForKind, Stmt, StmtNode};
-use crate::visit::{expr_uses_var, substitute};
 use std::collections::HashMap;
 
 /// The stage starts the pass has rewritten (`{f}.s0.{x}.min`), each with the

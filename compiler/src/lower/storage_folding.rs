@@ -11,12 +11,12 @@
 use super::context::rewrite_matching;
 use super::sliding_window::{find_window, Slid};
 use super::validate::FuncPlan;
-use crate::expr::{BinOp, CallTarget, Expr, ExprNode};
-use crate::interval::{box_touched, Interval, Scope, Target};
-use crate::pipeline::FuncDef;
+use crate::analysis::interval::{box_touched, Interval, Scope, Target};
+use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode};
+use crate::ir::stmt::{Range, Stmt, StmtNode};
+use crate::ir::visit::{mutate_expr_children, mutate_stmt_children, Mutator};
+use crate::lang::pipeline::FuncDef;
 use crate::simplify::{const_bounds, simplify};
-use crate::stmt::{Range, Stmt, StmtNode};
-use crate::visit::{mutate_expr_children, mutate_stmt_children, Mutator};
 
 /// Rewrites accesses of one Func so that dimension `dim` is taken modulo `factor`.
 struct FoldAccesses<'a> {

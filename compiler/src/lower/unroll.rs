@@ -5,10 +5,10 @@
 //! unrolled `For` remains; a loop whose extent is not constant runs as a
 //! serial loop (and a warning is logged).
 
-use crate::expr::Expr;
+use crate::ir::expr::Expr;
+use crate::ir::stmt::{ForKind, Stmt, StmtNode};
+use crate::ir::visit::{mutate_stmt_children, substitute_stmt, Mutator};
 use crate::simplify::simplify;
-use crate::stmt::{ForKind, Stmt, StmtNode};
-use crate::visit::{mutate_stmt_children, substitute_stmt, Mutator};
 
 struct Unroll;
 

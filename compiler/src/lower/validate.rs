@@ -10,11 +10,11 @@
 //! keep their order and run serially unless their iterations are independent.
 
 use crate::error::{ScheduleError, ScheduleErrorKind};
-use crate::expr::{CallTarget, Expr, ExprNode, Name};
-use crate::pipeline::{FuncDef, PipelineDef};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::ir::stmt::ForKind;
+use crate::ir::visit::{walk_expr, Visitor};
+use crate::lang::pipeline::{FuncDef, PipelineDef};
 use crate::schedule::{resolve_stage, Bound, FuncSchedule, LoopLevel, ResolvedStage, Schedule, SplitRecord};
-use crate::stmt::ForKind;
-use crate::visit::{walk_expr, Visitor};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// How one Func is realized.
@@ -462,7 +462,7 @@ fn check_reduction_loops(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Result
 /// True when `rvar` appears unadorned at one position of the left-hand side
 /// and at that position in every self-reference: each iteration then writes
 /// and reads only its own points.
-fn rvar_is_independent(f: &FuncDef, update: &crate::pipeline::UpdateDef, rvar: &Name) -> bool {
+fn rvar_is_independent(f: &FuncDef, update: &crate::lang::pipeline::UpdateDef, rvar: &Name) -> bool {
     let Some(pos) = update.args.iter().position(|a| a.as_var() == Some(rvar)) else {
         return false;
     };

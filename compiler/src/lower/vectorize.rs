@@ -11,10 +11,10 @@
 //! that cannot be checked that way (not a conjunction of affine
 //! inequalities) leave the loop scalar.
 
-use crate::expr::{CmpOp, Expr, ExprNode, Name};
+use crate::ir::expr::{CmpOp, Expr, ExprNode, Name};
+use crate::ir::stmt::{ForKind, Stmt, StmtNode};
+use crate::ir::visit::{expr_uses_any, mutate_expr_children, mutate_stmt_children, substitute, Mutator};
 use crate::simplify::simplify;
-use crate::stmt::{ForKind, Stmt, StmtNode};
-use crate::visit::{expr_uses_any, mutate_expr_children, mutate_stmt_children, substitute, Mutator};
 use std::collections::HashSet;
 
 /// Replaces the loop variable by a ramp and propagates vector types.
@@ -91,7 +91,7 @@ fn lane_conditions(body: &Stmt, var: &Name) -> Option<Vec<Expr>> {
                 for (n, v) in lets.iter().rev() {
                     c = substitute(n, v, &c);
                 }
-                if crate::visit::expr_uses_var(&c, var) {
+                if crate::ir::visit::expr_uses_var(&c, var) {
                     if else_case.is_some() {
                         return false;
                     }

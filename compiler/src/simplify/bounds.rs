@@ -5,8 +5,8 @@
 
 use super::rules::{assumes_no_overflow, reads_memory};
 use super::Simplifier;
-use crate::expr::{BinOp, Expr, ExprNode};
-use crate::types::{ScalarType, Type};
+use crate::ir::expr::{BinOp, Expr, ExprNode};
+use crate::ir::types::{ScalarType, Type};
 
 /// A closed interval `[lo, hi]` of integer values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //!
 //! It works on any IR (before or after flattening and vectorization) and
 //! guarantees an equivalent result under the language's exact semantics
-//! ([`crate::value`]): constants fold through `value.rs` itself; integer
+//! ([`crate::ir::value`]): constants fold through `value.rs` itself; integer
 //! `+ - *` go through a linear canonical form (ring identities, exact under
 //! wrapping: `(x + 8) - x` is `8`); floats only fold constants. Decisions of
 //! `min`/`max`/comparisons use constant bounds of subterms (loop ranges and
@@ -16,14 +16,13 @@
 //! constant conditions, asserts that always hold, no-ops and unused lets.
 
 mod bounds;
-pub mod linear;
 mod rules;
 #[cfg(test)]
 mod tests;
 
-use crate::expr::{Expr, ExprNode, Name};
-use crate::stmt::{Stmt, StmtNode};
-use crate::visit::{
+use crate::ir::expr::{Expr, ExprNode, Name};
+use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::visit::{
     expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_uses_var, substitute, substitute_stmt, walk_expr, walk_stmt, Mutator,
     Visitor,
 };

@@ -3,12 +3,12 @@
 //! a simplified expression, so rules may build new nodes through each other.
 
 use super::bounds::Interval;
-use super::linear::{linearize, node, Linear};
 use super::Simplifier;
-use crate::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode};
-use crate::types::{ScalarType, Type};
-use crate::value::{self, Scalar};
-use crate::visit::{walk_expr, Visitor};
+use crate::analysis::linear::{linearize, node, Linear};
+use crate::ir::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode};
+use crate::ir::types::{ScalarType, Type};
+use crate::ir::value::{self, Scalar};
+use crate::ir::visit::{walk_expr, Visitor};
 
 impl Simplifier {
     /// Applies the rules to `e`, whose children are simplified.
@@ -134,7 +134,7 @@ impl Simplifier {
             }
             let mut rest = l.clone();
             rest.terms.remove(i);
-            let rest_size: usize = rest.terms.iter().map(|(t, _)| crate::visit::node_count(t)).sum();
+            let rest_size: usize = rest.terms.iter().map(|(t, _)| crate::ir::visit::node_count(t)).sum();
             if rest.terms.is_empty() || rest_size > MAX_DISTRIBUTED_SIZE || rest.terms.iter().any(|(t, _)| reads_memory(t)) {
                 continue;
             }

@@ -3,11 +3,11 @@
 //! check of rewrites against the value semantics.
 
 use super::*;
-use crate::expr::{BinOp, CmpOp, MathFn};
-use crate::ops::{max, min, select, CompareExt};
-use crate::stmt::ForKind;
-use crate::types::{ScalarType, Type};
-use crate::value::{self, Scalar};
+use crate::ir::expr::{BinOp, CmpOp, MathFn};
+use crate::ir::stmt::ForKind;
+use crate::ir::types::{ScalarType, Type};
+use crate::ir::value::{self, Scalar};
+use crate::lang::ops::{max, min, select, CompareExt};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -6,9 +6,9 @@
 //! checked mode: an access outside its storage is an assertion failure.
 
 use super::Case;
-use compiler::buffer::Buffer;
+use compiler::exec::buffer::Buffer;
 use compiler::lower::{lower_with, LowerOptions, Lowered};
-use compiler::random_schedule::{random_schedule, RandomScheduleOptions};
+use compiler::schedule::random::{random_schedule, RandomScheduleOptions};
 use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -31,7 +31,7 @@ pub fn seed_of(name: &str) -> u64 {
 /// output or an error message) and checks each output point against the
 /// reference evaluator. Returns how many schedules agreed.
 pub fn check_schedules(case: &Case, count: usize, execute: impl Fn(&Lowered) -> Result<Buffer, String>) -> usize {
-    let expected = compiler::reference::realize(&case.pipeline, &case.inputs, &case.params, &case.output, &case.region)
+    let expected = compiler::exec::reference::realize(&case.pipeline, &case.inputs, &case.params, &case.output, &case.region)
         .unwrap_or_else(|e| panic!("{}: reference evaluation failed: {e}", case.name));
     let mut rng = ChaCha8Rng::seed_from_u64(seed_of(case.name));
     let options = RandomScheduleOptions::default();

@@ -4,12 +4,12 @@
 
 pub mod differential;
 
-use compiler::boundary::{constant_exterior, repeat_edge};
-use compiler::buffer::Buffer;
-use compiler::ops::*;
-use compiler::pipeline::PipelineDef;
-use compiler::reductions::{argmax, maximum, sum};
-use compiler::value::Scalar;
+use compiler::exec::buffer::Buffer;
+use compiler::ir::value::Scalar;
+use compiler::lang::boundary::{constant_exterior, repeat_edge};
+use compiler::lang::ops::*;
+use compiler::lang::pipeline::PipelineDef;
+use compiler::lang::reductions::{argmax, maximum, sum};
 use compiler::*;
 use std::collections::BTreeMap;
 

@@ -6,9 +6,9 @@
 //! handles: Funcs are named, reduction variables are plain `Var`s named after
 //! their RDom dimension, and params are `Param` nodes.
 
-use crate::expr::{CallTarget, Expr, ExprNode, Name, RDomDef};
-use crate::types::{ScalarType, Type};
-use crate::visit::{walk_expr, Visitor};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, Name, RDomDef};
+use crate::ir::types::{ScalarType, Type};
+use crate::ir::visit::{walk_expr, Visitor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -113,6 +113,25 @@ pub struct ParamDef {
     pub estimate: Option<f64>,
 }
 
+/// The dense id of a Func: its index in [`PipelineDef::funcs`] (so producers
+/// have smaller ids than their consumers). Analyses index arrays by it
+/// instead of hashing names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct FuncId(pub u32);
+
+impl FuncId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One stage of one Func: 0 is the pure definition, `k` the `k`-th update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct StageId {
+    pub func: FuncId,
+    pub stage: u32,
+}
+
 /// A whole pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PipelineDef {
@@ -129,6 +148,22 @@ impl PipelineDef {
         self.funcs.iter().find(|f| &*f.name == name)
     }
 
+    /// The dense id of the Func called `name`.
+    pub fn func_id(&self, name: &str) -> Option<FuncId> {
+        self.funcs.iter().position(|f| &*f.name == name).map(|i| FuncId(i as u32))
+    }
+
+    /// Every Func with its id, producers first.
+    pub fn func_ids(&self) -> impl Iterator<Item = (FuncId, &FuncDef)> {
+        self.funcs.iter().enumerate().map(|(i, f)| (FuncId(i as u32), f))
+    }
+
+    /// Every stage of every Func, producers first, each Func's pure
+    /// definition before its updates.
+    pub fn stage_ids(&self) -> impl Iterator<Item = StageId> + '_ {
+        self.func_ids().flat_map(|(id, f)| (0..f.stages() as u32).map(move |stage| StageId { func: id, stage }))
+    }
+
     pub fn input(&self, name: &str) -> Option<&InputDef> {
         self.inputs.iter().find(|i| &*i.name == name)
     }
@@ -139,6 +174,13 @@ impl PipelineDef {
 
     pub fn is_output(&self, name: &str) -> bool {
         self.outputs.iter().any(|o| &**o == name)
+    }
+}
+
+impl std::ops::Index<FuncId> for PipelineDef {
+    type Output = FuncDef;
+    fn index(&self, id: FuncId) -> &FuncDef {
+        &self.funcs[id.index()]
     }
 }
 

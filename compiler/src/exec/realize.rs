@@ -2,11 +2,11 @@
 //! inputs and params against the pipeline, allocates the outputs over the
 //! requested regions, runs, and returns the outputs.
 
-use crate::buffer::{Buffer, BufferError};
-use crate::interpret::{run, InterpretError};
+use crate::exec::buffer::{Buffer, BufferError};
+use crate::exec::interpret::{run, InterpretError};
+use crate::ir::value::{cast, widest_type, Scalar};
+use crate::lang::pipeline::PipelineDef;
 use crate::lower::Lowered;
-use crate::pipeline::PipelineDef;
-use crate::value::{cast, widest_type, Scalar};
 use std::collections::BTreeMap;
 use thiserror::Error;
 

@@ -8,11 +8,11 @@
 //! choice is rejected falls back to simpler choices, so the result is always
 //! a legal schedule. Deterministic for a given random generator state.
 
-use crate::expr::Name;
+use crate::ir::expr::Name;
+use crate::ir::stmt::ForKind;
+use crate::lang::pipeline::{FuncDef, PipelineDef};
 use crate::lower::validate::validate;
-use crate::pipeline::{FuncDef, PipelineDef};
 use crate::schedule::{initial_dims, Directive, FuncSchedule, LoopLevel, Schedule, StageSchedule, TailStrategy};
-use crate::stmt::ForKind;
 use rand::seq::IndexedRandom;
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -173,7 +173,7 @@ const DRAWS_AT_ESTIMATES: usize = 8;
 
 /// A random legal schedule for `p`. When every output and input dimension
 /// of `p` has an estimate, the schedule also runs at the estimates
-/// ([`crate::legality::check_at_estimates`]): draws that would not are
+/// ([`crate::schedule::legality::check_at_estimates`]): draws that would not are
 /// redrawn, up to [`DRAWS_AT_ESTIMATES`] times, then every Func is computed
 /// at root.
 pub fn random_schedule(p: &PipelineDef, rng: &mut impl Rng, o: &RandomScheduleOptions) -> Schedule {
@@ -182,10 +182,10 @@ pub fn random_schedule(p: &PipelineDef, rng: &mut impl Rng, o: &RandomScheduleOp
     if !estimated {
         return random_draw(p, rng, o);
     }
-    let limits = crate::legality::Limits::default();
+    let limits = crate::schedule::legality::Limits::default();
     for _ in 0..DRAWS_AT_ESTIMATES {
         let s = random_draw(p, rng, o);
-        if crate::legality::check_at_estimates(p, &s, &limits).is_ok() {
+        if crate::schedule::legality::check_at_estimates(p, &s, &limits).is_ok() {
             return s;
         }
     }

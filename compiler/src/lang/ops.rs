@@ -2,9 +2,9 @@
 //! `min`, `clamp`, math, casts), so that algorithms read like math:
 //! `(input.at([&x - 1, &y]) + input.at([&x, &y])) / 2`.
 
-use crate::expr::{BinOp, CmpOp, Expr, MathFn};
+use crate::ir::expr::{BinOp, CmpOp, Expr, MathFn};
+use crate::ir::types::Type;
 use crate::lang::{Param, RVar, Var};
-use crate::types::Type;
 use std::ops;
 
 /// Anything that converts into an expression by reference.

@@ -7,13 +7,13 @@
 //! their signed representative), so every rewrite through this form is a
 //! ring identity that also holds under wrapping arithmetic.
 
-use crate::expr::{BinOp, Expr, ExprNode};
-use crate::semantics::wrap_signed;
-use crate::types::Type;
+use crate::ir::expr::{BinOp, Expr, ExprNode};
+use crate::ir::semantics::wrap_signed;
+use crate::ir::types::Type;
 
 /// `sum(coefficient * term) + constant`, with terms in order of first appearance.
 #[derive(Clone, Debug)]
-pub(super) struct Linear {
+pub struct Linear {
     pub terms: Vec<(Expr, i128)>,
     pub constant: i128,
     pub ty: Type,
@@ -53,6 +53,23 @@ impl Linear {
     }
 
     /// The value, when there are no terms.
+    /// The coefficient of the variable `var` (0 when it is not a term).
+    /// Meaningful when [`Linear::is_affine`] holds for the variables of
+    /// interest: otherwise `var` may also occur inside a non-linear term.
+    pub fn coefficient(&self, var: &str) -> i128 {
+        self.terms.iter().filter(|(t, _)| t.as_var().is_some_and(|v| &**v == var)).map(|(_, k)| *k).sum()
+    }
+
+    /// Whether every term is a variable accepted by `is_var` or mentions
+    /// none of them: the form is then affine in those variables, with exact
+    /// coefficients.
+    pub fn is_affine(&self, is_var: impl Fn(&str) -> bool) -> bool {
+        self.terms.iter().all(|(t, _)| match t.as_var() {
+            Some(_) => true,
+            None => !crate::ir::visit::expr_any_node(t, |n| matches!(n, ExprNode::Var { name, .. } if is_var(name))),
+        })
+    }
+
     pub fn as_const(&self) -> Option<i128> {
         self.terms.is_empty().then_some(self.constant)
     }
@@ -108,7 +125,7 @@ impl Linear {
 }
 
 /// The linear form of a scalar integer expression whose children are simplified.
-pub(super) fn linearize(e: &Expr) -> Linear {
+pub fn linearize(e: &Expr) -> Linear {
     let ty = e.ty();
     match e.node() {
         ExprNode::IntImm { value, .. } => Linear::constant(*value as i128, ty),
@@ -128,7 +145,7 @@ pub(super) fn linearize(e: &Expr) -> Linear {
 }
 
 /// A binary node built as is (operands already have the same type).
-pub(super) fn node(op: BinOp, a: Expr, b: Expr) -> Expr {
+pub(crate) fn node(op: BinOp, a: Expr, b: Expr) -> Expr {
     Expr::new(ExprNode::Binary { op, a, b })
 }
 

@@ -5,8 +5,8 @@
 //! Elements are stored little-endian in a byte vector; the element at
 //! coordinates `c` lives at flat index `sum((c[d] - min[d]) * stride[d])`.
 
-use crate::types::ScalarType;
-use crate::value::Scalar;
+use crate::ir::types::ScalarType;
+use crate::ir::value::Scalar;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -239,7 +239,7 @@ impl Buffer {
         match self.ty {
             ScalarType::F32 => Scalar::Float(f32::from_bits(bits as u32) as f64),
             ScalarType::F64 => Scalar::Float(f64::from_bits(bits)),
-            t if t.is_signed_int() => Scalar::Int(crate::semantics::wrap_signed(bits as i128, t.bits())),
+            t if t.is_signed_int() => Scalar::Int(crate::ir::semantics::wrap_signed(bits as i128, t.bits())),
             _ => Scalar::UInt(bits),
         }
     }
@@ -249,7 +249,7 @@ impl Buffer {
         let bits: u64 = match (self.ty, v) {
             (ScalarType::F32, v) => (v.as_f64() as f32).to_bits() as u64,
             (ScalarType::F64, v) => v.as_f64().to_bits(),
-            (t, v) => match crate::value::cast(crate::value::widest_type(v), t, v) {
+            (t, v) => match crate::ir::value::cast(crate::ir::value::widest_type(v), t, v) {
                 Scalar::Int(x) => x as u64,
                 Scalar::UInt(x) => x,
                 Scalar::Float(x) => x as u64,

@@ -6,8 +6,8 @@
 //! `mutate_*_children` functions for the rest. Mutators preserve sharing: a
 //! node whose children did not change is returned as the same handle.
 
-use crate::expr::{Expr, ExprNode, Name};
-use crate::stmt::{Range, Stmt, StmtNode};
+use crate::ir::expr::{Expr, ExprNode, Name};
+use crate::ir::stmt::{Range, Stmt, StmtNode};
 use std::collections::{HashMap, HashSet};
 
 /// A read-only traversal.
@@ -499,7 +499,7 @@ pub fn stmt_touches_func(s: &Stmt, func: &str) -> bool {
     }
     impl Visitor for Touches<'_> {
         fn visit_expr(&mut self, e: &Expr) {
-            if let ExprNode::Call { target: crate::expr::CallTarget::Func(f), .. } = e.node() {
+            if let ExprNode::Call { target: crate::ir::expr::CallTarget::Func(f), .. } = e.node() {
                 self.found |= &*f.name == self.func;
             }
             walk_expr(self, e)

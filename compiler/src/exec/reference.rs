@@ -14,12 +14,12 @@
 //!   the key, recording the points it writes; reads of the Func inside the
 //!   update see those writes, falling back to the value after the previous
 //!   stage. A point no iteration wrote keeps the previous stage's value.
-//! - All arithmetic goes through [`crate::value`], as in the IR interpreter,
+//! - All arithmetic goes through [`crate::ir::value`], as in the IR interpreter,
 //!   so results agree bit for bit. `Select` is eager: both sides are
 //!   evaluated, so an out-of-bounds input read on the untaken side is an
 //!   error, as in compiled code.
 //! - `Param` nodes come from the `params` map, except `<input>.min.<d>` and
-//!   `<input>.extent.<d>` (see [`crate::pipeline::buffer_vars`]), which come
+//!   `<input>.extent.<d>` (see [`crate::lang::pipeline::buffer_vars`]), which come
 //!   from the input buffers.
 //!
 //! Pure values are memoized per (Func, point) and update slices per
@@ -30,11 +30,11 @@
 //! recursion depth, so a runaway pipeline yields an error rather than a hang
 //! or a stack overflow.
 
-use crate::buffer::{Buffer, BufferError};
-use crate::expr::{CallTarget, Expr, ExprNode, Name};
-use crate::pipeline::{buffer_vars, FuncDef, PipelineDef};
-use crate::types::ScalarType;
-use crate::value::{self, Scalar};
+use crate::exec::buffer::{Buffer, BufferError};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::ir::types::ScalarType;
+use crate::ir::value::{self, Scalar};
+use crate::lang::pipeline::{buffer_vars, FuncDef, PipelineDef};
 use std::collections::{BTreeMap, HashMap};
 use thiserror::Error;
 
@@ -578,11 +578,11 @@ fn param_of_type(ty: ScalarType, v: Scalar) -> Option<Scalar> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::boundary::repeat_edge;
+    use crate::ir::types::Type;
+    use crate::lang::boundary::repeat_edge;
+    use crate::lang::ops::*;
+    use crate::lang::reductions::{argmax, sum};
     use crate::lang::{Func, ImageParam, Param, Pipeline, RDom, Var};
-    use crate::ops::*;
-    use crate::reductions::{argmax, sum};
-    use crate::types::Type;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -606,7 +606,7 @@ mod tests {
         b.get(coords).unwrap().as_i128()
     }
 
-    fn box_blur() -> (ImageParam, crate::pipeline::PipelineDef) {
+    fn box_blur() -> (ImageParam, crate::lang::pipeline::PipelineDef) {
         let input = ImageParam::new("in", ScalarType::U16, 2);
         let (x, y) = (Var::new("x"), Var::new("y"));
         let blur_x = Func::new("blur_x");
@@ -805,7 +805,7 @@ mod tests {
         }
     }
 
-    fn scaled_pipeline() -> crate::pipeline::PipelineDef {
+    fn scaled_pipeline() -> crate::lang::pipeline::PipelineDef {
         let x = Var::new("x");
         let k = Param::new("k", Type::i32());
         let f = Func::new("scaled");
@@ -949,7 +949,7 @@ mod tests {
     }
 
     /// A chain of `n` Funcs, each calling the previous one.
-    fn chain(n: usize) -> crate::pipeline::PipelineDef {
+    fn chain(n: usize) -> crate::lang::pipeline::PipelineDef {
         let x = Var::new("x");
         let mut f = Func::new("f0");
         f.define(&[&x], x.expr());

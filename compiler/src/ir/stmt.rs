@@ -4,8 +4,8 @@
 //! `Call`s to Funcs in expressions); storage flattening turns them into
 //! `Allocate`, `Store` and `Load` on 1-D buffers.
 
-use crate::expr::{Expr, Name};
-use crate::types::Type;
+use crate::ir::expr::{Expr, Name};
+use crate::ir::types::Type;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;

@@ -8,10 +8,10 @@
 //! clamps, selects, min/max, divisions and data-dependent loads (bounded by
 //! their type), where polyhedral analysis would give up.
 
-use crate::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, Name};
+use crate::ir::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, Name};
+use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::types::Type;
 use crate::simplify::simplify;
-use crate::stmt::{Stmt, StmtNode};
-use crate::types::Type;
 use std::collections::{HashMap, HashSet};
 
 /// A closed interval `[min, max]`; `None` bounds are infinite.
@@ -89,8 +89,8 @@ impl Scope {
     }
 
     fn depends_on_ranged(&self, e: &Expr) -> bool {
-        let mut fv = crate::visit::FreeVars::default();
-        crate::visit::Visitor::visit_expr(&mut fv, e);
+        let mut fv = crate::ir::visit::FreeVars::default();
+        crate::ir::visit::Visitor::visit_expr(&mut fv, e);
         fv.names.iter().any(|n| self.contains(n))
     }
 
@@ -106,7 +106,7 @@ impl Scope {
 
 /// Whether `e` reads a Func, an input or a buffer.
 fn reads_memory(e: &Expr) -> bool {
-    crate::visit::expr_any_node(e, |n| {
+    crate::ir::visit::expr_any_node(e, |n| {
         matches!(n, ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. } | ExprNode::Load { .. })
     })
 }
@@ -235,8 +235,8 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
                     (Some(lo), Some(hi)) => Interval::new(
                         Expr::int(0, ty),
                         Expr::max(
-                            Expr::math(crate::expr::MathFn::Abs, vec![lo.clone()]),
-                            Expr::math(crate::expr::MathFn::Abs, vec![hi.clone()]),
+                            Expr::math(crate::ir::expr::MathFn::Abs, vec![lo.clone()]),
+                            Expr::math(crate::ir::expr::MathFn::Abs, vec![hi.clone()]),
                         ) - 1,
                     ),
                     _ => Interval { min: Some(Expr::int(0, ty)), max: None },
@@ -282,8 +282,8 @@ fn mul_bounds(ai: &Interval, bi: &Interval, b: &Expr) -> Interval {
     Interval::new(lo, hi)
 }
 
-fn math_bounds(f: crate::expr::MathFn, args: &[Expr], ty: Type, scope: &Scope) -> Interval {
-    use crate::expr::MathFn::*;
+fn math_bounds(f: crate::ir::expr::MathFn, args: &[Expr], ty: Type, scope: &Scope) -> Interval {
+    use crate::ir::expr::MathFn::*;
     match f {
         Floor | Ceil | Round | Sqrt | Exp | Log | Tanh => {
             let i = raw_bounds(&args[0], scope);
@@ -332,7 +332,7 @@ fn reads_target(call: &CallTarget, target: Target<'_>) -> bool {
 /// loops cannot matter, and bounding them is most of the work in long
 /// pipelines. Returns whether `s` touches it.
 fn mark_touching(s: &Stmt, target: Target<'_>, set: &mut HashSet<*const StmtNode>) -> bool {
-    let (exprs, stmts) = crate::visit::stmt_children(s);
+    let (exprs, stmts) = crate::ir::visit::stmt_children(s);
     let mut hit = false;
     for c in &stmts {
         hit |= mark_touching(c, target, set);
@@ -341,7 +341,7 @@ fn mark_touching(s: &Stmt, target: Target<'_>, set: &mut HashSet<*const StmtNode
         || matches!((s.node(), target), (StmtNode::Provide { func, .. }, Target::Func(n)) if &**func == n)
         || exprs
             .iter()
-            .any(|e| crate::visit::expr_any_node(e, |n| matches!(n, ExprNode::Call { target: t, .. } if reads_target(t, target))));
+            .any(|e| crate::ir::visit::expr_any_node(e, |n| matches!(n, ExprNode::Call { target: t, .. } if reads_target(t, target))));
     if hit {
         set.insert(s.node() as *const StmtNode);
     }
@@ -370,7 +370,7 @@ impl BoxWalker<'_, '_> {
     /// with `x.extent = x.max - x.min + 1` becomes `x.max`).
     fn expand(&self, e: &Expr) -> Expr {
         struct Expand<'d>(&'d [(Name, Option<Expr>)]);
-        impl crate::visit::Mutator for Expand<'_> {
+        impl crate::ir::visit::Mutator for Expand<'_> {
             fn mutate_expr(&mut self, e: &Expr) -> Expr {
                 if let ExprNode::Var { name, .. } = e.node() {
                     if let Some((_, Some(d))) = self.0.iter().rev().find(|(n, _)| n == name) {
@@ -378,13 +378,13 @@ impl BoxWalker<'_, '_> {
                     }
                     return e.clone();
                 }
-                crate::visit::mutate_expr_children(self, e)
+                crate::ir::visit::mutate_expr_children(self, e)
             }
         }
         if self.definitions.is_empty() {
             return e.clone();
         }
-        simplify(&crate::visit::Mutator::mutate_expr(&mut Expand(&self.definitions), e))
+        simplify(&crate::ir::visit::Mutator::mutate_expr(&mut Expand(&self.definitions), e))
     }
 
     fn bounds(&self, e: &Expr) -> Interval {
@@ -393,7 +393,7 @@ impl BoxWalker<'_, '_> {
 
     fn define(&mut self, name: &Name, value: &Expr) {
         let expanded = self.expand(value);
-        let small = crate::visit::node_count(&expanded) <= MAX_EXPANDED_NODES;
+        let small = crate::ir::visit::node_count(&expanded) <= MAX_EXPANDED_NODES;
         self.scope.push(name.clone(), raw_bounds(&expanded, self.scope).simplified());
         self.definitions.push((name.clone(), small.then_some(expanded)));
     }
@@ -432,7 +432,7 @@ impl BoxWalker<'_, '_> {
                 self.undefine(name);
             }
             _ => {
-                crate::visit::expr_children(e).iter().for_each(|c| self.expr(c));
+                crate::ir::visit::expr_children(e).iter().for_each(|c| self.expr(c));
             }
         }
     }
@@ -481,7 +481,7 @@ impl BoxWalker<'_, '_> {
                 }
             }
             _ => {
-                let (exprs, stmts) = crate::visit::stmt_children(s);
+                let (exprs, stmts) = crate::ir::visit::stmt_children(s);
                 exprs.iter().for_each(|e| self.expr(e));
                 stmts.iter().for_each(|c| self.stmt(c));
             }

@@ -1,13 +1,13 @@
 //! Scalar values and the operations on them, with the language's semantics
-//! (see [`crate::semantics`]). Constant folding, the reference evaluator and
+//! (see [`crate::ir::semantics`]). Constant folding, the reference evaluator and
 //! the IR interpreter all compute through these functions, so they agree.
 //!
 //! Floats of type f32 are rounded to f32 after every operation; casts from
 //! float to integer truncate toward zero and saturate (NaN gives 0).
 
-use crate::expr::{BinOp, CmpOp, Expr, ExprNode, MathFn};
-use crate::semantics::{div_euclid, mod_euclid, wrap_signed, wrap_unsigned};
-use crate::types::{ScalarType, Type};
+use crate::ir::expr::{BinOp, CmpOp, Expr, ExprNode, MathFn};
+use crate::ir::semantics::{div_euclid, mod_euclid, wrap_signed, wrap_unsigned};
+use crate::ir::types::{ScalarType, Type};
 
 /// One scalar value. Its type is kept alongside (in the expression or buffer).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,9 +1,9 @@
 //! Boundary conditions: Funcs that extend an input buffer to the whole
 //! integer grid (clamp to the edge, a constant outside, or a mirror image).
 
-use crate::expr::Expr;
+use crate::ir::expr::Expr;
+use crate::lang::ops::{clamp, select, CompareExt};
 use crate::lang::{Func, ImageParam, Var};
-use crate::ops::{clamp, select, CompareExt};
 
 fn dim_vars(input: &ImageParam) -> Vec<Var> {
     (0..input.dims()).map(|d| Var::new(&format!("_{d}"))).collect()
@@ -32,7 +32,7 @@ pub fn constant_exterior(input: &ImageParam, value: Expr) -> Func {
         let inside =
             c.iter().enumerate().map(|(d, x)| x.ge(input.min(d)) & x.le(last(input, d))).reduce(|a, b| a & b).unwrap_or(Expr::bool(true));
         let clamped = input.at(c.iter().enumerate().map(|(d, x)| clamp(x, input.min(d), last(input, d))));
-        select(inside, clamped, Expr::cast(crate::types::Type::scalar(input_type(input)), value.clone()))
+        select(inside, clamped, Expr::cast(crate::ir::types::Type::scalar(input_type(input)), value.clone()))
     })
 }
 
@@ -50,6 +50,6 @@ pub fn mirror_image(input: &ImageParam) -> Func {
     })
 }
 
-fn input_type(input: &ImageParam) -> crate::types::ScalarType {
+fn input_type(input: &ImageParam) -> crate::ir::types::ScalarType {
     input.at((0..input.dims()).map(|_| Expr::i32(0))).ty().scalar
 }

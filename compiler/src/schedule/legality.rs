@@ -15,15 +15,15 @@
 //! candidate it would return, and random schedules use it, so that "legal"
 //! means "runs".
 
+use crate::analysis::interval::{bounds_of, Interval, Scope};
 use crate::error::LowerError;
-use crate::expr::{Expr, Name};
-use crate::interval::{bounds_of, Interval, Scope};
+use crate::ir::expr::{Expr, Name};
+use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::visit::substitute_map_stmt;
+use crate::lang::pipeline::{buffer_vars, Estimate, PipelineDef};
 use crate::lower::{lower, Lowered};
-use crate::pipeline::{buffer_vars, Estimate, PipelineDef};
 use crate::schedule::{resolve_stage, Schedule, SplitRecord, TailStrategy};
 use crate::simplify::simplify;
-use crate::stmt::{Stmt, StmtNode};
-use crate::visit::substitute_map_stmt;
 use std::collections::HashMap;
 use thiserror::Error;
 
@@ -78,7 +78,7 @@ pub fn check_at_estimates(p: &PipelineDef, s: &Schedule, limits: &Limits) -> Res
     let fields = estimated_fields(p)?;
     check_output_splits(p, s)?;
     let lowered = lower(p, s)?;
-    let value = |e: &Expr| simplify(&crate::visit::substitute_map(&fields, e)).as_int();
+    let value = |e: &Expr| simplify(&crate::ir::visit::substitute_map(&fields, e)).as_int();
     for f in &lowered.footprints {
         let estimates = match p.input(&f.buffer) {
             Some(i) => &i.estimates,
@@ -248,7 +248,7 @@ fn largest_allocations(s: &Stmt, scope: &mut Scope, out: &mut Vec<(Name, Option<
             largest_allocations(body, scope, out);
         }
         _ => {
-            for child in crate::visit::stmt_children(s).1 {
+            for child in crate::ir::visit::stmt_children(s).1 {
                 largest_allocations(&child, scope, out);
             }
         }

@@ -6,11 +6,16 @@
 //! update that breaks the pure-variable rule) is recorded on the Func and
 //! reported, naming the Func, when the pipeline is built.
 
+pub mod boundary;
+pub mod ops;
+pub mod pipeline;
+pub mod reductions;
+
 use crate::error::LangError;
-use crate::expr::{CallTarget, DefRef, Expr, ExprNode, FuncLink, Name, RDomDef, RDomDim};
-use crate::pipeline::{buffer_vars, Estimate, FuncDef, InputDef, ParamDef, PipelineDef, UpdateDef};
-use crate::types::{ScalarType, Type};
-use crate::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
+use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, FuncLink, Name, RDomDef, RDomDim};
+use crate::ir::types::{ScalarType, Type};
+use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
+use crate::lang::pipeline::{buffer_vars, Estimate, FuncDef, InputDef, ParamDef, PipelineDef, UpdateDef};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -23,7 +23,7 @@
 //! other characters is written, but its text does not parse back.
 
 use crate::error::ScheduleError;
-use crate::expr::Name;
+use crate::ir::expr::Name;
 use crate::schedule::{Bound, Directive, FuncSchedule, LoopLevel, Schedule, TailStrategy};
 use std::fmt;
 use std::str::FromStr;

@@ -3,11 +3,11 @@
 //! anonymous Func over the expression's free pure variables (initial value
 //! plus one update over the domain) and returns a call of it.
 
-use crate::expr::{BinOp, CmpOp, Expr, ExprNode, RDomDef};
+use crate::ir::expr::{BinOp, CmpOp, Expr, ExprNode, RDomDef};
+use crate::ir::types::Type;
+use crate::ir::visit::Visitor;
+use crate::lang::ops::AsExpr;
 use crate::lang::{Func, Var, VarsUsed};
-use crate::ops::AsExpr;
-use crate::types::Type;
-use crate::visit::Visitor;
 use std::sync::Arc;
 
 struct Reduction {

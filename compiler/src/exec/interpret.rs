@@ -9,7 +9,7 @@
 //!
 //! Every loop runs serially and in order, whatever its [`ForKind`]
 //! (parallel, vectorized, unrolled and GPU loops included). Arithmetic goes
-//! through [`crate::value`], so results agree bit-exactly with every other
+//! through [`crate::ir::value`], so results agree bit-exactly with every other
 //! evaluator; vector operations apply lane by lane. Scalar `&&` and `||`
 //! short-circuit (expressions have no side effects); `Select` evaluates both
 //! sides. Pipeline buffers are addressed by flat element index, with their
@@ -17,14 +17,14 @@
 //! [`buffer_vars`]. Every failure, including out-of-bounds accesses and
 //! malformed IR, is returned as an [`InterpretError`]; nothing panics.
 //!
-//! [`ForKind`]: crate::stmt::ForKind
+//! [`ForKind`]: crate::ir::stmt::ForKind
 
-use crate::buffer::{Buffer, BufferError};
-use crate::expr::{BinOp, CallTarget, Expr, ExprNode, MathFn, Name};
-use crate::pipeline::buffer_vars;
-use crate::stmt::{Stmt, StmtNode};
-use crate::types::ScalarType;
-use crate::value::{self, Scalar};
+use crate::exec::buffer::{Buffer, BufferError};
+use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode, MathFn, Name};
+use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::types::ScalarType;
+use crate::ir::value::{self, Scalar};
+use crate::lang::pipeline::buffer_vars;
 use std::collections::BTreeMap;
 use std::fmt;
 use thiserror::Error;
@@ -110,7 +110,7 @@ pub fn run_with_options(
 ) -> Result<u64, InterpretError> {
     let mut vars: Vec<Binding> = scalars
         .iter()
-        .map(|(name, &v)| Binding { name: name.as_str().into(), ty: crate::value::widest_type(v), value: Val::Scalar(v) })
+        .map(|(name, &v)| Binding { name: name.as_str().into(), ty: crate::ir::value::widest_type(v), value: Val::Scalar(v) })
         .collect();
     for (name, buffer) in buffers.iter() {
         for (d, dim) in buffer.dims.iter().enumerate() {
@@ -519,11 +519,11 @@ fn select(cond: Val, t: Val, f: Val) -> Result<Val, InterpretError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::BufferDim;
-    use crate::expr::DefRef;
-    use crate::ops::{cast, select, CompareExt};
-    use crate::stmt::{ForKind, Range};
-    use crate::types::Type;
+    use crate::exec::buffer::BufferDim;
+    use crate::ir::expr::DefRef;
+    use crate::ir::stmt::{ForKind, Range};
+    use crate::ir::types::Type;
+    use crate::lang::ops::{cast, select, CompareExt};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -825,9 +825,9 @@ mod tests {
         let mut bufs = named(vec![buffer("out", ScalarType::F32, &[(0, 3)])]);
         let x = Expr::from(2.0f32);
         let stmt = Stmt::block(vec![
-            Stmt::store("out", Expr::i32(0), crate::ops::sqrt(&x)),
-            Stmt::store("out", Expr::i32(1), crate::ops::pow(&x, Expr::from(0.5f32))),
-            Stmt::store("out", Expr::ramp(1.into(), 1.into(), 2), crate::ops::abs(Expr::ramp((-3.0f32).into(), 1.5f32.into(), 2))),
+            Stmt::store("out", Expr::i32(0), crate::lang::ops::sqrt(&x)),
+            Stmt::store("out", Expr::i32(1), crate::lang::ops::pow(&x, Expr::from(0.5f32))),
+            Stmt::store("out", Expr::ramp(1.into(), 1.into(), 2), crate::lang::ops::abs(Expr::ramp((-3.0f32).into(), 1.5f32.into(), 2))),
         ]);
         run_plain(&stmt, &mut bufs).unwrap();
         let sqrt2 = value::math(MathFn::Sqrt, ScalarType::F32, &[Scalar::Float(2.0)]);

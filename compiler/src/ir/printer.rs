@@ -3,9 +3,9 @@
 //! The lowered IR prints as an indented loop nest so that a person can check
 //! what every pass did; the format is stable, which makes it usable in tests.
 
-use crate::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode};
-use crate::stmt::{Stmt, StmtNode};
-use crate::types::ScalarType;
+use crate::ir::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode};
+use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::types::ScalarType;
 use std::fmt::{self, Display, Formatter, Write};
 
 fn bin_symbol(op: BinOp) -> Option<&'static str> {

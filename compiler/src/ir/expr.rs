@@ -6,7 +6,7 @@
 //! narrower integers widen, integers meet floats as floats) so that every
 //! node is well typed by construction.
 
-use crate::types::{ScalarType, Type};
+use crate::ir::types::{ScalarType, Type};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -296,10 +296,10 @@ impl Expr {
             return Expr::float(value as f64, ty);
         }
         if scalar.is_signed_int() {
-            let wrapped = crate::semantics::wrap_signed(value as i128, scalar.bits());
+            let wrapped = crate::ir::semantics::wrap_signed(value as i128, scalar.bits());
             Expr::new(ExprNode::IntImm { value: wrapped, ty })
         } else {
-            let wrapped = crate::semantics::wrap_unsigned(value as i128, scalar.bits());
+            let wrapped = crate::ir::semantics::wrap_unsigned(value as i128, scalar.bits());
             Expr::new(ExprNode::UIntImm { value: wrapped, ty })
         }
     }

@@ -5,13 +5,17 @@
 //! stage (pure definition, then updates) the list of loop [`Directive`]s in
 //! the order they were given. The directive list is the canonical form: it
 //! round-trips through serde and through the text form of
-//! [`crate::schedule_text`]. [`resolve_stage`] replays a stage's directives
+//! [`crate::schedule::text`]. [`resolve_stage`] replays a stage's directives
 //! into the final loop order that lowering builds.
 
+pub mod legality;
+pub mod random;
+pub mod text;
+
 use crate::error::{ScheduleError, ScheduleErrorKind};
-use crate::expr::Name;
-use crate::pipeline::FuncDef;
-use crate::stmt::ForKind;
+use crate::ir::expr::Name;
+use crate::ir::stmt::ForKind;
+use crate::lang::pipeline::FuncDef;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -385,7 +389,7 @@ pub fn resolve_stage(func: &FuncDef, stage: usize, fs: &FuncSchedule) -> Result<
         let err = |(kind, why): Problem| ScheduleError::Directive {
             func: func.name.to_string(),
             stage,
-            directive: crate::schedule_text::directive_text(d),
+            directive: crate::schedule::text::directive_text(d),
             kind,
             why,
         };
