@@ -20,7 +20,7 @@ use compiler::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name};
 use compiler::ir::types::ScalarType;
 use compiler::ir::value::Scalar;
 use compiler::ir::visit::{mutate_expr_children, Mutator};
-use compiler::lang::pipeline::PipelineDef;
+use compiler::lang::pipeline::{Estimate, PipelineDef};
 use compiler::lang::Pipeline;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -191,19 +191,22 @@ pub fn generate(params: &GeneratorParams) -> Result<RandomPipeline, GenError> {
     let def = rename_anonymous(def);
     let mut stages = g.info;
     stages.retain(|s| def.func(&s.func).is_some());
+    let mut def = def;
     let mut inputs = vec![];
-    for i in &def.inputs {
+    let estimates = |r: &[(i64, i64)]| r.iter().map(|&(min, extent)| Some(Estimate { min, extent })).collect::<Vec<_>>();
+    for i in &mut def.inputs {
         let region = if &*i.name == "input" { vec![(0, w), (0, h), (0, c)] } else { WEIGHTS_REGION.to_vec() };
+        // Inputs are read through boundary conditions, so these are the
+        // sizes callers give, not bounds the pipeline needs.
+        i.estimates = estimates(&region);
         inputs.push(InputSpec { name: i.name.to_string(), ty: i.ty, region });
     }
-    Ok(RandomPipeline {
-        params: params.clone(),
-        output: out.name().to_string(),
-        pipeline: def,
-        inputs,
-        output_region: vec![(0, w), (0, h), (0, c)],
-        stages,
-    })
+    // The output is estimated at its natural region, for autoschedulers.
+    let output_region = vec![(0, w), (0, h), (0, c)];
+    if let Some(f) = def.funcs.iter_mut().find(|f| *f.name == *out.name()) {
+        f.estimates = estimates(&output_region);
+    }
+    Ok(RandomPipeline { params: params.clone(), output: out.name().to_string(), pipeline: def, inputs, output_region, stages })
 }
 
 /// Renames the Funcs inline reductions made (`sum$17`) after the Func that

@@ -94,6 +94,11 @@ fn default_schedule(p: &RandomPipeline) -> Schedule {
     s
 }
 
+fn without_estimates(p: &mut compiler::PipelineDef) {
+    p.funcs.iter_mut().for_each(|f| f.estimates.iter_mut().for_each(|e| *e = None));
+    p.inputs.iter_mut().for_each(|i| i.estimates.iter_mut().for_each(|e| *e = None));
+}
+
 fn params(seed: u64) -> GeneratorParams {
     GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3) }
 }
@@ -122,10 +127,15 @@ fn first_mismatch(want: &Buffer, got: &Buffer) -> Option<String> {
 
 /// Checks one seed; returns a description of each failure.
 fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
-    let p = match generate(&params(seed)) {
+    let mut p = match generate(&params(seed)) {
         Ok(p) => p,
         Err(e) => return vec![format!("seed {seed}: generation failed: {e}")],
     };
+    // The test runs each seed over its own 8x8x8 window, not at the
+    // generator's estimates; without estimates, random schedules are drawn
+    // as when the seeds below were found (no redraws for legality at the
+    // estimates), so those seeds keep reproducing the same schedules.
+    without_estimates(&mut p.pipeline);
     let inputs = p.make_inputs();
     let scalars: BTreeMap<String, Scalar> = BTreeMap::new();
     let region = region(seed);

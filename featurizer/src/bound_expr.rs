@@ -1,0 +1,254 @@
+//! Symbolic bounds compiled into something fast to evaluate.
+//!
+//! The DAG derives, once per pipeline, expressions such as "the largest `x`
+//! of `blur_x` that `blur_y` reads when its loop over `x` spans
+//! `[x.min, x.max]`" from the compiler's interval analysis. The search asks
+//! such questions millions of times for concrete spans, so each expression
+//! is compiled into a [`BoundExpr`]: an affine form over numbered slots
+//! (the common case: one multiply-add per term) or a small tree of `i64`
+//! operations with the language's semantics (Euclidean division, `x / 0 =
+//! 0`). Slots are the `min` and `max` of each loop (or dimension) the bound
+//! is expressed in: slot `2 * i` is loop `i`'s min, `2 * i + 1` its max.
+
+use compiler::ir::expr::{BinOp, CmpOp, Expr, ExprNode};
+use compiler::ir::semantics;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// An expression that a bound cannot be compiled from, with the reason.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("cannot evaluate the bound `{expr}`: {why}")]
+pub struct BoundError {
+    pub expr: String,
+    pub why: &'static str,
+}
+
+/// A compiled integer bound over numbered slots.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BoundExpr {
+    /// `constant + sum(coefficient * slot)`.
+    Affine {
+        terms: Vec<(u32, i64)>,
+        constant: i64,
+    },
+    Binary {
+        op: BinOp,
+        a: Box<BoundExpr>,
+        b: Box<BoundExpr>,
+    },
+    Select {
+        cond: Box<BoundCond>,
+        t: Box<BoundExpr>,
+        f: Box<BoundExpr>,
+    },
+}
+
+/// A compiled condition of a [`BoundExpr::Select`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BoundCond {
+    Cmp { op: CmpOp, a: BoundExpr, b: BoundExpr },
+    And(Box<BoundCond>, Box<BoundCond>),
+    Or(Box<BoundCond>, Box<BoundCond>),
+    Not(Box<BoundCond>),
+    Const(bool),
+}
+
+impl BoundExpr {
+    pub fn constant(c: i64) -> BoundExpr {
+        BoundExpr::Affine { terms: vec![], constant: c }
+    }
+
+    pub fn slot(s: u32) -> BoundExpr {
+        BoundExpr::Affine { terms: vec![(s, 1)], constant: 0 }
+    }
+
+    /// Compiles `e`, whose free variables `slot_of` numbers.
+    pub fn compile(e: &Expr, slot_of: &dyn Fn(&str) -> Option<u32>) -> Result<BoundExpr, BoundError> {
+        let fail = |why| BoundError { expr: e.to_string(), why };
+        if !e.ty().is_int() {
+            return Err(fail("not an integer"));
+        }
+        Ok(match e.node() {
+            ExprNode::IntImm { value, .. } => BoundExpr::constant(*value),
+            ExprNode::UIntImm { value, .. } => BoundExpr::constant(i64::try_from(*value).map_err(|_| fail("constant too large"))?),
+            ExprNode::Var { name, .. } => BoundExpr::slot(slot_of(name).ok_or_else(|| fail("unknown variable"))?),
+            ExprNode::Cast { value, .. } if value.ty().is_int() => BoundExpr::compile(value, slot_of)?,
+            ExprNode::Binary { op, a, b } => BoundExpr::binary(*op, BoundExpr::compile(a, slot_of)?, BoundExpr::compile(b, slot_of)?),
+            ExprNode::Select { cond, t, f } => BoundExpr::Select {
+                cond: Box::new(BoundCond::compile(cond, slot_of)?),
+                t: Box::new(BoundExpr::compile(t, slot_of)?),
+                f: Box::new(BoundExpr::compile(f, slot_of)?),
+            },
+            _ => return Err(fail("unsupported node")),
+        })
+    }
+
+    /// `op(a, b)`, folded into an affine form where it stays affine.
+    pub fn binary(op: BinOp, a: BoundExpr, b: BoundExpr) -> BoundExpr {
+        match (op, &a, &b) {
+            (BinOp::Add, BoundExpr::Affine { .. }, BoundExpr::Affine { .. }) => a.add_scaled(&b, 1),
+            (BinOp::Sub, BoundExpr::Affine { .. }, BoundExpr::Affine { .. }) => a.add_scaled(&b, -1),
+            (BinOp::Mul, BoundExpr::Affine { .. }, _) if b.as_constant().is_some() => a.scale(b.as_constant().unwrap()),
+            (BinOp::Mul, _, BoundExpr::Affine { .. }) if a.as_constant().is_some() => b.scale(a.as_constant().unwrap()),
+            _ => match (a.as_constant(), b.as_constant()) {
+                (Some(x), Some(y)) => BoundExpr::constant(fold(op, x, y)),
+                _ => BoundExpr::Binary { op, a: Box::new(a), b: Box::new(b) },
+            },
+        }
+    }
+
+    pub fn as_constant(&self) -> Option<i64> {
+        match self {
+            BoundExpr::Affine { terms, constant } if terms.is_empty() => Some(*constant),
+            _ => None,
+        }
+    }
+
+    fn add_scaled(&self, other: &BoundExpr, k: i64) -> BoundExpr {
+        let (BoundExpr::Affine { terms: ta, constant: ca }, BoundExpr::Affine { terms: tb, constant: cb }) = (self, other) else {
+            unreachable!("add_scaled takes affine forms")
+        };
+        let mut terms = ta.clone();
+        for (s, c) in tb {
+            match terms.iter_mut().find(|(t, _)| t == s) {
+                Some(entry) => entry.1 = entry.1.wrapping_add(c.wrapping_mul(k)),
+                None => terms.push((*s, c.wrapping_mul(k))),
+            }
+        }
+        terms.retain(|(_, c)| *c != 0);
+        BoundExpr::Affine { terms, constant: ca.wrapping_add(cb.wrapping_mul(k)) }
+    }
+
+    fn scale(&self, k: i64) -> BoundExpr {
+        let BoundExpr::Affine { terms, constant } = self else { unreachable!("scale takes an affine form") };
+        if k == 0 {
+            return BoundExpr::constant(0);
+        }
+        BoundExpr::Affine { terms: terms.iter().map(|(s, c)| (*s, c.wrapping_mul(k))).collect(), constant: constant.wrapping_mul(k) }
+    }
+
+    /// The value at the given slot values.
+    pub fn eval(&self, slots: &[i64]) -> i64 {
+        match self {
+            BoundExpr::Affine { terms, constant } => {
+                terms.iter().fold(*constant, |acc, (s, c)| acc.wrapping_add(c.wrapping_mul(slots[*s as usize])))
+            }
+            BoundExpr::Binary { op, a, b } => fold(*op, a.eval(slots), b.eval(slots)),
+            BoundExpr::Select { cond, t, f } => {
+                if cond.eval(slots) {
+                    t.eval(slots)
+                } else {
+                    f.eval(slots)
+                }
+            }
+        }
+    }
+
+    /// The largest slot index read, plus one.
+    pub fn slots_used(&self) -> u32 {
+        match self {
+            BoundExpr::Affine { terms, .. } => terms.iter().map(|(s, _)| s + 1).max().unwrap_or(0),
+            BoundExpr::Binary { a, b, .. } => a.slots_used().max(b.slots_used()),
+            BoundExpr::Select { cond, t, f } => cond.slots_used().max(t.slots_used()).max(f.slots_used()),
+        }
+    }
+}
+
+impl BoundCond {
+    fn compile(e: &Expr, slot_of: &dyn Fn(&str) -> Option<u32>) -> Result<BoundCond, BoundError> {
+        Ok(match e.node() {
+            ExprNode::UIntImm { value, .. } => BoundCond::Const(*value != 0),
+            ExprNode::Cmp { op, a, b } => {
+                BoundCond::Cmp { op: *op, a: BoundExpr::compile(a, slot_of)?, b: BoundExpr::compile(b, slot_of)? }
+            }
+            ExprNode::And { a, b } => BoundCond::And(Box::new(Self::compile(a, slot_of)?), Box::new(Self::compile(b, slot_of)?)),
+            ExprNode::Or { a, b } => BoundCond::Or(Box::new(Self::compile(a, slot_of)?), Box::new(Self::compile(b, slot_of)?)),
+            ExprNode::Not { a } => BoundCond::Not(Box::new(Self::compile(a, slot_of)?)),
+            _ => return Err(BoundError { expr: e.to_string(), why: "unsupported condition" }),
+        })
+    }
+
+    fn eval(&self, slots: &[i64]) -> bool {
+        match self {
+            BoundCond::Cmp { op, a, b } => {
+                let (x, y) = (a.eval(slots), b.eval(slots));
+                match op {
+                    CmpOp::Eq => x == y,
+                    CmpOp::Ne => x != y,
+                    CmpOp::Lt => x < y,
+                    CmpOp::Le => x <= y,
+                    CmpOp::Gt => x > y,
+                    CmpOp::Ge => x >= y,
+                }
+            }
+            BoundCond::And(a, b) => a.eval(slots) && b.eval(slots),
+            BoundCond::Or(a, b) => a.eval(slots) || b.eval(slots),
+            BoundCond::Not(a) => !a.eval(slots),
+            BoundCond::Const(c) => *c,
+        }
+    }
+
+    fn slots_used(&self) -> u32 {
+        match self {
+            BoundCond::Cmp { a, b, .. } => a.slots_used().max(b.slots_used()),
+            BoundCond::And(a, b) | BoundCond::Or(a, b) => a.slots_used().max(b.slots_used()),
+            BoundCond::Not(a) => a.slots_used(),
+            BoundCond::Const(_) => 0,
+        }
+    }
+}
+
+/// `op(x, y)` on `i64` with the language's integer semantics.
+fn fold(op: BinOp, x: i64, y: i64) -> i64 {
+    match op {
+        BinOp::Add => x.wrapping_add(y),
+        BinOp::Sub => x.wrapping_sub(y),
+        BinOp::Mul => x.wrapping_mul(y),
+        BinOp::Div => semantics::div_euclid(x as i128, y as i128) as i64,
+        BinOp::Mod => semantics::mod_euclid(x as i128, y as i128) as i64,
+        BinOp::Min => x.min(y),
+        BinOp::Max => x.max(y),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compiler::{ScalarType, Type};
+
+    fn slots(name: &str) -> Option<u32> {
+        match name {
+            "x.min" => Some(0),
+            "x.max" => Some(1),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn affine_bounds_fold_into_one_form() {
+        let x = Expr::ivar("x.max");
+        let e = (x.clone() * 2 + 3) - x + 1;
+        let b = BoundExpr::compile(&e, &slots).unwrap();
+        assert_eq!(b, BoundExpr::Affine { terms: vec![(1, 1)], constant: 4 });
+        assert_eq!(b.eval(&[0, 10]), 14);
+    }
+
+    #[test]
+    fn division_rounds_down_and_min_max_select_evaluate() {
+        let (lo, hi) = (Expr::ivar("x.min"), Expr::ivar("x.max"));
+        let e = Expr::min(hi.clone() / 2, Expr::int(7, Type::i32()));
+        let b = BoundExpr::compile(&e, &slots).unwrap();
+        assert_eq!(b.eval(&[0, -3]), -2);
+        assert_eq!(b.eval(&[0, 100]), 7);
+        let s = Expr::select(Expr::cmp(CmpOp::Lt, lo.clone(), hi.clone()), lo, hi);
+        let b = BoundExpr::compile(&s, &slots).unwrap();
+        assert_eq!(b.eval(&[4, 9]), 4);
+        assert_eq!(b.eval(&[9, 4]), 4);
+    }
+
+    #[test]
+    fn unknown_variables_and_floats_are_refused() {
+        assert!(BoundExpr::compile(&Expr::ivar("y"), &slots).is_err());
+        assert!(BoundExpr::compile(&Expr::float(1.5, Type::scalar(ScalarType::F32)), &slots).is_err());
+    }
+}

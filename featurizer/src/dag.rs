@@ -1,0 +1,546 @@
+//! The pipeline as a DAG of stages: the read-only analysis every candidate
+//! schedule of a search shares.
+//!
+//! Nodes are the Funcs (ids equal to the compiler's [`FuncId`], producers
+//! first) followed by the input buffers. Each Func has one stage per
+//! definition (pure, then each update) with its loops, innermost first.
+//! An edge joins a producer node to a consumer stage and carries the number
+//! of call sites, their load Jacobians, and the producer region the stage
+//! reads as compiled bounds ([`BoundExpr`]) of the stage's loop spans, so
+//! that a search evaluates footprints with a few multiply-adds.
+//!
+//! Built once per pipeline from the compiler's interval analysis; params
+//! take their estimates. The regions at the estimates (outputs' estimates
+//! propagated back to every Func and input) are computed here too.
+
+use crate::bound_expr::{BoundError, BoundExpr};
+use crate::jacobian::LoadJacobian;
+use crate::span::Span;
+use compiler::analysis::interval::{bounds_of, Interval, Scope};
+use compiler::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use compiler::ir::types::{ScalarType, Type};
+use compiler::ir::visit::{mutate_expr_children, substitute, walk_expr, Mutator, Visitor};
+use compiler::lang::pipeline::buffer_vars;
+use compiler::schedule::initial_dims;
+use compiler::simplify::simplify;
+use compiler::{FuncId, PipelineDef, Target};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Why a pipeline cannot be analysed.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum DagError {
+    #[error("output {func} has no estimate in dimension {dim}: set one so the autoscheduler knows what size to plan for")]
+    OutputWithoutEstimate { func: String, dim: usize },
+    #[error("param {param} has no estimate: set one so bounds that depend on it can be evaluated")]
+    ParamWithoutEstimate { param: String },
+    #[error("input {input} has no estimate in dimension {dim}: set one so boundary conditions can be bounded")]
+    InputWithoutEstimate { input: String, dim: usize },
+    #[error("the region of {producer} that {consumer} (stage {stage}) reads is unbounded in dimension {dim}: clamp the index")]
+    Unbounded { producer: String, consumer: String, stage: usize, dim: usize },
+    #[error("the region {func} (stage {stage}) writes is unbounded in dimension {dim}: clamp the index")]
+    UnboundedWrite { func: String, stage: usize, dim: usize },
+    #[error("the reduction domain of {func} (stage {stage}) has no constant bounds: {source}")]
+    ReductionBounds { func: String, stage: usize, source: BoundError },
+    #[error("a bound of {producer} read by {consumer} (stage {stage}): {source}")]
+    Bound { producer: String, consumer: String, stage: usize, source: BoundError },
+}
+
+/// Dense id of a DAG node: a Func's [`FuncId`] index, then the inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Dense id of a stage over the whole pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StageIdx(pub u32);
+
+impl StageIdx {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Dense id of an edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EdgeId(pub u32);
+
+/// A Func or an input buffer.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub id: NodeId,
+    pub name: Name,
+    pub ty: Type,
+    /// Names of the dimensions (a Func's pure variables; `_0, _1, ...` for
+    /// an input).
+    pub dims: Vec<Name>,
+    /// The Func's stages, pure definition first (empty for inputs).
+    pub stages: Vec<StageIdx>,
+    pub is_input: bool,
+    pub is_output: bool,
+    /// No updates, and every call reads its producer at exactly the pure
+    /// variables in order.
+    pub is_pointwise: bool,
+    /// Edges to the stages that read this node.
+    pub outgoing: Vec<EdgeId>,
+    /// The region consumers (and the output estimate) require at the
+    /// pipeline's estimates.
+    pub region_required: Vec<Span>,
+    /// The region the Func's stages compute (the required region grown by
+    /// what its updates write) at the estimates.
+    pub region_computed: Vec<Span>,
+    /// Per update stage and dimension, the bounds of the region it writes,
+    /// over the node's required-region slots (`2d` min, `2d + 1` max).
+    update_writes: Vec<Vec<(BoundExpr, BoundExpr)>>,
+    /// The largest natural vector width of the node's stages.
+    pub vector_size: i64,
+}
+
+impl Node {
+    pub fn bytes_per_point(&self) -> i64 {
+        self.ty.scalar.bytes() as i64
+    }
+
+    /// The region the Func computes when `required` is required of it.
+    pub fn region_computed_for(&self, required: &[Span]) -> Vec<Span> {
+        let slots = Span::slots(required);
+        let mut region = required.to_vec();
+        for writes in &self.update_writes {
+            for (d, (lo, hi)) in writes.iter().enumerate() {
+                region[d] = region[d].union(Span::new(lo.eval(&slots), hi.eval(&slots)));
+            }
+        }
+        region
+    }
+}
+
+/// One loop of a stage.
+#[derive(Clone, Debug)]
+pub struct Loop {
+    pub var: Name,
+    pub is_rvar: bool,
+    /// The Func dimension a pure loop runs over.
+    pub pure_dim: Option<usize>,
+    /// For a reduction loop, its constant span.
+    pub rvar_span: Option<Span>,
+}
+
+/// One definition of a Func.
+#[derive(Clone, Debug)]
+pub struct Stage {
+    pub idx: StageIdx,
+    pub node: NodeId,
+    /// 0 for the pure definition, `k` for the `k`-th update.
+    pub index: usize,
+    /// Loops, innermost first.
+    pub loops: Vec<Loop>,
+    /// Edges from the nodes this stage reads.
+    pub incoming: Vec<EdgeId>,
+    /// The natural vector width of the narrowest type the stage computes.
+    pub vector_size: i64,
+    /// The stage's expressions with params replaced by their estimates
+    /// (the value, then the update's left-hand side coordinates).
+    pub exprs: Vec<Expr>,
+}
+
+impl Stage {
+    /// The span of each loop when the Func computes `region`.
+    pub fn loop_spans(&self, region: &[Span]) -> Vec<Span> {
+        self.loops.iter().map(|l| l.pure_dim.map_or_else(|| l.rvar_span.unwrap_or(Span::new(0, 0)), |d| region[d])).collect()
+    }
+}
+
+/// A producer read by a consumer stage.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    pub id: EdgeId,
+    pub producer: NodeId,
+    pub consumer: StageIdx,
+    /// Call sites of the producer in the stage.
+    pub calls: u32,
+    /// Distinct access matrices with their counts.
+    pub jacobians: Vec<LoadJacobian>,
+    /// Per producer dimension, the bounds of the region read, over the
+    /// consumer stage's loop slots (`2i` min, `2i + 1` max of loop `i`).
+    pub bounds: Vec<(BoundExpr, BoundExpr)>,
+}
+
+impl Edge {
+    /// The producer region read when the consumer's loops span `loops`.
+    pub fn region_read(&self, loops: &[Span]) -> Vec<Span> {
+        let slots = Span::slots(loops);
+        self.bounds.iter().map(|(lo, hi)| Span::new(lo.eval(&slots), hi.eval(&slots))).collect()
+    }
+}
+
+/// The analysed pipeline.
+#[derive(Clone, Debug)]
+pub struct Dag {
+    pub nodes: Vec<Node>,
+    pub stages: Vec<Stage>,
+    pub edges: Vec<Edge>,
+    pub target: Target,
+}
+
+impl Dag {
+    /// Analyses `p` for `target`.
+    pub fn new(p: &PipelineDef, target: &Target) -> Result<Dag, DagError> {
+        let params = param_estimates(p)?;
+        let mut dag = Dag { nodes: vec![], stages: vec![], edges: vec![], target: *target };
+        for (id, f) in p.func_ids() {
+            dag.nodes.push(Node {
+                id: NodeId(id.0),
+                name: f.name.clone(),
+                ty: f.ty,
+                dims: f.args.clone(),
+                stages: vec![],
+                is_input: false,
+                is_output: p.is_output(&f.name),
+                is_pointwise: false,
+                outgoing: vec![],
+                region_required: vec![],
+                region_computed: vec![],
+                update_writes: vec![],
+                vector_size: 1,
+            });
+        }
+        for i in &p.inputs {
+            dag.nodes.push(Node {
+                id: NodeId(dag.nodes.len() as u32),
+                name: i.name.clone(),
+                ty: Type::scalar(i.ty),
+                dims: (0..i.dims).map(|d| Name::from(format!("_{d}"))).collect(),
+                stages: vec![],
+                is_input: true,
+                is_output: false,
+                is_pointwise: false,
+                outgoing: vec![],
+                region_required: vec![],
+                region_computed: vec![],
+                update_writes: vec![],
+                vector_size: target.natural_lanes(i.ty),
+            });
+        }
+        for (id, _) in p.func_ids() {
+            dag.add_stages(p, id, &params)?;
+        }
+        dag.regions_at_estimates(p)?;
+        Ok(dag)
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    pub fn stage(&self, idx: StageIdx) -> &Stage {
+        &self.stages[idx.index()]
+    }
+
+    pub fn edge(&self, id: EdgeId) -> &Edge {
+        &self.edges[id.0 as usize]
+    }
+
+    pub fn node_by_name(&self, name: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| &*n.name == name)
+    }
+
+    /// The Funcs (not inputs), producers first.
+    pub fn funcs(&self) -> impl DoubleEndedIterator<Item = &Node> {
+        self.nodes.iter().filter(|n| !n.is_input)
+    }
+
+    fn add_stages(&mut self, p: &PipelineDef, id: FuncId, params: &BTreeMap<Name, Expr>) -> Result<(), DagError> {
+        let f = &p[id];
+        let node = NodeId(id.0);
+        let mut pointwise = f.updates.is_empty();
+        for s in 0..f.stages() {
+            let idx = StageIdx(self.stages.len() as u32);
+            let dims = initial_dims(f, s, &[]);
+            let mut loops = vec![];
+            for d in &dims {
+                let pure_dim = (!d.is_rvar).then(|| f.args.iter().position(|a| *a == d.name)).flatten();
+                let rvar_span = if d.is_rvar { Some(rvar_span(f, s, &d.name, params)?) } else { None };
+                loops.push(Loop { var: d.name.clone(), is_rvar: d.is_rvar, pure_dim, rvar_span });
+            }
+            let (value, lhs) = if s == 0 {
+                (f.value.clone(), vec![])
+            } else {
+                let u = &f.updates[s - 1];
+                (u.value.clone(), u.args.clone())
+            };
+            let prepare = |e: &Expr| strip_lets(&with_params(e, params));
+            let mut exprs = vec![prepare(&value)];
+            exprs.extend(lhs.iter().map(prepare));
+            let sites = call_sites(&exprs, &f.name);
+            let loop_names: Vec<&str> = loops.iter().map(|l| &*l.var).collect();
+            let mut scope = Scope::default();
+            for (i, l) in loops.iter().enumerate() {
+                let span = Interval::new(Expr::ivar(slot_name(i, false)), Expr::ivar(slot_name(i, true)));
+                scope.push(l.var.clone(), span);
+            }
+            let slot_of = |n: &str| slot_of_name(n, loops.len());
+            let mut edges: BTreeMap<Name, (Vec<Interval>, Edge)> = BTreeMap::new();
+            for site in &sites {
+                let producer = match self.node_by_name(&site.callee) {
+                    Some(n) => n.id,
+                    None => continue,
+                };
+                if s == 0 && !is_identity(&site.args, &f.args) {
+                    pointwise = false;
+                }
+                let jacobian = LoadJacobian::of(&site.args, &loop_names);
+                let boxes: Vec<Interval> = site.args.iter().map(|a| bounds_of(a, &scope)).collect();
+                let entry = edges.entry(site.callee.clone()).or_insert_with(|| {
+                    let edge = Edge { id: EdgeId(0), producer, consumer: idx, calls: 0, jacobians: vec![], bounds: vec![] };
+                    (boxes.clone(), edge)
+                });
+                entry.0 = entry.0.iter().zip(&boxes).map(|(a, b)| a.union(b)).collect();
+                entry.1.calls += 1;
+                match entry.1.jacobians.iter_mut().find(|j| j.rows == jacobian.rows) {
+                    Some(j) => j.count += 1,
+                    None => entry.1.jacobians.push(jacobian),
+                }
+            }
+            let mut incoming = vec![];
+            for (callee, (boxes, mut edge)) in edges {
+                for (dim, b) in boxes.iter().enumerate() {
+                    let unbounded = || DagError::Unbounded { producer: callee.to_string(), consumer: f.name.to_string(), stage: s, dim };
+                    let compile = |e: &Option<Expr>| -> Result<BoundExpr, DagError> {
+                        let e = simplify(e.as_ref().ok_or_else(unbounded)?);
+                        BoundExpr::compile(&e, &slot_of).map_err(|source| DagError::Bound {
+                            producer: callee.to_string(),
+                            consumer: f.name.to_string(),
+                            stage: s,
+                            source,
+                        })
+                    };
+                    edge.bounds.push((compile(&b.min)?, compile(&b.max)?));
+                }
+                edge.id = EdgeId(self.edges.len() as u32);
+                incoming.push(edge.id);
+                self.nodes[edge.producer.index()].outgoing.push(edge.id);
+                self.edges.push(edge);
+            }
+            if s > 0 {
+                let writes = self.update_writes(f, s, &lhs, &loops, params)?;
+                self.nodes[node.index()].update_writes.push(writes);
+            }
+            let vector_size = stage_vector_size(&exprs, f.ty, &self.target);
+            self.stages.push(Stage { idx, node, index: s, loops, incoming, vector_size, exprs });
+            let n = &mut self.nodes[node.index()];
+            n.stages.push(idx);
+            n.vector_size = n.vector_size.max(vector_size);
+        }
+        self.nodes[node.index()].is_pointwise = pointwise;
+        Ok(())
+    }
+
+    /// Bounds of what update `s` writes, per dimension, over the Func's
+    /// required-region slots.
+    fn update_writes(
+        &self,
+        f: &compiler::FuncDef,
+        s: usize,
+        lhs: &[Expr],
+        loops: &[Loop],
+        params: &BTreeMap<Name, Expr>,
+    ) -> Result<Vec<(BoundExpr, BoundExpr)>, DagError> {
+        let mut scope = Scope::default();
+        for l in loops {
+            let span = match (l.pure_dim, l.rvar_span) {
+                (Some(d), _) => Interval::new(Expr::ivar(slot_name(d, false)), Expr::ivar(slot_name(d, true))),
+                (None, Some(r)) => Interval::new(Expr::int(r.min, Type::i32()), Expr::int(r.max, Type::i32())),
+                (None, None) => Interval::everything(),
+            };
+            scope.push(l.var.clone(), span);
+        }
+        let slot_of = |n: &str| slot_of_name(n, f.dims());
+        lhs.iter()
+            .enumerate()
+            .map(|(dim, a)| {
+                let b = bounds_of(&strip_lets(&with_params(a, params)), &scope);
+                let unbounded = || DagError::UnboundedWrite { func: f.name.to_string(), stage: s, dim };
+                let compile = |e: Option<Expr>| -> Result<BoundExpr, DagError> {
+                    BoundExpr::compile(&simplify(&e.ok_or_else(unbounded)?), &slot_of).map_err(|_| unbounded())
+                };
+                Ok((compile(b.min)?, compile(b.max)?))
+            })
+            .collect()
+    }
+
+    /// Propagates the outputs' estimates back to every Func and input.
+    fn regions_at_estimates(&mut self, p: &PipelineDef) -> Result<(), DagError> {
+        for n in self.nodes.iter_mut() {
+            n.region_required = vec![Span::EMPTY; n.dims.len()];
+        }
+        for (id, f) in p.func_ids().filter(|(_, f)| p.is_output(&f.name)) {
+            let mut region = vec![];
+            for d in 0..f.dims() {
+                let e = f.estimates.get(d).copied().flatten();
+                let e = e.ok_or_else(|| DagError::OutputWithoutEstimate { func: f.name.to_string(), dim: d })?;
+                region.push(Span::new(e.min, e.min + e.extent - 1));
+            }
+            self.nodes[id.index()].region_required = region;
+        }
+        // Consumers come after their producers: walk the Funcs backwards.
+        for n in (0..p.funcs.len()).rev() {
+            let computed = self.nodes[n].region_computed_for(&self.nodes[n].region_required);
+            self.nodes[n].region_computed = computed.clone();
+            for &s in &self.nodes[n].stages.clone() {
+                let loops = self.stages[s.index()].loop_spans(&computed);
+                for &e in &self.stages[s.index()].incoming.clone() {
+                    let edge = &self.edges[e.0 as usize];
+                    let read = edge.region_read(&loops);
+                    let producer = &mut self.nodes[edge.producer.index()];
+                    for (have, want) in producer.region_required.iter_mut().zip(read) {
+                        *have = have.union(want);
+                    }
+                }
+            }
+        }
+        for n in self.nodes.iter_mut().filter(|n| n.is_input) {
+            n.region_computed = n.region_required.clone();
+        }
+        Ok(())
+    }
+}
+
+/// The name of slot `i`'s min (`max == false`) or max variable.
+fn slot_name(i: usize, max: bool) -> String {
+    format!("{}.slot.{i}", if max { "max" } else { "min" })
+}
+
+fn slot_of_name(name: &str, count: usize) -> Option<u32> {
+    let (kind, i) = name.split_once(".slot.")?;
+    let i: usize = i.parse().ok()?;
+    if i >= count {
+        return None;
+    }
+    match kind {
+        "min" => Some(2 * i as u32),
+        "max" => Some(2 * i as u32 + 1),
+        _ => None,
+    }
+}
+
+/// Each param's estimate as a constant of its type, and each input's
+/// `min` and `extent` fields (which boundary conditions read) at its
+/// estimate.
+fn param_estimates(p: &PipelineDef) -> Result<BTreeMap<Name, Expr>, DagError> {
+    let mut values = BTreeMap::new();
+    for prm in &p.params {
+        let v = prm.estimate.ok_or_else(|| DagError::ParamWithoutEstimate { param: prm.name.to_string() })?;
+        let e = if prm.ty.is_float() { Expr::float(v, prm.ty) } else { Expr::int(v as i64, prm.ty) };
+        values.insert(prm.name.clone(), e);
+    }
+    for i in &p.inputs {
+        for (d, e) in i.estimates.iter().enumerate() {
+            let e = e.ok_or_else(|| DagError::InputWithoutEstimate { input: i.name.to_string(), dim: d })?;
+            values.insert(buffer_vars::min(&i.name, d).into(), Expr::int(e.min, Type::i32()));
+            values.insert(buffer_vars::extent(&i.name, d).into(), Expr::int(e.extent, Type::i32()));
+        }
+    }
+    Ok(values)
+}
+
+/// `e` with every param and input field replaced by its estimate.
+fn with_params(e: &Expr, params: &BTreeMap<Name, Expr>) -> Expr {
+    struct Params<'a>(&'a BTreeMap<Name, Expr>);
+    impl Mutator for Params<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            match e.node() {
+                ExprNode::Param { name, .. } | ExprNode::Var { name, .. } => self.0.get(name).cloned().unwrap_or_else(|| e.clone()),
+                _ => mutate_expr_children(self, e),
+            }
+        }
+    }
+    Params(params).mutate_expr(e)
+}
+
+/// `e` with every let substituted into its body.
+fn strip_lets(e: &Expr) -> Expr {
+    struct Lets;
+    impl Mutator for Lets {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            match e.node() {
+                ExprNode::Let { name, value, body } => {
+                    let value = self.mutate_expr(value);
+                    let body = self.mutate_expr(body);
+                    substitute(name, &value, &body)
+                }
+                _ => mutate_expr_children(self, e),
+            }
+        }
+    }
+    Lets.mutate_expr(e)
+}
+
+/// The constant span of reduction variable `var` of stage `s`.
+fn rvar_span(f: &compiler::FuncDef, s: usize, var: &str, params: &BTreeMap<Name, Expr>) -> Result<Span, DagError> {
+    let rdom = f.updates[s - 1].rdom.as_ref().expect("a stage with reduction loops has a reduction domain");
+    let dim = rdom.dims.iter().find(|d| &*d.name == var).expect("the loop is a dimension of the domain");
+    let constant = |e: &Expr| -> Result<i64, DagError> {
+        let e = simplify(&with_params(e, params));
+        BoundExpr::compile(&e, &|_| None).map(|b| b.eval(&[])).map_err(|source| DagError::ReductionBounds {
+            func: f.name.to_string(),
+            stage: s,
+            source,
+        })
+    };
+    let (min, extent) = (constant(&dim.min)?, constant(&dim.extent)?);
+    Ok(Span::new(min, min + extent - 1))
+}
+
+/// One call of a Func or an input.
+struct CallSite {
+    callee: Name,
+    args: Vec<Expr>,
+}
+
+/// The calls of other Funcs and inputs in `exprs` (not of `own`).
+fn call_sites(exprs: &[Expr], own: &Name) -> Vec<CallSite> {
+    struct Calls<'a> {
+        own: &'a Name,
+        sites: Vec<CallSite>,
+    }
+    impl Visitor for Calls<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprNode::Call { target: CallTarget::Func(r) | CallTarget::Input(r), args, .. } = e.node() {
+                if &r.name != self.own {
+                    self.sites.push(CallSite { callee: r.name.clone(), args: args.clone() });
+                }
+            }
+            walk_expr(self, e)
+        }
+    }
+    let mut c = Calls { own, sites: vec![] };
+    exprs.iter().for_each(|e| c.visit_expr(e));
+    c.sites
+}
+
+fn is_identity(args: &[Expr], vars: &[Name]) -> bool {
+    args.len() == vars.len() && args.iter().zip(vars).all(|(a, v)| a.as_var() == Some(v))
+}
+
+/// The natural vector width of the narrowest non-bool type in `exprs`
+/// (or of the Func's own type).
+fn stage_vector_size(exprs: &[Expr], own: Type, target: &Target) -> i64 {
+    struct Narrowest(Option<ScalarType>);
+    impl Visitor for Narrowest {
+        fn visit_expr(&mut self, e: &Expr) {
+            let t = e.ty().scalar;
+            if !t.is_bool() && self.0.is_none_or(|n| t.bytes() < n.bytes()) {
+                self.0 = Some(t);
+            }
+            walk_expr(self, e)
+        }
+    }
+    let mut n = Narrowest(Some(own.scalar));
+    exprs.iter().for_each(|e| n.visit_expr(e));
+    target.natural_lanes(n.0.unwrap_or(own.scalar))
+}

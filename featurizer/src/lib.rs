@@ -1,0 +1,21 @@
+//! The autoscheduler's view of a pipeline.
+//!
+//! [`Dag`] analyses a [`compiler::PipelineDef`] once: nodes, stages, edges
+//! with load Jacobians and compiled bounds, the regions at the estimates.
+//! [`pipeline_features`] gives each stage's schedule-independent features
+//! and [`schedule_features`] the layout of the per-stage features of a
+//! candidate schedule, both versioned so that a model trained on one layout
+//! is never fed another.
+//!
+//! This crate links neither LLVM nor libtorch: it depends on the compiler's
+//! language, IR and analyses only.
+
+pub mod bound_expr;
+pub mod dag;
+pub mod jacobian;
+pub mod span;
+
+pub use bound_expr::BoundExpr;
+pub use dag::{Dag, DagError, Edge, EdgeId, Loop, Node, NodeId, Stage, StageIdx};
+pub use jacobian::{LoadJacobian, Rational};
+pub use span::Span;

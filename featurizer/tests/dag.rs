@@ -1,0 +1,118 @@
+//! The DAG of real and random pipelines: regions at the estimates, edges,
+//! Jacobians and compiled bounds agree with what lowering computes.
+
+use apps::Size;
+use compiler::Target;
+use featurizer::{Dag, Rational, Span};
+use random_pipelines::{generate, GeneratorParams};
+
+fn target() -> Target {
+    Target { vector_bytes: 32, threads: 8 }
+}
+
+#[test]
+fn blur_regions_grow_by_the_stencil_at_the_estimates() {
+    let app = apps::build("blur", Size::Paper, &target()).unwrap();
+    let dag = Dag::new(&app.pipeline, &target()).unwrap();
+    let (w, h) = (1536, 2560);
+    let out = dag.node_by_name("blur_y").unwrap();
+    assert!(out.is_output);
+    assert_eq!(out.region_required, vec![Span::new(0, w - 1), Span::new(0, h - 1)]);
+    let bx = dag.node_by_name("blur_x").unwrap();
+    assert_eq!(bx.region_required, vec![Span::new(0, w - 1), Span::new(-1, h)]);
+    let input = dag.node_by_name("input").unwrap();
+    assert!(input.is_input);
+    assert_eq!(input.region_required, vec![Span::new(-1, w), Span::new(-1, h)]);
+    // blur_y reads blur_x three times, all with the identity Jacobian.
+    let stage = dag.stage(out.stages[0]);
+    let edge = dag.edge(stage.incoming[0]);
+    assert_eq!(dag.node(edge.producer).name.as_ref(), "blur_x");
+    assert_eq!(edge.calls, 3);
+    assert_eq!(edge.jacobians.len(), 1);
+    assert_eq!(edge.jacobians[0].count, 3);
+    assert!(edge.jacobians[0].is_pointwise());
+    // The compiled bounds answer for any loop spans.
+    assert_eq!(edge.region_read(&[Span::new(8, 15), Span::new(4, 4)]), vec![Span::new(8, 15), Span::new(3, 5)]);
+    assert_eq!(out.vector_size, 16);
+}
+
+#[test]
+fn downsampling_has_rational_jacobians() {
+    let app = apps::build("interpolate", Size::Small, &target()).unwrap();
+    let dag = Dag::new(&app.pipeline, &target()).unwrap();
+    let halves = dag.edges.iter().flat_map(|e| &e.jacobians).flat_map(|j| j.rows.iter().flatten()).flatten();
+    assert!(halves.clone().any(|r| *r == Rational::new(2, 1).unwrap()), "a downsample reads at 2x");
+    assert!(halves.clone().any(|r| *r == Rational::new(1, 2).unwrap()), "an upsample reads at x/2");
+}
+
+#[test]
+fn every_app_is_analysed_with_nonempty_regions() {
+    for app in apps::all(Size::Paper, &target()) {
+        let dag = Dag::new(&app.pipeline, &target()).unwrap_or_else(|e| panic!("{}: {e}", app.name));
+        for n in &dag.nodes {
+            assert!(n.region_required.iter().all(|s| !s.is_empty()), "{}: {} has an empty region", app.name, n.name);
+            assert!(Span::volume(&n.region_computed) >= Span::volume(&n.region_required));
+        }
+        assert_eq!(dag.stages.len(), app.pipeline.funcs.iter().map(|f| f.stages()).sum::<usize>());
+    }
+}
+
+#[test]
+fn random_pipelines_are_analysed() {
+    for seed in 0..40 {
+        let p = generate(&GeneratorParams { seed, max_stages: 8, input_size: (64, 48, 3) }).unwrap();
+        let dag = Dag::new(&p.pipeline, &target()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let out = dag.node_by_name(&p.output).unwrap();
+        assert_eq!(out.region_required, vec![Span::new(0, 63), Span::new(0, 47), Span::new(0, 2)]);
+        for n in &dag.nodes {
+            assert!(n.region_required.iter().all(|s| !s.is_empty()), "seed {seed}: {} has an empty region", n.name);
+        }
+    }
+}
+
+/// Every Func at root: the schedule under which the DAG's regions are
+/// exactly what lowering's bounds inference computes.
+fn all_root(p: &compiler::PipelineDef) -> compiler::Schedule {
+    let mut s = compiler::Schedule::new();
+    for f in &p.funcs {
+        s.func(&f.name).compute_root();
+    }
+    s
+}
+
+#[test]
+fn input_regions_are_exactly_what_lowering_reads() {
+    use compiler::lang::pipeline::Estimate;
+    use compiler::schedule::legality::{check_at_estimates, Limits};
+    for app in apps::all(Size::Paper, &target()) {
+        let dag = Dag::new(&app.pipeline, &target()).unwrap();
+        let mut p = app.pipeline.clone();
+        for i in &mut p.inputs {
+            let region = &dag.node_by_name(&i.name).unwrap().region_required;
+            i.estimates = region.iter().map(|s| Some(Estimate { min: s.min, extent: s.extent() })).collect();
+        }
+        let s = all_root(&p);
+        if let Err(e) = check_at_estimates(&p, &s, &Limits::default()) {
+            panic!("{}: the DAG's input regions are too small for lowering: {e}", app.name);
+        }
+        // One row or column less anywhere, and lowering reads outside it
+        // (unless a boundary condition clamps the reads).
+        for (k, i) in p.inputs.clone().iter().enumerate() {
+            for d in 0..i.dims {
+                let mut q = p.clone();
+                let e = q.inputs[k].estimates[d].as_mut().unwrap();
+                e.min += 1;
+                e.extent -= 1;
+                let clamped = app.pipeline.funcs.iter().any(|f| f.name.contains("repeat_edge") || f.name.contains("clamp"));
+                if !clamped {
+                    assert!(
+                        check_at_estimates(&q, &s, &Limits::default()).is_err(),
+                        "{}: {} dim {d} is larger than lowering reads",
+                        app.name,
+                        i.name
+                    );
+                }
+            }
+        }
+    }
+}
