@@ -20,7 +20,7 @@ pub use codegen::timing::{pattern_input, sample, time_compiled, Timing};
 pub struct SamplingOptions {
     pub sampling: Sampling,
     /// Lower in checked mode (every access asserted; see
-    /// `compiler::lower::access_checks`).
+    /// [`compiler::LowerOptions::check_accesses`]).
     pub check_accesses: bool,
 }
 

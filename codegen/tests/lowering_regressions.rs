@@ -221,7 +221,7 @@ fn an_inlined_expansion_past_the_limit_names_the_func_to_compute() {
     let err = lower(&p, &Schedule::new()).unwrap_err();
     let compiler::error::LowerError::InlinedTooLarge { func, inlined, nodes, .. } = &err else { panic!("{err}") };
     assert_eq!((func.as_str(), inlined.as_str()), ("s4", "s3"), "{err}");
-    assert!(*nodes > compiler::lower::inline::MAX_INLINED_NODES);
+    assert!(*nodes > compiler::lower::MAX_INLINED_NODES);
     let mut s = Schedule::new();
     s.func("s2").compute_root();
     let inputs = BTreeMap::from([("input".to_string(), input("input", ScalarType::F32, &[(0, 64), (0, 64)]))]);

@@ -2,7 +2,7 @@
 //!
 //! An *algorithm* ([`lang`]) says what each Func computes over an infinite
 //! integer grid; a *schedule* ([`schedule`]) says how: loop order, tiling,
-//! where each Func is computed and stored, SIMD and threads. [`lower`]
+//! where each Func is computed and stored, SIMD and threads. [`lower`](mod@lower)
 //! turns the two into a loop-nest statement of the [`ir`], which
 //! [`exec::interpret`] executes; [`exec::reference`] evaluates the algorithm
 //! directly and is the oracle every schedule is checked against.
@@ -14,9 +14,9 @@
 //! | [`ir`] | types, expressions, statements, traversal, printer, semantics |
 //! | [`lang`] | the algorithm language and the checked [`PipelineDef`] |
 //! | [`schedule`] | schedules as data, their text form, legality at the estimates, random schedules |
-//! | [`analysis`] | interval arithmetic, linear forms |
+//! | [`analysis`] | interval arithmetic, footprints of statements, linear forms |
 //! | [`simplify`] | the simplifier |
-//! | [`lower`] | the lowering passes and their driver |
+//! | [`lower`](mod@lower) | the lowering passes and their driver |
 //! | [`exec`] | buffers, the reference evaluator, the interpreter |
 //! | [`target`] | the machine a schedule is for |
 //!

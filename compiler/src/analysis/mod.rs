@@ -1,8 +1,10 @@
 //! Analyses of expressions that lowering, the simplifier and the
 //! autoscheduler's featurizer share: interval arithmetic (the range an
-//! expression takes when its variables range over intervals, and the box
-//! of a Func a statement touches) and the linear canonical form (exact
-//! coefficients of each variable, from which load Jacobians are read).
+//! expression takes when its variables range over intervals), footprints
+//! (the box of a Func or an input a statement touches, built on intervals)
+//! and the linear canonical form (exact coefficients of each variable, from
+//! which load Jacobians are read).
 
+pub mod footprint;
 pub mod interval;
 pub mod linear;

@@ -252,7 +252,9 @@ impl fmt::Debug for Expr {
 }
 
 impl Expr {
-    pub fn new(node: ExprNode) -> Expr {
+    /// A node as given, unchecked: the typed constructors below are the
+    /// public way to build expressions (they keep every node well typed).
+    pub(crate) fn new(node: ExprNode) -> Expr {
         Expr(Arc::new(node))
     }
 

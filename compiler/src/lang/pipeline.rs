@@ -199,3 +199,21 @@ pub mod buffer_vars {
         format!("{buffer}.stride.{d}")
     }
 }
+
+/// Calls `f` on every expression of a Func definition.
+pub fn for_each_expr(func: &FuncDef, mut f: impl FnMut(&Expr)) {
+    f(&func.value);
+    for u in &func.updates {
+        u.args.iter().for_each(&mut f);
+        f(&u.value);
+        if let Some(r) = &u.rdom {
+            for d in &r.dims {
+                f(&d.min);
+                f(&d.extent);
+            }
+            if let Some(p) = &r.predicate {
+                f(p);
+            }
+        }
+    }
+}

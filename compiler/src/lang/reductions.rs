@@ -6,8 +6,9 @@
 use crate::ir::expr::{BinOp, CmpOp, Expr, ExprNode, RDomDef};
 use crate::ir::types::Type;
 use crate::ir::visit::Visitor;
+use crate::lang::checks::VarsUsed;
 use crate::lang::ops::AsExpr;
-use crate::lang::{Func, Var, VarsUsed};
+use crate::lang::{Func, Var};
 use std::sync::Arc;
 
 struct Reduction {

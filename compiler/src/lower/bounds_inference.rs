@@ -14,7 +14,8 @@
 use super::context::rewrite_matching;
 use super::names::{required_max, required_min, stage_max, stage_min};
 use super::validate::FuncPlan;
-use crate::analysis::interval::{box_touched, Interval, Scope, Target};
+use crate::analysis::footprint::{box_touched, Access};
+use crate::analysis::interval::{Interval, Scope};
 use crate::error::LowerError;
 use crate::ir::expr::{Expr, Name};
 use crate::ir::stmt::{Range, Stmt, StmtNode};
@@ -106,7 +107,7 @@ pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
     let is_realize = |n: &Stmt| matches!(n.node(), StmtNode::Realize { func, .. } if *func == name);
     rewrite_matching(s, is_realize, |_, node| {
         let StmtNode::Realize { func, ty, body, .. } = node.node() else { unreachable!() };
-        let touched = box_touched(body, Target::Func(&f.name), &mut Scope::default());
+        let touched = box_touched(body, Access::Func(&f.name), &mut Scope::default());
         let bounds = match touched {
             Some(b) => bounded(&b, f, "the region it is stored over")?
                 .into_iter()
@@ -132,7 +133,7 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
             })
             .collect()
     } else {
-        match box_touched(consume, Target::FuncReads(name), &mut Scope::default()) {
+        match box_touched(consume, Access::FuncReads(name), &mut Scope::default()) {
             Some(b) => bounded(&b, f, "the region its consumers read")?,
             None => f.args.iter().map(|_| (Expr::i32(0), Expr::i32(-1))).collect(),
         }
@@ -167,7 +168,7 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
         _ => None,
     };
     let touched_by_updates = match &updates {
-        Some(u) => box_touched(u, Target::Func(name), &mut Scope::default()),
+        Some(u) => box_touched(u, Access::Func(name), &mut Scope::default()),
         None => None,
     };
     for (d, arg) in f.args.iter().enumerate() {
@@ -227,10 +228,10 @@ pub fn check_buffers(s: &Stmt, inputs: &[(Name, usize)], outputs: &[FuncDef]) ->
         Ok(())
     };
     for (name, dims) in inputs {
-        check(name, *dims, box_touched(s, Target::Input(name), &mut Scope::default()), true)?;
+        check(name, *dims, box_touched(s, Access::Input(name), &mut Scope::default()), true)?;
     }
     for f in outputs {
-        check(&f.name, f.dims(), box_touched(s, Target::Func(&f.name), &mut Scope::default()), false)?;
+        check(&f.name, f.dims(), box_touched(s, Access::Func(&f.name), &mut Scope::default()), false)?;
     }
     asserts.push(s.clone());
     Ok((Stmt::block(asserts), footprints))

@@ -10,10 +10,9 @@ use crate::ir::visit::{mutate_stmt_children, substitute, Mutator};
 /// A node enclosing the one being rewritten, outermost first.
 #[derive(Clone, Debug)]
 pub enum Enclosing {
-    Loop { name: Name, min: Expr, extent: Expr, kind: ForKind },
+    Loop { name: Name, min: Expr, kind: ForKind },
     Let { name: Name, value: Expr },
     Realize { func: Name },
-    Produce { func: Name },
 }
 
 /// The chain of enclosing nodes.
@@ -23,11 +22,6 @@ pub struct Context {
 }
 
 impl Context {
-    /// Index in the chain of the loop named `name`.
-    pub fn loop_index(&self, name: &str) -> Option<usize> {
-        self.chain.iter().position(|e| matches!(e, Enclosing::Loop { name: n, .. } if &**n == name))
-    }
-
     /// Index of the innermost enclosing loop.
     pub fn innermost_loop(&self) -> Option<usize> {
         self.chain.iter().rposition(|e| matches!(e, Enclosing::Loop { .. }))
@@ -56,14 +50,6 @@ impl Context {
             }
         }
         out
-    }
-
-    /// The value of the innermost enclosing let named `name`.
-    pub fn let_value(&self, name: &str) -> Option<(usize, &Expr)> {
-        self.chain.iter().enumerate().rev().find_map(|(i, e)| match e {
-            Enclosing::Let { name: n, value } if &**n == name => Some((i, value)),
-            _ => None,
-        })
     }
 }
 
@@ -104,23 +90,11 @@ impl<M: Fn(&Stmt) -> bool, R: FnMut(&Context, &Stmt) -> Result<Stmt, E>, E> Muta
             };
         }
         let pushed = match s.node() {
-            StmtNode::For { name, min, extent, kind, .. } => {
-                Some(Enclosing::Loop { name: name.clone(), min: min.clone(), extent: extent.clone(), kind: *kind })
-            }
+            StmtNode::For { name, min, kind, .. } => Some(Enclosing::Loop { name: name.clone(), min: min.clone(), kind: *kind }),
             StmtNode::LetStmt { name, value, .. } => Some(Enclosing::Let { name: name.clone(), value: value.clone() }),
             StmtNode::Realize { func, .. } => Some(Enclosing::Realize { func: func.clone() }),
             _ => None,
         };
-        if let StmtNode::ProducerConsumer { func, produce, consume } = s.node() {
-            self.ctx.chain.push(Enclosing::Produce { func: func.clone() });
-            let p = self.mutate_stmt(produce);
-            self.ctx.chain.pop();
-            let c = self.mutate_stmt(consume);
-            if p.same_as(produce) && c.same_as(consume) {
-                return s.clone();
-            }
-            return Stmt::new(StmtNode::ProducerConsumer { func: func.clone(), produce: p, consume: c });
-        }
         let has = pushed.is_some();
         if let Some(p) = pushed {
             self.ctx.chain.push(p);

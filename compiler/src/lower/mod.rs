@@ -3,40 +3,48 @@
 //!
 //! | pass | module |
 //! |---|---|
-//! | check the schedule, resolve its loops | [`validate`] |
-//! | substitute inlined Funcs | [`inline`] |
-//! | build loop nests, inject realizations | [`loop_synthesis`] |
-//! | bounds inference (per Func, consumers first) | [`bounds_inference`] |
-//! | sliding window (per Func, right after its bounds) | [`sliding_window`] |
-//! | size the Func's realization | [`bounds_inference`] |
-//! | storage folding | [`storage_folding`] |
-//! | strip the bounds promises of loop synthesis | [`promises`] |
-//! | check every access (checked mode only) | [`access_checks`] |
-//! | flatten storage to 1-D buffers | [`flatten`] |
+//! | check the schedule, resolve its loops | `validate` |
+//! | substitute inlined Funcs | `inline` |
+//! | build loop nests, inject realizations | `loop_synthesis` |
+//! | bounds inference (per Func, consumers first) | `bounds_inference` |
+//! | sliding window (per Func, right after its bounds) | `sliding_window` |
+//! | size the Func's realization | `bounds_inference` |
+//! | storage folding | `storage_folding` |
+//! | strip the bounds promises of loop synthesis | `promises` |
+//! | check every access (checked mode only) | `access_checks` |
+//! | flatten storage to 1-D buffers | `flatten` |
 //! | simplify | [`crate::simplify`] |
-//! | vectorize | [`vectorize`] |
-//! | unroll | [`unroll`] |
-//! | partition loops of shift-inwards splits | [`partition_loops`] |
+//! | vectorize | `vectorize` |
+//! | unroll | `unroll` |
+//! | partition loops of shift-inwards splits | `partition_loops` |
 //! | simplify | [`crate::simplify`] |
 //!
-//! After every pass, in checked mode and in debug builds, [`ir_check`]
+//! After every pass, in checked mode and in debug builds, `ir_check`
 //! checks that the statement is well formed for the stage reached.
+//!
+//! The passes are internal: the public surface is the driver ([`lower`],
+//! [`lower_with`], [`LowerOptions`]), its result ([`Lowered`], with the
+//! [`Footprint`] of each input and output) and the inlining limit
+//! ([`MAX_INLINED_NODES`]).
 
-pub mod access_checks;
-pub mod bounds_inference;
-pub mod context;
-pub mod flatten;
-pub mod inline;
-pub mod ir_check;
-pub mod loop_synthesis;
-pub mod names;
-pub mod partition_loops;
-pub mod promises;
-pub mod sliding_window;
-pub mod storage_folding;
-pub mod unroll;
-pub mod validate;
-pub mod vectorize;
+mod access_checks;
+mod bounds_inference;
+mod context;
+mod flatten;
+mod inline;
+mod ir_check;
+mod loop_synthesis;
+mod names;
+mod partition_loops;
+mod promises;
+mod sliding_window;
+mod storage_folding;
+mod unroll;
+pub(crate) mod validate;
+mod vectorize;
+
+pub use bounds_inference::Footprint;
+pub use inline::MAX_INLINED_NODES;
 
 use crate::error::LowerError;
 use crate::ir::expr::Name;
@@ -53,7 +61,7 @@ pub struct Lowered {
     pub stmt: Stmt,
     /// The region of each input the statement reads and of each output it
     /// writes, in terms of the buffers' fields and the params.
-    pub footprints: Vec<bounds_inference::Footprint>,
+    pub footprints: Vec<Footprint>,
     /// The options it was lowered with.
     pub options: LowerOptions,
     /// The statement after each pass, when asked for (see [`LowerOptions`]).
@@ -66,7 +74,7 @@ pub struct LowerOptions {
     /// Keep the statement after every pass in [`Lowered::passes`].
     pub keep_passes: bool,
     /// Checked mode: assert before every access of a Func or an input that
-    /// it lies inside the storage (see [`access_checks`]). On in the
+    /// it lies inside the storage (see `access_checks`). On in the
     /// differential tests, off by default (it costs a branch per access).
     pub check_accesses: bool,
 }
@@ -91,7 +99,7 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
 }
 
 /// Runs the passes one by one: each is timed (a `tracing` debug event),
-/// checked by [`ir_check`] (in checked mode and debug builds), printed when
+/// checked by `ir_check` (in checked mode and debug builds), printed when
 /// it changed the statement and `HL_PRINT_PASSES` is set, and kept when
 /// asked for.
 struct Driver<'a> {

@@ -36,15 +36,12 @@ pub type Slid = HashMap<Name, Name>;
 
 /// The loop a Func is computed in and how its required region moves with it.
 pub struct Window {
-    /// Chain index of the compute loop.
-    pub loop_index: usize,
     pub loop_var: Name,
     pub loop_min: Expr,
-    /// The dimension that moves, its index, and its required min/max in
-    /// terms of the compute loop variable.
+    /// The dimension that moves, its index, and its required max in terms
+    /// of the compute loop variable.
     pub dim: Name,
     pub dim_index: usize,
-    pub min: Expr,
     pub max: Expr,
 }
 
@@ -93,8 +90,7 @@ pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<
     if !(never_decreases(min) && never_decreases(max)) {
         return None;
     }
-    let window =
-        Window { loop_index: li, loop_var, loop_min, dim: (*dim).clone(), dim_index: *dim_index, min: min.clone(), max: max.clone() };
+    let window = Window { loop_var, loop_min, dim: (*dim).clone(), dim_index: *dim_index, max: max.clone() };
     Some((ctx, window))
 }
 

@@ -11,7 +11,8 @@
 use super::context::rewrite_matching;
 use super::sliding_window::{find_window, Slid};
 use super::validate::FuncPlan;
-use crate::analysis::interval::{box_touched, Interval, Scope, Target};
+use crate::analysis::footprint::{box_touched, Access};
+use crate::analysis::interval::{Interval, Scope};
 use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode};
 use crate::ir::stmt::{Range, Stmt, StmtNode};
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children, Mutator};
@@ -112,7 +113,7 @@ fn loop_body(s: &Stmt, name: &str) -> Option<Stmt> {
 pub fn fold_factor(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<(usize, i64)> {
     let (_, w) = find_window(s, f, fp, slid)?;
     let body = loop_body(s, &w.loop_var)?;
-    let touched = box_touched(&body, Target::Func(&f.name), &mut Scope::default())?;
+    let touched = box_touched(&body, Access::Func(&f.name), &mut Scope::default())?;
     let Interval { min: Some(lo), max: Some(hi) } = &touched[w.dim_index] else {
         return None;
     };

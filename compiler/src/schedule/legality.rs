@@ -1,7 +1,7 @@
 //! Legality at the estimates: whether a schedule that validates will also
 //! run, on buffers of the sizes the pipeline's estimates give.
 //!
-//! Validation ([`crate::lower::validate`]) proves what holds for every
+//! Validation (the first pass of [`crate::lower`](mod@crate::lower)) proves what holds for every
 //! region; a schedule can still fail at run time for the regions it is
 //! made for. Over-compute from round-up or shift-inwards splits can read
 //! past an input that has no padding (the failure of Halide's Adams2019

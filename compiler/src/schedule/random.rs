@@ -4,7 +4,7 @@
 //! or a loop that encloses every use), a store level at or outside it, and
 //! per stage random splits, reorders of pure loops, fusion, vectorization of
 //! the innermost loop, unrolling and parallel loops. Every candidate is
-//! checked with [`crate::lower::validate::validate`]; a Func whose random
+//! checked by lowering's validation (`lower::validate`); a Func whose random
 //! choice is rejected falls back to simpler choices, so the result is always
 //! a legal schedule. Deterministic for a given random generator state.
 
@@ -174,7 +174,7 @@ const DRAWS_AT_ESTIMATES: usize = 8;
 /// A random legal schedule for `p`. When every output and input dimension
 /// of `p` has an estimate, the schedule also runs at the estimates
 /// ([`crate::schedule::legality::check_at_estimates`]): draws that would not are
-/// redrawn, up to [`DRAWS_AT_ESTIMATES`] times, then every Func is computed
+/// redrawn, up to `DRAWS_AT_ESTIMATES` times, then every Func is computed
 /// at root.
 pub fn random_schedule(p: &PipelineDef, rng: &mut impl Rng, o: &RandomScheduleOptions) -> Schedule {
     let estimated = p.outputs.iter().filter_map(|o| p.func(o)).all(|f| f.estimates.iter().all(Option::is_some))

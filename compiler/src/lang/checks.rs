@@ -1,0 +1,248 @@
+//! The rules a definition must follow, checked where they can be: an update
+//! when it is made (arity, type, one reduction domain, pure variables in
+//! place, domain bounds free of variables), names and calls once the whole
+//! pipeline is collected. Every error names the Func at fault.
+
+use crate::error::LangError;
+use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name, RDomDef};
+use crate::ir::types::Type;
+use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
+use crate::lang::pipeline::{for_each_expr, PipelineDef, UpdateDef};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Variables and reduction variables an expression mentions.
+#[derive(Default)]
+pub(super) struct VarsUsed {
+    pub vars: Vec<Name>,
+    pub rvars: BTreeMap<Name, Arc<RDomDef>>,
+    let_bound: Vec<Name>,
+}
+
+impl Visitor for VarsUsed {
+    fn visit_expr(&mut self, e: &Expr) {
+        match e.node() {
+            ExprNode::Var { name, .. } => {
+                if !self.vars.contains(name) && !self.let_bound.contains(name) {
+                    self.vars.push(name.clone());
+                }
+            }
+            ExprNode::Let { name, value, body } => {
+                self.visit_expr(value);
+                self.let_bound.push(name.clone());
+                self.visit_expr(body);
+                self.let_bound.pop();
+            }
+            ExprNode::RVar { rdom, .. } => {
+                self.rvars.insert(rdom.name.clone(), rdom.clone());
+            }
+            _ => walk_expr(self, e),
+        }
+    }
+}
+
+/// Replaces RVar nodes by plain `i32` variables of the same name.
+struct LowerRVars;
+
+impl Mutator for LowerRVars {
+    fn mutate_expr(&mut self, e: &Expr) -> Expr {
+        match e.node() {
+            ExprNode::RVar { rdom, dim } => Expr::ivar(rdom.dims[*dim].name.clone()),
+            _ => mutate_expr_children(self, e),
+        }
+    }
+}
+
+/// Self-references of a Func inside its update.
+struct SelfCalls<'a> {
+    func: &'a str,
+    calls: Vec<Vec<Expr>>,
+}
+
+impl Visitor for SelfCalls<'_> {
+    fn visit_expr(&mut self, e: &Expr) {
+        if let ExprNode::Call { target: CallTarget::Func(r), args, .. } = e.node() {
+            if &*r.name == self.func {
+                self.calls.push(args.clone());
+            }
+        }
+        walk_expr(self, e)
+    }
+}
+
+/// Checks an update against the rules of the language and builds it.
+pub(super) fn check_update(
+    name: &Name,
+    func_args: &[Name],
+    ty: Type,
+    stage: usize,
+    lhs: &[Expr],
+    value: &Expr,
+) -> Result<UpdateDef, LangError> {
+    let func = name.to_string();
+    if lhs.len() != func_args.len() {
+        return Err(LangError::Arity { func, expected: func_args.len(), got: lhs.len(), context: format!("update {stage}") });
+    }
+    if value.ty() != ty {
+        return Err(LangError::UpdateType { func, stage, expected: ty, got: value.ty() });
+    }
+    let mut used = VarsUsed::default();
+    lhs.iter().for_each(|a| used.visit_expr(a));
+    used.visit_expr(value);
+    if used.rvars.len() > 1 {
+        let names: Vec<String> = used.rvars.keys().map(|k| k.to_string()).collect();
+        return Err(LangError::Invalid { func, why: format!("update {stage} uses several reduction domains ({})", names.join(", ")) });
+    }
+    let lower = |e: &Expr| LowerRVars.mutate_expr(e);
+    let rdom = used.rvars.values().next().map(|r| {
+        let mut r = (**r).clone();
+        r.predicate = r.predicate.as_ref().map(lower);
+        Arc::new(r)
+    });
+    let lhs: Vec<Expr> = lhs.iter().map(lower).collect();
+    let value = strip_self_links(name, &lower(value));
+    let update = UpdateDef { args: lhs, value, rdom: rdom.clone() };
+    let pure = update.pure_vars(func_args);
+    if let Some(v) = used.vars.iter().find(|v| !pure.contains(*v)) {
+        return Err(LangError::FreeVariable { func, stage, var: v.to_string() });
+    }
+    let mut self_calls = SelfCalls { func: name, calls: vec![] };
+    self_calls.visit_expr(&update.value);
+    for call in &self_calls.calls {
+        for (i, a) in func_args.iter().enumerate() {
+            if pure.contains(a) && call.get(i).and_then(|c| c.as_var()) != Some(a) {
+                return Err(LangError::PureVarMisplaced { func, stage, var: a.to_string(), position: i });
+            }
+        }
+    }
+    if let Some(r) = &rdom {
+        for d in &r.dims {
+            for bound in [&d.min, &d.extent] {
+                let mut inner = VarsUsed::default();
+                inner.visit_expr(bound);
+                if let Some(v) = inner.vars.first().or(inner.rvars.keys().next()) {
+                    return Err(LangError::Invalid { func, why: format!("bounds of reduction domain {} depend on variable {v}", r.name) });
+                }
+            }
+        }
+    }
+    Ok(update)
+}
+
+/// Drops definition links from a Func's calls of itself (no reference cycles).
+fn strip_self_links(name: &Name, e: &Expr) -> Expr {
+    struct Strip<'a>(&'a Name);
+    impl Mutator for Strip<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = mutate_expr_children(self, e);
+            match e.node() {
+                ExprNode::Call { target: CallTarget::Func(r), args, ty } if r.name == *self.0 => {
+                    Expr::call(CallTarget::Func(DefRef { name: r.name.clone(), link: None }), args.clone(), *ty)
+                }
+                _ => e,
+            }
+        }
+    }
+    Strip(name).mutate_expr(e)
+}
+
+/// Checks that a user-given name cannot collide with the names lowering
+/// derives from it (`f.s0.x`, `f.min.0`, `r.x`, ...): letters, digits, `_`
+/// and `$` (helper Funcs of inline reductions), not starting with a digit.
+fn check_name(kind: &'static str, name: &str) -> Result<(), LangError> {
+    let why = if name.is_empty() {
+        Some("it is empty")
+    } else if name.starts_with(|c: char| c.is_ascii_digit()) {
+        Some("it starts with a digit")
+    } else if name.contains('.') {
+        Some("dots are reserved for the names lowering derives (`f.s0.x`, `f.min.0`, `r.x`)")
+    } else if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+        Some("only letters, digits, `_` and `$` are allowed")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(LangError::InvalidName { kind, name: name.to_string(), why: why.to_string() }),
+        None => Ok(()),
+    }
+}
+
+pub(super) fn check_names(def: &PipelineDef) -> Result<(), LangError> {
+    for f in &def.funcs {
+        check_name("Func", &f.name)?;
+        for a in &f.args {
+            check_name("Var", a)?;
+        }
+        for r in f.updates.iter().filter_map(|u| u.rdom.as_ref()) {
+            check_name("RDom", &r.name)?;
+        }
+    }
+    for i in &def.inputs {
+        check_name("input", &i.name)?;
+    }
+    for p in &def.params {
+        check_name("Param", &p.name)?;
+    }
+    Ok(())
+}
+
+/// Every call names something defined, with the right number of integer
+/// coordinates and the callee's type.
+pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
+    struct Check<'a> {
+        p: &'a PipelineDef,
+        caller: &'a str,
+        err: Option<LangError>,
+    }
+    impl Visitor for Check<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprNode::Call { target, args, ty } = e.node() {
+                let (name, dims, callee_ty) = match target {
+                    CallTarget::Func(r) => match self.p.func(&r.name) {
+                        Some(f) => (r.name.clone(), f.dims(), f.ty),
+                        None => {
+                            self.err.get_or_insert(LangError::Undefined { func: r.name.to_string() });
+                            return;
+                        }
+                    },
+                    CallTarget::Input(r) => match self.p.input(&r.name) {
+                        Some(i) => (r.name.clone(), i.dims, Type::scalar(i.ty)),
+                        None => return,
+                    },
+                    CallTarget::Math(_) => return walk_expr(self, e),
+                };
+                if args.len() != dims {
+                    self.err.get_or_insert(LangError::Arity {
+                        func: name.to_string(),
+                        expected: dims,
+                        got: args.len(),
+                        context: format!("a call in {}", self.caller),
+                    });
+                }
+                if let Some((i, a)) = args.iter().enumerate().find(|(_, a)| a.ty() != Type::i32()) {
+                    self.err.get_or_insert(LangError::CoordinateType {
+                        func: self.caller.to_string(),
+                        callee: name.to_string(),
+                        position: i,
+                        ty: a.ty(),
+                    });
+                }
+                if *ty != callee_ty {
+                    self.err.get_or_insert(LangError::Invalid {
+                        func: self.caller.to_string(),
+                        why: format!("calls {name} before {name} was defined (its type was unknown at the call)"),
+                    });
+                }
+            }
+            walk_expr(self, e)
+        }
+    }
+    for f in &p.funcs {
+        let mut c = Check { p, caller: &f.name, err: None };
+        for_each_expr(f, |e| c.visit_expr(e));
+        if let Some(e) = c.err {
+            return Err(e);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,331 @@
+//! The user-facing handles of the language: [`Var`], [`RVar`], [`RDom`],
+//! [`Param`], [`ImageParam`] and [`Func`].
+//!
+//! A [`Func`] and an [`ImageParam`] are shared, mutable handles: copies name
+//! the same definition, and calls made through them carry a link to it that
+//! [`crate::lang::Pipeline::new`] follows. Definitions never panic: a
+//! mistake is recorded on the Func (the first one wins) and reported when the
+//! pipeline is built.
+
+use crate::error::LangError;
+use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, FuncLink, Name, RDomDef, RDomDim};
+use crate::ir::types::{ScalarType, Type};
+use crate::ir::visit::Visitor;
+use crate::lang::checks::{check_update, VarsUsed};
+use crate::lang::pipeline::{buffer_vars, Estimate, InputDef, UpdateDef};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A pure variable of a Func definition (an `i32` coordinate).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Var(Name);
+
+impl Var {
+    pub fn new(name: &str) -> Var {
+        Var(name.into())
+    }
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+    pub fn expr(&self) -> Expr {
+        Expr::ivar(self.0.clone())
+    }
+}
+
+/// One dimension of a reduction domain, usable in expressions.
+#[derive(Clone, Debug)]
+pub struct RVar {
+    rdom: Arc<RDomDef>,
+    dim: usize,
+}
+
+impl RVar {
+    pub fn name(&self) -> &str {
+        &self.rdom.dims[self.dim].name
+    }
+    pub fn expr(&self) -> Expr {
+        Expr::new(ExprNode::RVar { rdom: self.rdom.clone(), dim: self.dim })
+    }
+}
+
+/// A reduction domain: a box of integer points visited in order, first
+/// dimension innermost, optionally filtered by a predicate.
+#[derive(Clone, Debug)]
+pub struct RDom(Arc<RDomDef>);
+
+const RDOM_DIM_NAMES: [&str; 4] = ["x", "y", "z", "w"];
+
+impl RDom {
+    /// A domain named `name` over `(min, extent)` pairs; its variables are
+    /// `name.x`, `name.y`, `name.z`, `name.w`.
+    pub fn new(name: &str, bounds: &[(Expr, Expr)]) -> RDom {
+        RDom(Arc::new(Self::def(name, bounds, None)))
+    }
+
+    /// A domain whose points must also satisfy `predicate`, built from the
+    /// domain's own variables.
+    pub fn with_where(name: &str, bounds: &[(Expr, Expr)], predicate: impl FnOnce(&RDom) -> Expr) -> RDom {
+        let pred = predicate(&RDom::new(name, bounds));
+        RDom(Arc::new(Self::def(name, bounds, Some(pred))))
+    }
+
+    fn def(name: &str, bounds: &[(Expr, Expr)], predicate: Option<Expr>) -> RDomDef {
+        let dims = bounds
+            .iter()
+            .enumerate()
+            .map(|(i, (min, extent))| RDomDim {
+                name: format!("{name}.{}", RDOM_DIM_NAMES.get(i).copied().unwrap_or("v")).into(),
+                min: Expr::cast(Type::i32(), min.clone()),
+                extent: Expr::cast(Type::i32(), extent.clone()),
+            })
+            .collect();
+        RDomDef { name: name.into(), dims, predicate }
+    }
+
+    pub fn dim(&self, i: usize) -> RVar {
+        assert!(i < self.0.dims.len(), "RDom {} has {} dimensions, not {}", self.0.name, self.0.dims.len(), i + 1);
+        RVar { rdom: self.0.clone(), dim: i }
+    }
+    pub fn x(&self) -> RVar {
+        self.dim(0)
+    }
+    pub fn y(&self) -> RVar {
+        self.dim(1)
+    }
+    pub fn z(&self) -> RVar {
+        self.dim(2)
+    }
+    pub fn dims(&self) -> usize {
+        self.0.dims.len()
+    }
+    pub fn def_ref(&self) -> &Arc<RDomDef> {
+        &self.0
+    }
+}
+
+/// A scalar parameter, bound by name when the pipeline runs.
+#[derive(Clone, Debug)]
+pub struct Param {
+    name: Name,
+    ty: Type,
+}
+
+impl Param {
+    pub fn new(name: &str, ty: Type) -> Param {
+        Param { name: name.into(), ty }
+    }
+    pub fn expr(&self) -> Expr {
+        Expr::new(ExprNode::Param { name: self.name.clone(), ty: self.ty })
+    }
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// The definition an [`ImageParam`] handle shares.
+pub(super) struct InputInner {
+    pub(super) def: InputDef,
+}
+
+/// A typed N-dimensional input buffer of the pipeline.
+#[derive(Clone)]
+pub struct ImageParam(pub(super) Arc<Mutex<InputInner>>);
+
+impl ImageParam {
+    pub fn new(name: &str, ty: ScalarType, dims: usize) -> ImageParam {
+        ImageParam(Arc::new(Mutex::new(InputInner { def: InputDef { name: name.into(), ty, dims, estimates: vec![None; dims] } })))
+    }
+
+    fn def(&self) -> InputDef {
+        self.0.lock().unwrap().def.clone()
+    }
+
+    pub fn name(&self) -> Name {
+        self.def().name
+    }
+
+    pub fn dims(&self) -> usize {
+        self.def().dims
+    }
+
+    /// The element at the given coordinates (integer coordinates are cast to i32).
+    pub fn at<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I) -> Expr {
+        let def = self.def();
+        let args = args.into_iter().map(|a| coordinate(a.into())).collect();
+        let link = FuncLink(self.0.clone() as Arc<dyn std::any::Any + Send + Sync>);
+        Expr::call(CallTarget::Input(DefRef { name: def.name, link: Some(link) }), args, Type::scalar(def.ty))
+    }
+
+    /// The smallest valid coordinate of dimension `d` (known when it runs).
+    pub fn min(&self, d: usize) -> Expr {
+        Expr::new(ExprNode::Param { name: buffer_vars::min(&self.name(), d).into(), ty: Type::i32() })
+    }
+
+    /// The number of elements along dimension `d`.
+    pub fn extent(&self, d: usize) -> Expr {
+        Expr::new(ExprNode::Param { name: buffer_vars::extent(&self.name(), d).into(), ty: Type::i32() })
+    }
+
+    pub fn width(&self) -> Expr {
+        self.extent(0)
+    }
+    pub fn height(&self) -> Expr {
+        self.extent(1)
+    }
+
+    /// Records the expected region of dimension `d`.
+    pub fn set_estimate(&self, d: usize, min: i64, extent: i64) -> &Self {
+        let mut inner = self.0.lock().unwrap();
+        if d < inner.def.dims {
+            inner.def.estimates[d] = Some(Estimate { min, extent });
+        }
+        self
+    }
+}
+
+/// Integer coordinates are i32; other integer types are cast (floats are left
+/// for pipeline checking to report).
+fn coordinate(e: Expr) -> Expr {
+    if e.ty().is_int() && e.ty() != Type::i32() {
+        Expr::cast(Type::i32(), e)
+    } else {
+        e
+    }
+}
+
+/// The definition a [`Func`] handle shares: filled in by `define` and
+/// `update`, read by the collector.
+pub(super) struct FuncInner {
+    pub(super) name: Name,
+    pub(super) args: Option<Vec<Name>>,
+    pub(super) ty: Option<Type>,
+    pub(super) value: Option<Expr>,
+    pub(super) updates: Vec<UpdateDef>,
+    pub(super) estimates: Vec<Option<Estimate>>,
+    /// The first mistake made defining it.
+    pub(super) error: Option<LangError>,
+}
+
+/// A function over an integer grid, defined by a pure definition and any
+/// number of update definitions.
+#[derive(Clone)]
+pub struct Func(pub(super) Arc<Mutex<FuncInner>>);
+
+static ANONYMOUS_FUNCS: AtomicU64 = AtomicU64::new(0);
+
+impl Func {
+    pub fn new(name: &str) -> Func {
+        Func(Arc::new(Mutex::new(FuncInner {
+            name: name.into(),
+            args: None,
+            ty: None,
+            value: None,
+            updates: vec![],
+            estimates: vec![],
+            error: None,
+        })))
+    }
+
+    /// A Func with a fresh name starting with `prefix` (for helpers that make
+    /// Funcs on the user's behalf).
+    pub fn anonymous(prefix: &str) -> Func {
+        let n = ANONYMOUS_FUNCS.fetch_add(1, Ordering::Relaxed);
+        Func::new(&format!("{prefix}${n}"))
+    }
+
+    pub fn name(&self) -> Name {
+        self.0.lock().unwrap().name.clone()
+    }
+
+    /// The value type, once defined.
+    pub fn ty(&self) -> Option<Type> {
+        self.0.lock().unwrap().ty
+    }
+
+    fn fail(&self, err: LangError) {
+        let mut inner = self.0.lock().unwrap();
+        if inner.error.is_none() {
+            inner.error = Some(err);
+        }
+    }
+
+    /// The pure definition `self(args) = value`.
+    pub fn define(&self, args: &[&Var], value: impl Into<Expr>) {
+        let value = value.into();
+        let name = self.name();
+        let arg_names: Vec<Name> = args.iter().map(|v| v.0.clone()).collect();
+        let mut seen = HashSet::new();
+        for a in &arg_names {
+            if !seen.insert(a.clone()) {
+                return self.fail(LangError::DuplicateArg { func: name.to_string(), var: a.to_string() });
+            }
+        }
+        if value.ty().is_vector() {
+            return self.fail(LangError::Invalid { func: name.to_string(), why: "a definition must be scalar".into() });
+        }
+        let mut vars = VarsUsed::default();
+        vars.visit_expr(&value);
+        if let Some(r) = vars.rvars.keys().next() {
+            return self.fail(LangError::RVarInPureDefinition { func: name.to_string(), rvar: r.to_string() });
+        }
+        if let Some(v) = vars.vars.iter().find(|v| !arg_names.contains(*v)) {
+            return self.fail(LangError::FreeVariable { func: name.to_string(), stage: 0, var: v.to_string() });
+        }
+        let mut inner = self.0.lock().unwrap();
+        if inner.value.is_some() {
+            drop(inner);
+            return self.fail(LangError::Redefined { func: name.to_string() });
+        }
+        inner.estimates = vec![None; arg_names.len()];
+        inner.args = Some(arg_names);
+        inner.ty = Some(value.ty());
+        inner.value = Some(value);
+    }
+
+    /// An update definition `self(args) = value`. Reduction variables in
+    /// `args` or `value` make it run over their domain.
+    pub fn update<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I, value: impl Into<Expr>) {
+        let lhs: Vec<Expr> = args.into_iter().map(|a| coordinate(a.into())).collect();
+        let value = value.into();
+        let (name, func_args, ty, stage) = {
+            let inner = self.0.lock().unwrap();
+            (inner.name.clone(), inner.args.clone(), inner.ty, inner.updates.len() + 1)
+        };
+        let (Some(func_args), Some(ty)) = (func_args, ty) else {
+            return self.fail(LangError::UpdateBeforeDefinition { func: name.to_string() });
+        };
+        match check_update(&name, &func_args, ty, stage, &lhs, &value) {
+            Ok(update) => self.0.lock().unwrap().updates.push(update),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// `self(args) = self(args) + value`.
+    pub fn add_update<I: IntoIterator<Item = E> + Clone, E: Into<Expr>>(&self, args: I, value: impl Into<Expr>) {
+        let current = self.at(args.clone());
+        self.update(args, current + value.into());
+    }
+
+    /// The value of this Func at the given coordinates.
+    pub fn at<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I) -> Expr {
+        let inner = self.0.lock().unwrap();
+        let args = args.into_iter().map(|a| coordinate(a.into())).collect();
+        let ty = inner.ty.unwrap_or(Type::i32());
+        let link = FuncLink(self.0.clone() as Arc<dyn std::any::Any + Send + Sync>);
+        Expr::call(CallTarget::Func(DefRef { name: inner.name.clone(), link: Some(link) }), args, ty)
+    }
+
+    /// Records the expected region of output dimension `d`.
+    pub fn set_estimate(&self, d: usize, min: i64, extent: i64) -> &Self {
+        let mut inner = self.0.lock().unwrap();
+        if d < inner.estimates.len() {
+            inner.estimates[d] = Some(Estimate { min, extent });
+        } else {
+            let name = inner.name.to_string();
+            drop(inner);
+            self.fail(LangError::Invalid { func: name, why: format!("estimate for dimension {d}, which it does not have") });
+        }
+        self
+    }
+}
