@@ -544,3 +544,44 @@ fn stage_vector_size(exprs: &[Expr], own: Type, target: &Target) -> i64 {
     exprs.iter().for_each(|e| n.visit_expr(e));
     target.natural_lanes(n.0.unwrap_or(own.scalar))
 }
+
+impl std::fmt::Display for Dag {
+    /// The DAG as text: each node with its region at the estimates, each
+    /// stage with its loops and the edges it reads, with their Jacobians.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let region = |r: &[Span]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(" x ");
+        for n in self.funcs().rev().chain(self.nodes.iter().filter(|n| n.is_input)) {
+            let kind = if n.is_input {
+                "input"
+            } else if n.is_output {
+                "output"
+            } else {
+                "func"
+            };
+            let pointwise = if n.is_pointwise { ", pointwise" } else { "" };
+            writeln!(f, "{kind} {} ({}{pointwise}, vector size {})", n.name, n.ty, n.vector_size)?;
+            writeln!(f, "  required {}", region(&n.region_required))?;
+            if n.region_computed != n.region_required {
+                writeln!(f, "  computed {}", region(&n.region_computed))?;
+            }
+            for &s in &n.stages {
+                let stage = self.stage(s);
+                let loops: Vec<String> = stage
+                    .loops
+                    .iter()
+                    .map(|l| match l.rvar_span {
+                        Some(r) => format!("{} in {r}", l.var),
+                        None => l.var.to_string(),
+                    })
+                    .collect();
+                writeln!(f, "  stage {} loops (innermost first): {}", stage.index, loops.join(", "))?;
+                for &e in &stage.incoming {
+                    let e = self.edge(e);
+                    let jacobians: Vec<String> = e.jacobians.iter().map(|j| j.to_string()).collect();
+                    writeln!(f, "    reads {} ({} calls): {}", self.node(e.producer).name, e.calls, jacobians.join(", "))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

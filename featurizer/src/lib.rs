@@ -13,9 +13,15 @@
 pub mod bound_expr;
 pub mod dag;
 pub mod jacobian;
+pub mod layout;
+pub mod pipeline_features;
+pub mod schedule_features;
 pub mod span;
 
 pub use bound_expr::BoundExpr;
 pub use dag::{Dag, DagError, Edge, EdgeId, Loop, Node, NodeId, Stage, StageIdx};
 pub use jacobian::{LoadJacobian, Rational};
+pub use layout::{Layout, LayoutId, LayoutMismatch};
+pub use pipeline_features::{PipelineFeatures, PIPELINE_LAYOUT};
+pub use schedule_features::{ScheduleFeatures, SCHEDULE_LAYOUT};
 pub use span::Span;

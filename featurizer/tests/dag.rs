@@ -116,3 +116,20 @@ fn input_regions_are_exactly_what_lowering_reads() {
         }
     }
 }
+
+#[test]
+fn pipeline_features_count_operations_and_access_patterns() {
+    use featurizer::pipeline_features::{type_bucket, OPS, PATTERNS};
+    let app = apps::build("blur", Size::Paper, &target()).unwrap();
+    let dag = Dag::new(&app.pipeline, &target()).unwrap();
+    let out = dag.node_by_name("blur_y").unwrap();
+    let f = featurizer::PipelineFeatures::of(&dag, dag.stage(out.stages[0]));
+    let row = |name: &str| OPS.iter().position(|o| *o == name).unwrap();
+    let u16 = type_bucket(compiler::Type::u16());
+    assert_eq!(f.op_histogram[row("func_call")][u16], 3, "three loads of blur_x");
+    assert_eq!(f.op_histogram[row("div")][u16], 1);
+    let pointwise = PATTERNS.iter().position(|p| *p == "pointwise").unwrap();
+    assert_eq!(f.accesses[pointwise][0][u16], 3, "three pointwise loads of another Func");
+    assert_eq!(f.accesses[pointwise][3][u16], 1, "one pointwise store");
+    assert_eq!(f.to_vec().len(), featurizer::pipeline_features::PIPELINE_FEATURES);
+}
