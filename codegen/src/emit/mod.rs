@@ -17,12 +17,12 @@
 //! functions that the runtime's `hl_parallel_for` calls.
 //!
 //! This module holds the entry point, the emitter state and its scopes; the
-//! emitter's methods are grouped by concern in the submodules: [`types`]
-//! (LLVM types and constants), [`expr`] (the expression walk), [`arith`]
-//! (arithmetic, comparisons, casts), [`math`] (math functions), [`calls`]
-//! (intrinsics and runtime calls), [`memory`] (loads, stores, addresses),
-//! [`stmt`] (statements and serial loops), [`parallel`] (outlined parallel
-//! loops) and [`alloc`] (stack and heap allocations).
+//! emitter's methods are grouped by concern in the submodules: `types`
+//! (LLVM types and constants), `expr` (the expression walk), `arith`
+//! (arithmetic, comparisons, casts), `math` (math functions), `calls`
+//! (intrinsics and runtime calls), `memory` (loads, stores, addresses),
+//! `stmt` (statements and serial loops), `parallel` (outlined parallel
+//! loops) and `alloc` (stack and heap allocations).
 
 use super::CodegenError;
 use compiler::ir::expr::{Expr, Name};
