@@ -3,7 +3,8 @@
 //! gathers and lane-by-lane scatters, and the per-buffer TBAA tags that tell
 //! LLVM distinct buffers never overlap.
 
-use super::{vector_of, BufferRef, CodegenError, FunctionEmitter, Result, Value};
+use super::types::vector_of;
+use super::{BufferRef, CodegenError, FunctionEmitter, Result, Value};
 use compiler::ir::expr::{BinOp, Expr, ExprNode};
 use compiler::ir::types::{ScalarType, Type};
 use inkwell::intrinsics::Intrinsic;

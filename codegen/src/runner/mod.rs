@@ -5,7 +5,8 @@
 //! A [`Runner`] keeps one warm child for many requests (the child's bounded
 //! compile cache keeps its memory bounded) and starts a new one after a
 //! crash or a timeout. Each request has a wall-clock limit; the child's
-//! address space can be capped (`setrlimit`). Requests and outcomes are
+//! address space can be capped (`setrlimit`), and its peak resident set is
+//! reported ([`Runner::child_peak_rss`]). Requests and outcomes are
 //! frames on the child's stdin and stdout ([`protocol`]); every failure is
 //! classified ([`Outcome`]).
 
@@ -84,6 +85,15 @@ impl Runner {
     /// The process id of the current child, if one is running.
     pub fn child_id(&self) -> Option<u32> {
         self.worker.as_ref().map(|w| w.process.id())
+    }
+
+    /// The peak resident set size of the current child in bytes (its
+    /// `VmHWM` in `/proc/<pid>/status`), if one is running and the system
+    /// reports it.
+    pub fn child_peak_rss(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child_id()?)).ok()?;
+        let kib: u64 = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        Some(kib << 10)
     }
 
     fn start(&mut self) -> std::io::Result<&mut Worker> {

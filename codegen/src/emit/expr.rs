@@ -1,0 +1,92 @@
+//! Expressions: one walk over the expression tree that evaluates the
+//! operands, broadcasts scalar operands of vector operations, and hands each
+//! node to the arithmetic, math, memory or constant emitter; ramps and
+//! broadcasts become LLVM vectors.
+
+use super::{CodegenError, FunctionEmitter, Result, Value};
+use compiler::ir::expr::{CallTarget, Expr, ExprNode};
+use inkwell::types::VectorType;
+use inkwell::values::IntValue;
+
+impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
+    pub(super) fn expr(&mut self, e: &Expr) -> Result<Value<'ctx>> {
+        let ty = e.ty();
+        match e.node() {
+            ExprNode::IntImm { value, .. } => self.constant(ty, *value as i128, 0.0),
+            ExprNode::UIntImm { value, .. } => self.constant(ty, *value as i128, 0.0),
+            ExprNode::FloatImm { value, .. } => self.constant(ty, 0, *value),
+            ExprNode::Var { name, .. } | ExprNode::Param { name, .. } => self.var(name),
+            ExprNode::RVar { .. } => Err(CodegenError::Unsupported("a reduction variable survived lowering".into())),
+            ExprNode::Cast { ty, value } => {
+                let v = self.expr(value)?;
+                self.cast(value.ty(), *ty, v)
+            }
+            ExprNode::Binary { op, a, b } => {
+                let lanes = ty.lanes;
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                let (x, y) = (self.widened(x, lanes)?, self.widened(y, lanes)?);
+                self.binary(*op, ty, x, y)
+            }
+            ExprNode::Cmp { op, a, b } => {
+                let lanes = ty.lanes;
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                let (x, y) = (self.widened(x, lanes)?, self.widened(y, lanes)?);
+                self.compare(*op, a.ty().scalar, x, y)
+            }
+            ExprNode::And { a, b } | ExprNode::Or { a, b } => {
+                let lanes = ty.lanes;
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                let (x, y) = (self.widened(x, lanes)?, self.widened(y, lanes)?);
+                let op = if matches!(e.node(), ExprNode::And { .. }) {
+                    inkwell::values::InstructionOpcode::And
+                } else {
+                    inkwell::values::InstructionOpcode::Or
+                };
+                Ok(self.builder.build_binop(op, x, y, "")?)
+            }
+            ExprNode::Not { a } => {
+                let x = self.expr(a)?;
+                let ones = self.constant(a.ty(), 1, 0.0)?;
+                Ok(self.builder.build_binop(inkwell::values::InstructionOpcode::Xor, x, ones, "")?)
+            }
+            ExprNode::Select { cond, t, f } => {
+                let c = self.expr(cond)?;
+                let (x, y) = (self.expr(t)?, self.expr(f)?);
+                let lanes = ty.lanes;
+                let (x, y) = (self.widened(x, lanes)?, self.widened(y, lanes)?);
+                self.select(c, x, y)
+            }
+            ExprNode::Let { name, value, body } => {
+                let v = self.expr(value)?;
+                self.vars.push((name.clone(), v));
+                let r = self.expr(body);
+                self.vars.pop();
+                r
+            }
+            ExprNode::Call { target: CallTarget::Math(f), args, ty } => self.math(*f, args, *ty),
+            ExprNode::Call { target, .. } => Err(CodegenError::Unsupported(format!(
+                "a call of {} survived lowering",
+                match target {
+                    CallTarget::Func(r) => r.name.to_string(),
+                    CallTarget::Input(r) => r.name.to_string(),
+                    CallTarget::Math(f) => f.name().to_string(),
+                }
+            ))),
+            ExprNode::Load { buffer, index, ty } => self.load(buffer, index, *ty),
+            ExprNode::Ramp { base, stride, lanes } => {
+                let b = self.expr(base)?;
+                let s = self.expr(stride)?;
+                let (b, s) = (self.splat(b, *lanes)?, self.splat(s, *lanes)?);
+                let bits = base.ty().scalar.bits();
+                let steps: Vec<IntValue> = (0..*lanes).map(|k| self.int_type(bits).const_int(k as u64, false)).collect();
+                let steps: Value = VectorType::const_vector(&steps).into();
+                let offsets = self.builder.build_binop(inkwell::values::InstructionOpcode::Mul, s, steps, "")?;
+                Ok(self.builder.build_binop(inkwell::values::InstructionOpcode::Add, b, offsets, "ramp")?)
+            }
+            ExprNode::Broadcast { value, lanes } => {
+                let v = self.expr(value)?;
+                self.splat(v, *lanes)
+            }
+        }
+    }
+}

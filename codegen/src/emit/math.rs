@@ -1,0 +1,78 @@
+//! Math functions: LLVM intrinsics for the float functions (`llvm.sqrt`,
+//! `llvm.floor`, `llvm.roundeven`, ...), `llvm.abs` for signed integers,
+//! and the C library's `tanh`/`tanhf` called lane by lane.
+
+use super::{CodegenError, FunctionEmitter, Result, Value};
+use compiler::ir::expr::{Expr, MathFn};
+use compiler::ir::types::{ScalarType, Type};
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::Linkage;
+use inkwell::types::BasicType;
+use inkwell::values::BasicValueEnum;
+
+impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
+    /// Calls a C math function (`tanhf`, `tanh`) lane by lane.
+    fn libm(&mut self, name: &str, ty: Type, x: Value<'ctx>) -> Result<Value<'ctx>> {
+        let scalar = self.scalar_type(ty.scalar);
+        let f = self
+            .state
+            .module
+            .get_function(name)
+            .unwrap_or_else(|| self.state.module.add_function(name, scalar.fn_type(&[scalar.into()], false), Some(Linkage::External)));
+        if ty.lanes == 1 {
+            return self.call_value(f, &[x]);
+        }
+        let BasicValueEnum::VectorValue(vec) = x else {
+            return Err(CodegenError::Unsupported("vector math on a scalar".into()));
+        };
+        let mut out = vec.get_type().get_poison();
+        for k in 0..ty.lanes {
+            let lane = self.builder.build_extract_element(vec, self.i32_const(k as i64), "")?;
+            let r = self.call_value(f, &[lane])?;
+            out = self.builder.build_insert_element(out, r, self.i32_const(k as i64), "")?;
+        }
+        Ok(out.into())
+    }
+
+    pub(super) fn math(&mut self, f: MathFn, args: &[Expr], ty: Type) -> Result<Value<'ctx>> {
+        if args.len() != f.arity() {
+            return Err(CodegenError::Unsupported(format!("{} takes {} arguments, got {}", f.name(), f.arity(), args.len())));
+        }
+        let lanes = ty.lanes;
+        let mut values = vec![];
+        for a in args {
+            let v = self.expr(a)?;
+            values.push(self.widened(v, lanes)?);
+        }
+        let x = values[0];
+        if !ty.scalar.is_float() {
+            return match f {
+                MathFn::PromiseClamped => Ok(x),
+                MathFn::Abs if ty.scalar.is_signed_int() => {
+                    let no_poison = self.ctx().bool_type().const_int(0, false).into();
+                    let intrinsic = Intrinsic::find("llvm.abs").ok_or_else(|| CodegenError::Llvm("no llvm.abs".into()))?;
+                    let decl = intrinsic
+                        .get_declaration(self.state.module, &[x.get_type()])
+                        .ok_or_else(|| CodegenError::Llvm("no declaration of llvm.abs".into()))?;
+                    self.call_value(decl, &[x, no_poison])
+                }
+                MathFn::Abs => Ok(x),
+                _ => Err(CodegenError::Unsupported(format!("{} of an integer", f.name()))),
+            };
+        }
+        match f {
+            MathFn::Abs => self.intrinsic("llvm.fabs", &[x]),
+            MathFn::Sqrt => self.intrinsic("llvm.sqrt", &[x]),
+            MathFn::Exp => self.intrinsic("llvm.exp", &[x]),
+            MathFn::Log => self.intrinsic("llvm.log", &[x]),
+            MathFn::Pow => self.intrinsic("llvm.pow", &[x, values[1]]),
+            MathFn::Sin => self.intrinsic("llvm.sin", &[x]),
+            MathFn::Cos => self.intrinsic("llvm.cos", &[x]),
+            MathFn::Floor => self.intrinsic("llvm.floor", &[x]),
+            MathFn::Ceil => self.intrinsic("llvm.ceil", &[x]),
+            MathFn::Round => self.intrinsic("llvm.roundeven", &[x]),
+            MathFn::Tanh => self.libm(if ty.scalar == ScalarType::F32 { "tanhf" } else { "tanh" }, ty, x),
+            MathFn::PromiseClamped => Ok(x),
+        }
+    }
+}
