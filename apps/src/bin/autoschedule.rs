@@ -1,0 +1,96 @@
+//! `autoschedule`: searches a schedule for an app, a random pipeline or a
+//! pipeline in a serde (JSON) file, and prints it as source with its
+//! explanation: the predicted runtime, each stage's share, the next-best
+//! alternatives and the search's counters. With `--run`, also compiles it,
+//! times it beside the naive schedule and checks that both outputs agree.
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use compiler::{PipelineDef, Target};
+use search::{autoschedule, Analytical, BeamOptions, Machine};
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(about = "Search a schedule for a pipeline and explain it")]
+struct Args {
+    /// An app (blur, harris, ...).
+    #[arg(long, conflicts_with_all = ["random", "file"])]
+    app: Option<String>,
+    /// A random pipeline's seed.
+    #[arg(long, conflicts_with = "file")]
+    random: Option<u64>,
+    /// A pipeline as JSON (a serialized `PipelineDef` with estimates).
+    #[arg(long)]
+    file: Option<std::path::PathBuf>,
+    #[arg(long, default_value_t = 32)]
+    beam: usize,
+    #[arg(long, default_value_t = 5)]
+    passes: usize,
+    #[arg(long, default_value_t = 5000)]
+    budget_ms: u64,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[arg(long, default_value_t = 3)]
+    top_k: usize,
+    /// Compile and time the schedule beside the naive one (apps only).
+    #[arg(long)]
+    run: bool,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let target = Target::host();
+    let app = match &args.app {
+        Some(name) => Some(apps::build(name, apps::Size::Paper, &target).with_context(|| format!("no app called {name}"))?),
+        None => None,
+    };
+    let pipeline: PipelineDef = match (&app, args.random, &args.file) {
+        (Some(app), _, _) => app.pipeline.clone(),
+        (None, Some(seed), _) => random_pipelines::generate(&random_pipelines::GeneratorParams { seed, ..Default::default() })?.pipeline,
+        (None, None, Some(path)) => serde_json::from_str(&std::fs::read_to_string(path)?).context("reading the pipeline")?,
+        (None, None, None) => bail!("give --app NAME, --random SEED or --file PIPELINE.json"),
+    };
+    let options = BeamOptions {
+        beam: args.beam,
+        passes: args.passes,
+        seed: args.seed,
+        budget: Duration::from_millis(args.budget_ms),
+        ..BeamOptions::default()
+    };
+    let mut model = Analytical::new(Machine::typical(target.threads));
+    let progress = indicatif::ProgressBar::new_spinner().with_message("searching");
+    progress.enable_steady_tick(Duration::from_millis(100));
+    let result = autoschedule(&pipeline, &target, &mut model, &options, args.top_k)?;
+    progress.finish_and_clear();
+    println!("{}", result.schedule);
+    println!("predicted runtime: {:.3} ms ({} model)", result.predicted_seconds * 1e3, result.model);
+    println!("\nper stage:");
+    for s in &result.per_stage {
+        let share = 100.0 * s.seconds / result.predicted_seconds.max(f64::MIN_POSITIVE);
+        println!("  {:>6.1}%  {:.3} ms  {} stage {}", share, s.seconds * 1e3, s.func, s.stage);
+    }
+    for (k, a) in result.alternatives.iter().enumerate() {
+        println!("\nalternative {} (predicted {:.3} ms):\n{}", k + 1, a.predicted_seconds * 1e3, a.schedule);
+    }
+    let st = &result.stats;
+    println!(
+        "\nsearch: {} states generated, {} evaluated, {} pruned, {} passes completed{}, {:.1} ms wall, {:.2} us per evaluated candidate",
+        st.states_generated,
+        st.states_evaluated,
+        st.states_pruned,
+        st.passes_completed,
+        if st.hit_deadline { " (deadline reached)" } else { "" },
+        st.wall_seconds * 1e3,
+        st.evaluation_seconds * 1e6 / st.states_evaluated.max(1) as f64
+    );
+    if args.run {
+        let app = app.context("--run needs --app")?;
+        let schedules = [("naive", apps::bench::naive_schedule(&app.pipeline)), ("auto", result.schedule.clone())];
+        let measured = apps::bench::measure(&app, &schedules, &apps::bench::SamplingOptions::default())?;
+        for row in &measured.rows {
+            println!("{}: compile {:.1} ms, run {:.3} ms (min of {})", row.schedule, row.compile_ms, row.min_ms, row.samples);
+        }
+        println!("outputs agree");
+    }
+    Ok(())
+}

@@ -1,0 +1,262 @@
+//! Coarse-to-fine beam search over loop nests (Adams et al. 2019, section
+//! 4.1), under a hard deadline.
+//!
+//! A pass starts from the empty nest and makes every decision in turn
+//! (two per Func, consumers first). Each round expands every state of the
+//! beam, featurizes the children, prunes those that recompute too much,
+//! costs the rest in one batch, and keeps the `beam` cheapest (a random
+//! dropout may skip some when sampling). Later passes penalize states
+//! structurally equal, to a depth that grows with the pass, to states
+//! earlier passes already expanded, so they explore elsewhere; the best
+//! complete state over all passes wins.
+//!
+//! Determinism: children are generated and featurized in parallel but
+//! collected in a fixed order, ties are broken by a structural hash, and
+//! the only randomness is a ChaCha generator seeded from the options. When
+//! the deadline passes, the cheapest state is completed greedily.
+
+use crate::cost_model::{Cost, CostModel};
+use crate::expand::{children, decision_order};
+use crate::featurize::{featurize, StageFeatures};
+use crate::loop_nest::{structural_hash, LoopNest};
+use featurizer::{Dag, NodeId};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Settings of one search.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BeamOptions {
+    pub beam: usize,
+    pub passes: usize,
+    /// Percent chance that a state survives the dropout at each decision,
+    /// compounded to this over a whole pass (100: no dropout).
+    pub random_dropout: u32,
+    pub seed: u64,
+    /// Wall-clock budget.
+    pub budget: Duration,
+}
+
+impl Default for BeamOptions {
+    fn default() -> Self {
+        BeamOptions { beam: 32, passes: 5, random_dropout: 100, seed: 0, budget: Duration::from_secs(10) }
+    }
+}
+
+/// A candidate: a loop nest, the decisions made, its cost.
+#[derive(Clone, Debug)]
+pub struct State {
+    pub root: Arc<LoopNest>,
+    pub decisions: usize,
+    pub cost: Cost,
+    pub features: Arc<StageFeatures>,
+    /// Structural hash of the whole nest (dedup and tie-breaks).
+    pub hash: u64,
+}
+
+/// Counters of a search.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchStats {
+    pub states_generated: usize,
+    pub states_evaluated: usize,
+    pub states_pruned: usize,
+    pub passes_completed: usize,
+    /// The deadline passed and the best state was completed greedily.
+    pub hit_deadline: bool,
+    /// Seconds spent featurizing and costing.
+    pub evaluation_seconds: f64,
+    pub wall_seconds: f64,
+}
+
+/// The complete states found, cheapest first, and the counters.
+pub struct BeamOutcome {
+    pub complete: Vec<State>,
+    pub stats: SearchStats,
+}
+
+struct Searcher<'a> {
+    dag: &'a Dag,
+    model: &'a dyn CostModel,
+    order: Vec<NodeId>,
+    options: &'a BeamOptions,
+    deadline: Instant,
+    stats: SearchStats,
+}
+
+/// Runs the search.
+pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> BeamOutcome {
+    let start = Instant::now();
+    let mut s = Searcher {
+        dag,
+        model,
+        order: decision_order(dag),
+        options,
+        deadline: start + options.budget,
+        stats: SearchStats::default(),
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    let mut complete: Vec<State> = vec![];
+    let mut expanded: Vec<HashMap<u64, u32>> = vec![];
+    for pass in 0..options.passes.max(1) {
+        let Some(result) = s.pass(pass, &mut rng, &mut expanded) else {
+            break;
+        };
+        complete.extend(result);
+        if s.stats.hit_deadline {
+            break;
+        }
+        s.stats.passes_completed += 1;
+    }
+    if complete.is_empty() {
+        s.stats.hit_deadline = true;
+        complete.push(s.greedy(s.initial()));
+    }
+    complete.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then(a.hash.cmp(&b.hash)));
+    let mut seen = HashSet::new();
+    complete.retain(|st| seen.insert(st.hash));
+    s.stats.wall_seconds = start.elapsed().as_secs_f64();
+    BeamOutcome { complete, stats: s.stats }
+}
+
+impl Searcher<'_> {
+    fn decisions(&self) -> usize {
+        2 * self.order.len()
+    }
+
+    fn initial(&self) -> State {
+        let root = Arc::new(LoopNest::root());
+        let hash = structural_hash(&root, usize::MAX);
+        State { root, decisions: 0, cost: Cost { total: 0.0, per_stage: Default::default() }, features: Default::default(), hash }
+    }
+
+    /// One pass: its final beam, or, when the deadline cuts it, the
+    /// cheapest state completed greedily; `None` if no state survives.
+    fn pass(&mut self, pass: usize, rng: &mut ChaCha8Rng, expanded: &mut Vec<HashMap<u64, u32>>) -> Option<Vec<State>> {
+        let mut beam = vec![self.initial()];
+        for _ in 0..self.decisions() {
+            if Instant::now() >= self.deadline {
+                self.stats.hit_deadline = true;
+                let best = beam.into_iter().next()?;
+                return Some(vec![self.greedy(best)]);
+            }
+            let mut next = self.expand(&beam);
+            if next.is_empty() {
+                return None;
+            }
+            // Coarse-to-fine: states close to what earlier passes expanded
+            // cost more, so this pass looks elsewhere.
+            if self.options.beam > 1 && self.options.passes > 1 && pass > 0 {
+                let depth = pass + 1;
+                for st in &mut next {
+                    let key = structural_hash(&st.root, depth);
+                    let seen: u32 = expanded.iter().map(|m| m.get(&key).copied().unwrap_or(0)).sum();
+                    if seen > 0 {
+                        st.cost.total *= 1.0 + seen as f64;
+                    }
+                }
+            }
+            next.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then(a.hash.cmp(&b.hash)));
+            let mut kept = vec![];
+            let survive = dropout_threshold(self.options.random_dropout, self.decisions());
+            for st in next {
+                if kept.len() >= self.options.beam {
+                    break;
+                }
+                if !kept.is_empty() && rng.random_range(0..100) >= survive {
+                    continue;
+                }
+                kept.push(st);
+            }
+            let record = expanded_map(expanded, pass);
+            for st in &kept {
+                *record.entry(structural_hash(&st.root, pass + 1)).or_default() += 1;
+            }
+            beam = kept;
+        }
+        Some(beam)
+    }
+
+    /// Every child of every state, featurized, pruned and costed.
+    fn expand(&mut self, beam: &[State]) -> Vec<State> {
+        let t = Instant::now();
+        let dag = self.dag;
+        let order = &self.order;
+        let generated: Vec<(Arc<LoopNest>, usize)> = beam
+            .par_iter()
+            .flat_map_iter(|st| children(dag, &st.root, order, st.decisions).into_iter().map(move |c| (c, st.decisions + 1)))
+            .collect();
+        self.stats.states_generated += generated.len();
+        let mut seen = HashSet::new();
+        let featurized: Vec<(Arc<LoopNest>, usize, StageFeatures, u64)> = generated
+            .into_par_iter()
+            .map(|(root, decisions)| {
+                let features = featurize(dag, &root);
+                let hash = structural_hash(&root, usize::MAX);
+                (root, decisions, features, hash)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .filter(|(_, _, _, h)| seen.insert(*h))
+            .collect();
+        // Prune recomputation, unless that would leave nothing.
+        let (kept_states, pruned): (Vec<_>, Vec<_>) = featurized.into_iter().partition(|(_, _, f, _)| !recomputes_too_much(f));
+        self.stats.states_pruned += pruned.len();
+        let featurized = if kept_states.is_empty() { pruned } else { kept_states };
+        let kept = featurized.len();
+        let batch: Vec<&StageFeatures> = featurized.iter().map(|(_, _, f, _)| f).collect();
+        let costs = self.model.evaluate(&batch);
+        self.stats.states_evaluated += kept;
+        self.stats.evaluation_seconds += t.elapsed().as_secs_f64();
+        featurized
+            .into_iter()
+            .zip(costs)
+            .map(|((root, decisions, features, hash), cost)| State { root, decisions, cost, features: Arc::new(features), hash })
+            .collect()
+    }
+
+    /// Completes `state` by taking the cheapest child at every decision.
+    fn greedy(&mut self, mut state: State) -> State {
+        while state.decisions < self.decisions() {
+            let mut next = self.expand(std::slice::from_ref(&state));
+            next.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then(a.hash.cmp(&b.hash)));
+            match next.into_iter().next() {
+                Some(n) => state = n,
+                None => {
+                    // Every child was pruned: take the first unpruned
+                    // successor anyway (compute at the root always exists).
+                    let root = children(self.dag, &state.root, &self.order, state.decisions).remove(0);
+                    let features = featurize(self.dag, &root);
+                    let cost = self.model.evaluate(&[&features]).remove(0);
+                    let hash = structural_hash(&root, usize::MAX);
+                    state = State { root, decisions: state.decisions + 1, cost, features: Arc::new(features), hash };
+                }
+            }
+        }
+        state
+    }
+}
+
+fn expanded_map(expanded: &mut Vec<HashMap<u64, u32>>, pass: usize) -> &mut HashMap<u64, u32> {
+    while expanded.len() <= pass {
+        expanded.push(HashMap::new());
+    }
+    &mut expanded[pass]
+}
+
+/// The per-decision survival percentage that compounds to `percent` over
+/// `decisions` decisions.
+fn dropout_threshold(percent: u32, decisions: usize) -> u32 {
+    if percent >= 100 {
+        return 100;
+    }
+    (100.0 * (percent as f64 / 100.0).powf(1.0 / decisions.max(1) as f64)) as u32
+}
+
+/// Adams's pruning: a stage that computes (or, inlined, is evaluated) more
+/// than 8 times the points it must.
+fn recomputes_too_much(features: &StageFeatures) -> bool {
+    features.values().any(|f| f.points_computed_total + f.inlined_calls > 8.0 * f.points_computed_minimum.max(1.0))
+}

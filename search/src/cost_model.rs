@@ -1,0 +1,195 @@
+//! The cost models the search ranks candidates with, behind one batched
+//! interface: the pipeline is set once, then every round of the search
+//! hands over all its candidates' features at once.
+//!
+//! Two models live here: [`Analytical`], the default until learned weights
+//! exist (arithmetic, loads and stores priced by the cache level their
+//! footprint fits in, parallel and vector utilization, allocations and
+//! task overheads), and [`RandomModel`], for sampling schedules. The
+//! learned model implements the same trait in its own crate.
+
+use crate::featurize::StageFeatures;
+use featurizer::{Dag, PipelineFeatures, ScheduleFeatures, StageIdx};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+
+/// A predicted runtime, in seconds, with each stage's share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cost {
+    pub total: f64,
+    pub per_stage: BTreeMap<StageIdx, f64>,
+}
+
+/// A cost model: pipeline features once, then batches of candidates.
+pub trait CostModel: Send + Sync {
+    /// A short name for reports.
+    fn name(&self) -> String;
+    /// Sets the pipeline the next batches belong to.
+    fn set_pipeline(&mut self, dag: &Dag);
+    /// Predicts the runtime of each candidate of a batch.
+    fn evaluate(&self, batch: &[&StageFeatures]) -> Vec<Cost>;
+}
+
+/// The machine the analytical model prices, in cycles and bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    pub threads: f64,
+    pub cycles_per_second: f64,
+    pub l1_bytes: f64,
+    pub l2_bytes: f64,
+    pub l3_bytes: f64,
+    /// Cycles per byte loaded from each level (L1, L2, L3, memory).
+    pub cycles_per_byte: [f64; 4],
+    /// Cycles to start a parallel loop, and per task.
+    pub parallel_launch: f64,
+    pub parallel_task: f64,
+    /// Cycles per heap allocation.
+    pub allocation: f64,
+}
+
+impl Machine {
+    /// A typical x86 server core, for `threads` threads.
+    pub fn typical(threads: usize) -> Machine {
+        Machine {
+            threads: threads as f64,
+            cycles_per_second: 3.0e9,
+            l1_bytes: 32.0 * 1024.0,
+            l2_bytes: 512.0 * 1024.0,
+            l3_bytes: 16.0 * 1024.0 * 1024.0,
+            cycles_per_byte: [0.02, 0.06, 0.15, 0.5],
+            parallel_launch: 3000.0,
+            parallel_task: 300.0,
+            allocation: 200.0,
+        }
+    }
+
+    fn cycles_per_byte_for(&self, working_set: f64) -> f64 {
+        let level = if working_set <= self.l1_bytes {
+            0
+        } else if working_set <= self.l2_bytes {
+            1
+        } else if working_set <= self.l3_bytes {
+            2
+        } else {
+            3
+        };
+        self.cycles_per_byte[level]
+    }
+}
+
+/// An analytical model over the schedule features and, for the arithmetic
+/// per point, the pipeline features.
+pub struct Analytical {
+    pub machine: Machine,
+    /// Arithmetic operations per point of each stage.
+    ops_per_point: Vec<f64>,
+}
+
+impl Analytical {
+    pub fn new(machine: Machine) -> Analytical {
+        Analytical { machine, ops_per_point: vec![] }
+    }
+
+    /// The predicted cycles of one stage.
+    pub fn stage_cycles(&self, stage: StageIdx, f: &ScheduleFeatures) -> f64 {
+        let m = &self.machine;
+        let ops = self.ops_per_point.get(stage.index()).copied().unwrap_or(1.0).max(1.0);
+        // Threads kept busy: idle cores waste their share.
+        let tasks = (f.inner_parallelism * f.outer_parallelism).max(1.0);
+        let busy = tasks.min(m.threads);
+        let rounds = (tasks / m.threads).ceil().max(1.0);
+        let utilization = (tasks / m.threads / rounds).min(1.0);
+        let parallel_speedup = (busy * utilization.max(1.0 / m.threads)).max(1.0);
+        if f.inlined_calls > 0.0 {
+            // Recomputed at every use, vectorized as its users are.
+            return (f.num_vectors + f.num_scalars) * ops / parallel_speedup;
+        }
+        let arithmetic = (f.num_vectors + f.num_scalars) * ops;
+        let loads = f.num_vectors * (f.vector_loads_per_vector + f.scalar_loads_per_vector) + f.num_scalars * f.scalar_loads_per_scalar;
+        // Memory traffic, priced by where each production's footprint fits.
+        let footprint = f.unique_bytes_read_per_realization + f.bytes_at_realization;
+        let per_byte = m.cycles_per_byte_for(footprint.max(f.working_set_at_production));
+        let traffic = f.num_productions * (f.unique_bytes_read_per_realization + f.bytes_at_realization) * per_byte;
+        // The whole footprint streams from memory at least once.
+        let cold = (f.bytes_at_root + f.unique_bytes_read_per_realization.min(f.bytes_at_root * 4.0)) * m.cycles_per_byte[3] * 0.25;
+        let allocations = if f.bytes_at_realization > 64.0 * 1024.0 { f.num_realizations * m.allocation } else { 0.0 };
+        let parallel = if f.inner_parallelism > 1.0 {
+            f.num_productions * (m.parallel_launch + m.parallel_task * f.inner_parallelism / m.threads)
+        } else {
+            0.0
+        };
+        let loop_overhead = f.num_productions * 20.0;
+        (arithmetic + loads + traffic) / parallel_speedup + cold + allocations + parallel + loop_overhead
+    }
+}
+
+impl CostModel for Analytical {
+    fn name(&self) -> String {
+        "analytical".to_string()
+    }
+
+    fn set_pipeline(&mut self, dag: &Dag) {
+        self.ops_per_point = dag
+            .stages
+            .iter()
+            .map(|s| {
+                let p = PipelineFeatures::of(dag, s);
+                // Arithmetic rows (add .. select, calls of math functions).
+                let rows = (4..=18).chain([22]);
+                rows.map(|r| p.op_histogram[r].iter().sum::<u32>() as f64).sum::<f64>()
+            })
+            .collect();
+    }
+
+    fn evaluate(&self, batch: &[&StageFeatures]) -> Vec<Cost> {
+        batch
+            .iter()
+            .map(|features| {
+                let per_stage: BTreeMap<StageIdx, f64> = features
+                    .iter()
+                    .map(|(&s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second))
+                    .collect();
+                Cost { total: per_stage.values().sum(), per_stage }
+            })
+            .collect()
+    }
+}
+
+/// Random costs from a seed: for sampling schedules at random.
+pub struct RandomModel {
+    seed: u64,
+}
+
+impl RandomModel {
+    pub fn new(seed: u64) -> RandomModel {
+        RandomModel { seed }
+    }
+}
+
+impl CostModel for RandomModel {
+    fn name(&self) -> String {
+        format!("random (seed {})", self.seed)
+    }
+
+    fn set_pipeline(&mut self, _: &Dag) {}
+
+    fn evaluate(&self, batch: &[&StageFeatures]) -> Vec<Cost> {
+        batch
+            .iter()
+            .map(|features| {
+                // The candidate's features seed its cost, so the same
+                // candidate costs the same in every batch.
+                let mut h = self.seed;
+                for (s, f) in features.iter() {
+                    for v in f.to_array() {
+                        h = (h ^ v.to_bits() ^ s.0 as u64).wrapping_mul(0x0100_0000_01b3);
+                    }
+                }
+                let mut rng = ChaCha8Rng::seed_from_u64(h);
+                let per_stage: BTreeMap<StageIdx, f64> = features.keys().map(|&s| (s, rng.random::<f64>())).collect();
+                Cost { total: per_stage.values().sum(), per_stage }
+            })
+            .collect()
+    }
+}

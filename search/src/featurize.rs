@@ -1,0 +1,209 @@
+//! Schedule features of a (possibly partial) loop nest, per stage, in the
+//! layout of [`featurizer::ScheduleFeatures`].
+//!
+//! One walk from the root carries how many times each level runs and the
+//! parallelism around it. A stage computed somewhere gets its counts
+//! (realizations, productions, points computed, vectors and scalars), its
+//! allocation sizes, what it loads per production, per vector and per
+//! parallel task (through the DAG's compiled bounds and load Jacobians),
+//! and its working sets. A Func inlined into innermost nodes gets its call
+//! counts. Stages of Funcs not yet placed get no features: the search
+//! costs them optimistically (as free), as Adams et al. do.
+
+use crate::loop_nest::LoopNest;
+use featurizer::{Dag, NodeId, ScheduleFeatures, Span, StageIdx};
+use std::collections::{BTreeMap, HashMap};
+
+/// The features of every stage that has them, by stage.
+pub type StageFeatures = BTreeMap<StageIdx, ScheduleFeatures>;
+
+/// Computes the features of every placed stage of `root`.
+pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
+    let mut out = StageFeatures::new();
+    let mut inlined: HashMap<NodeId, (f64, f64, f64)> = HashMap::new();
+    walk(dag, root, 1.0, 1.0, &mut out, &mut inlined);
+    let working_set_at_root: f64 = out.values().map(|f| f.bytes_at_root).sum();
+    for f in out.values_mut() {
+        f.working_set_at_root = working_set_at_root;
+    }
+    for (node, (calls, vectors, scalars)) in inlined {
+        let n = dag.node(node);
+        let stage = dag.stage(n.stages[0]);
+        let f = ScheduleFeatures {
+            inlined_calls: calls,
+            num_vectors: vectors,
+            num_scalars: scalars,
+            native_vector_size: stage.vector_size as f64,
+            inner_parallelism: 1.0,
+            outer_parallelism: dag.target.threads as f64,
+            points_computed_minimum: Span::volume(&stage.loop_spans(&n.region_computed)) as f64,
+            ..ScheduleFeatures::default()
+        };
+        out.insert(n.stages[0], f);
+    }
+    out
+}
+
+/// Visits the chains computed at `level`, which runs `runs` times (each
+/// iteration of its body `runs * iterations` times in all) inside
+/// `outer_par` parallel tasks.
+fn walk(
+    dag: &Dag,
+    level: &LoopNest,
+    runs: f64,
+    outer_par: f64,
+    out: &mut StageFeatures,
+    inlined: &mut HashMap<NodeId, (f64, f64, f64)>,
+) {
+    let body_runs = runs * level.iterations() as f64;
+    let mut memo = HashMap::new();
+    for top in level.children.iter().filter(|c| c.stage != level.stage) {
+        let s = top.stage.expect("a chain has a stage");
+        let node = dag.stage(s).node;
+        let region = level.region_required(dag, node, &mut memo);
+        chain(dag, top, s, &region, body_runs, outer_par, out, inlined);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn chain(
+    dag: &Dag,
+    top: &LoopNest,
+    s: StageIdx,
+    region: &[Span],
+    productions: f64,
+    outer_par: f64,
+    out: &mut StageFeatures,
+    inlined: &mut HashMap<NodeId, (f64, f64, f64)>,
+) {
+    let stage = dag.stage(s);
+    let n = dag.node(stage.node);
+    let bpp = n.bytes_per_point() as f64;
+    let computed = n.region_computed_for(region);
+    let mut nodes = vec![top];
+    while let Some(next) = nodes.last().unwrap().stage_child(s) {
+        nodes.push(next);
+    }
+    let leaf = *nodes.last().unwrap();
+    let per_production = Span::volume(&top.whole) as f64;
+    let points_total = productions * per_production;
+    let inner_par: f64 = nodes.iter().filter(|n| n.parallel).map(|n| n.iterations() as f64).product();
+    let vector_size = leaf.vector_loop.map_or(1.0, |v| leaf.size[v] as f64);
+    let (num_vectors, num_scalars) = if leaf.vector_loop.is_some() { (points_total / vector_size, 0.0) } else { (0.0, points_total) };
+    let bytes_at_realization = bpp * Span::volume(&computed) as f64;
+    let innermost_bytes = bpp * computed.first().map_or(1, |d| d.extent()) as f64;
+    let mut f = ScheduleFeatures {
+        num_realizations: productions,
+        num_productions: productions,
+        points_computed_per_realization: per_production,
+        points_computed_per_production: per_production,
+        points_computed_total: points_total,
+        points_computed_minimum: Span::volume(&stage.loop_spans(&n.region_computed)) as f64,
+        innermost_loop_extent: leaf.iterations() as f64,
+        innermost_pure_loop_extent: stage.loops.iter().zip(&leaf.size).filter(|(l, _)| !l.is_rvar).map(|(_, &s)| s as f64).product(),
+        unrolled_loop_extent: 1.0,
+        inner_parallelism: inner_par,
+        outer_parallelism: outer_par,
+        bytes_at_realization,
+        bytes_at_production: bytes_at_realization,
+        bytes_at_root: bpp * Span::volume(&n.region_computed) as f64,
+        innermost_bytes_at_realization: innermost_bytes,
+        innermost_bytes_at_production: innermost_bytes,
+        innermost_bytes_at_root: bpp * n.region_computed.first().map_or(1, |d| d.extent()) as f64,
+        vector_size,
+        native_vector_size: stage.vector_size as f64,
+        num_vectors,
+        num_scalars,
+        bytes_at_task: bytes_at_realization / inner_par.max(1.0),
+        innermost_bytes_at_task: innermost_bytes,
+        ..ScheduleFeatures::default()
+    };
+    loads(dag, s, leaf, top, inner_par, &mut f);
+    // Funcs inlined into the innermost node: their calls, vectorized as it is.
+    let leaf_points = points_total;
+    for (&g, &k) in &leaf.inlined {
+        let e = inlined.entry(g).or_insert((0.0, 0.0, 0.0));
+        e.0 += k as f64 * leaf_points;
+        if leaf.vector_loop.is_some() {
+            e.1 += k as f64 * leaf_points / vector_size;
+        } else {
+            e.2 += k as f64 * leaf_points;
+        }
+    }
+    // Working sets: what the Funcs stored inside the chain allocate.
+    let mut runs = productions;
+    let mut par = outer_par;
+    let mut stored_inside = 0.0;
+    for node in &nodes {
+        walk(dag, node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 }, out, inlined);
+        let mut memo = HashMap::new();
+        for g in &node.store_at {
+            let r = node.region_required(dag, *g, &mut memo);
+            let gn = dag.node(*g);
+            stored_inside += gn.bytes_per_point() as f64 * Span::volume(&gn.region_computed_for(&r)) as f64;
+        }
+        runs *= node.iterations() as f64;
+        if node.parallel {
+            par *= node.iterations() as f64;
+        }
+    }
+    f.working_set = stored_inside;
+    f.working_set_at_production = stored_inside + bytes_at_realization;
+    f.working_set_at_realization = f.working_set_at_production;
+    f.working_set_at_task = f.working_set_at_production / inner_par.max(1.0);
+    out.insert(s, f);
+}
+
+/// What stage `s` loads: per production (over the top node's spans), per
+/// vector (over one iteration of the innermost node), per task, and the
+/// kinds of load per vector from the Jacobians' vectorized column.
+fn loads(dag: &Dag, s: StageIdx, leaf: &LoopNest, top: &LoopNest, inner_par: f64, f: &mut ScheduleFeatures) {
+    let stage = dag.stage(s);
+    let one_vector: Vec<Span> =
+        leaf.whole.iter().enumerate().map(|(i, w)| if Some(i) == leaf.vector_loop { *w } else { Span::new(w.min, w.min) }).collect();
+    let (mut bytes, mut lines, mut vbytes, mut vlines) = (0.0, 0.0, 0.0, 0.0);
+    let (mut scalar_per_vector, mut vector_per_vector, mut per_scalar) = (0.0, 0.0, 0.0);
+    for &e in &stage.incoming {
+        let edge = dag.edge(e);
+        let p = dag.node(edge.producer);
+        let bpp = p.bytes_per_point() as f64;
+        let footprint = |loops: &[Span]| {
+            let r = edge.region_read(loops);
+            let volume = Span::volume(&r) as f64;
+            let rows = volume / r.first().map_or(1, |d| d.extent().max(1)) as f64;
+            (bpp * volume, rows)
+        };
+        let (b, l) = footprint(&top.whole);
+        bytes += b;
+        lines += l;
+        let (b, l) = footprint(&one_vector);
+        vbytes += b;
+        vlines += l;
+        per_scalar += edge.calls as f64;
+        for j in &edge.jacobians {
+            let count = j.count as f64;
+            let Some(v) = leaf.vector_loop else {
+                continue;
+            };
+            let column: Vec<Option<featurizer::Rational>> = j.rows.iter().map(|r| r[v]).collect();
+            let zero = |c: &Option<featurizer::Rational>| c.is_some_and(|r| r.is_zero());
+            if column.iter().all(zero) {
+                scalar_per_vector += count;
+            } else if column.iter().skip(1).all(zero) && column[0].is_some_and(|r| r.den == 1 && (1..=4).contains(&r.num)) {
+                vector_per_vector += count * column[0].unwrap().num as f64;
+            } else {
+                scalar_per_vector += count * f.vector_size;
+            }
+        }
+    }
+    f.unique_bytes_read_per_realization = bytes;
+    f.unique_lines_read_per_realization = lines;
+    f.allocation_bytes_read_per_realization = bytes;
+    f.unique_bytes_read_per_vector = vbytes;
+    f.unique_lines_read_per_vector = vlines;
+    f.unique_bytes_read_per_task = bytes / inner_par.max(1.0);
+    f.unique_lines_read_per_task = lines / inner_par.max(1.0);
+    f.scalar_loads_per_vector = scalar_per_vector;
+    f.vector_loads_per_vector = vector_per_vector;
+    f.scalar_loads_per_scalar = per_scalar;
+}

@@ -1,0 +1,125 @@
+//! The autoscheduler: given a pipeline with estimates and a target, a
+//! schedule, found by coarse-to-fine beam search over loop nests ranked by
+//! a cost model (after Adams et al. 2019).
+//!
+//! [`autoschedule`] analyses the pipeline ([`featurizer::Dag`]), searches
+//! ([`beam`]) candidates made by [`expand`] and costed through the
+//! [`cost_model::CostModel`] trait on their [`featurize`]d features, turns
+//! the best loop nest into compiler directives ([`apply`]), checks that
+//! they run at the estimates, and explains the choice: predicted runtime,
+//! each stage's share, the next-best distinct alternatives.
+//!
+//! This crate knows neither LLVM, libtorch nor protobuf: models plug in
+//! through the trait, and callers compile and run the schedule.
+
+pub mod apply;
+pub mod beam;
+pub mod cost_model;
+pub mod expand;
+pub mod featurize;
+pub mod loop_nest;
+pub mod tiling;
+
+pub use beam::{BeamOptions, SearchStats};
+pub use cost_model::{Analytical, CostModel, Machine, RandomModel};
+
+use compiler::schedule::legality::{check_at_estimates, Limits};
+use compiler::{EstimateError, PipelineDef, Schedule, Target};
+use featurizer::{Dag, DagError};
+use thiserror::Error;
+
+/// Why no schedule came out.
+#[derive(Debug, Error)]
+pub enum SearchError {
+    #[error("the pipeline cannot be analysed: {0}")]
+    Dag(#[from] DagError),
+    #[error("no candidate schedule runs at the estimates; the best one failed with: {0}")]
+    NoLegalSchedule(EstimateError),
+}
+
+/// One stage's share of the predicted runtime.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageCost {
+    pub func: String,
+    pub stage: usize,
+    pub seconds: f64,
+}
+
+/// A distinct alternative to the chosen schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alternative {
+    pub schedule: Schedule,
+    pub predicted_seconds: f64,
+}
+
+/// The result of a search, with its explanation.
+#[derive(Clone, Debug)]
+pub struct AutoSchedule {
+    pub schedule: Schedule,
+    pub predicted_seconds: f64,
+    /// Stages by descending predicted cost.
+    pub per_stage: Vec<StageCost>,
+    /// The next-best distinct schedules, cheapest first.
+    pub alternatives: Vec<Alternative>,
+    pub stats: SearchStats,
+    /// The cost model's name.
+    pub model: String,
+}
+
+/// Searches a schedule for `pipeline` on `target` ranked by `model`.
+/// Always answers within the budget (plus the time to complete one
+/// candidate greedily and check it) unless the pipeline cannot be
+/// analysed or nothing runs at the estimates.
+pub fn autoschedule(
+    pipeline: &PipelineDef,
+    target: &Target,
+    model: &mut dyn CostModel,
+    options: &BeamOptions,
+    top_k: usize,
+) -> Result<AutoSchedule, SearchError> {
+    let dag = Dag::new(pipeline, target)?;
+    model.set_pipeline(&dag);
+    let outcome = beam::beam_search(&dag, model, options);
+    let limits = Limits::default();
+    let mut chosen = None;
+    let mut alternatives = vec![];
+    let mut first_error = None;
+    for state in &outcome.complete {
+        let schedule = apply::to_schedule(&dag, &state.root);
+        if chosen.is_none() {
+            match check_at_estimates(pipeline, &schedule, &limits) {
+                Ok(_) => chosen = Some((schedule, state)),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        } else if alternatives.len() < top_k {
+            if alternatives.iter().all(|a: &Alternative| a.schedule != schedule) && chosen.as_ref().is_some_and(|(s, _)| *s != schedule) {
+                alternatives.push(Alternative { schedule, predicted_seconds: state.cost.total });
+            }
+        } else {
+            break;
+        }
+    }
+    let Some((schedule, state)) = chosen else {
+        return Err(SearchError::NoLegalSchedule(first_error.expect("a search yields at least one candidate")));
+    };
+    let mut per_stage: Vec<StageCost> = state
+        .cost
+        .per_stage
+        .iter()
+        .map(|(s, &seconds)| {
+            let stage = dag.stage(*s);
+            StageCost { func: dag.node(stage.node).name.to_string(), stage: stage.index, seconds }
+        })
+        .collect();
+    per_stage.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| (&a.func, a.stage).cmp(&(&b.func, b.stage))));
+    Ok(AutoSchedule {
+        schedule,
+        predicted_seconds: state.cost.total,
+        per_stage,
+        alternatives,
+        stats: outcome.stats,
+        model: model.name(),
+    })
+}

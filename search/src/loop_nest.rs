@@ -1,0 +1,206 @@
+//! A candidate schedule as a tree of loop nests, shared between candidates
+//! and never changed in place: a successor copies the path it changes and
+//! shares every other subtree (`Arc`).
+//!
+//! The root stands for "outside every loop". Each stage a candidate
+//! computes is a chain of nodes from its compute site down to its innermost
+//! node: every node of the chain holds, per loop of the stage (innermost
+//! first), how many iterations run at that level (`size`) and the span the
+//! loop covers per iteration of the node's parent (`whole`). One
+//! iteration of a node covers `ceil(whole / size)` of each loop; its
+//! children (the next node of the chain and the Funcs computed there) see
+//! that much. The innermost node holds the vectorized loop and the
+//! reduction loops, and the Funcs inlined into the stage.
+//!
+//! Regions are concrete (spans at the estimates). A Func's region at a
+//! node is what its consumers inside the node need per iteration, through
+//! the DAG's compiled bounds.
+
+use featurizer::{Dag, NodeId, Span, StageIdx};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// One level of a loop nest.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LoopNest {
+    /// The stage whose loops these are (`None` for the root).
+    pub stage: Option<StageIdx>,
+    /// Iterations of each of the stage's loops at this level.
+    pub size: Vec<i64>,
+    /// The span of each loop over all iterations of this level.
+    pub whole: Vec<Span>,
+    pub children: Vec<Arc<LoopNest>>,
+    /// Funcs inlined into this innermost node, with their call counts.
+    pub inlined: BTreeMap<NodeId, i64>,
+    /// Funcs whose storage is allocated at this level.
+    pub store_at: Vec<NodeId>,
+    /// The innermost node of the stage's chain.
+    pub innermost: bool,
+    /// This level's loops run in parallel.
+    pub parallel: bool,
+    /// The vectorized loop of an innermost node.
+    pub vector_loop: Option<usize>,
+}
+
+impl LoopNest {
+    /// The empty root.
+    pub fn root() -> LoopNest {
+        LoopNest {
+            stage: None,
+            size: vec![],
+            whole: vec![],
+            children: vec![],
+            inlined: BTreeMap::new(),
+            store_at: vec![],
+            innermost: false,
+            parallel: false,
+            vector_loop: None,
+        }
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.stage.is_none()
+    }
+
+    /// The span of each loop in one iteration of this level.
+    pub fn inner(&self) -> Vec<Span> {
+        self.whole
+            .iter()
+            .zip(&self.size)
+            .map(|(w, &n)| {
+                let e = (w.extent() + n - 1) / n.max(1);
+                Span::new(w.min, w.min + e - 1)
+            })
+            .collect()
+    }
+
+    /// Iterations of this level: the product of its sizes.
+    pub fn iterations(&self) -> i64 {
+        self.size.iter().product()
+    }
+
+    /// The chain of nodes computing `stage` at this level: the stage's
+    /// nodes created by [`compute_here`], one per stage of the Func.
+    pub fn stage_child(&self, stage: StageIdx) -> Option<&Arc<LoopNest>> {
+        self.children.iter().find(|c| c.stage == Some(stage))
+    }
+
+    /// Whether this subtree computes or inlines any stage of `node`.
+    pub fn computes(&self, dag: &Dag, node: NodeId) -> bool {
+        self.stage.is_some_and(|s| dag.stage(s).node == node)
+            || self.inlined.contains_key(&node)
+            || self.children.iter().any(|c| c.computes(dag, node))
+    }
+
+    /// Whether this subtree calls `node`: computes a consumer of it (or
+    /// inlines one).
+    pub fn calls(&self, dag: &Dag, node: NodeId) -> bool {
+        dag.node(node).outgoing.iter().any(|&e| self.computes(dag, dag.stage(dag.edge(e).consumer).node))
+    }
+
+    /// The region of `node` that one iteration of `self` needs, given
+    /// that every consumer of it this subtree computes lies inside.
+    pub fn region_required(&self, dag: &Dag, node: NodeId, memo: &mut HashMap<NodeId, Vec<Span>>) -> Vec<Span> {
+        if self.is_root() {
+            return dag.node(node).region_required.clone();
+        }
+        if let Some(r) = memo.get(&node) {
+            return r.clone();
+        }
+        let n = dag.node(node);
+        let mut region = vec![Span::EMPTY; n.dims.len()];
+        let inner = self.inner();
+        for &e in &n.outgoing {
+            let edge = dag.edge(e);
+            let consumer = dag.stage(edge.consumer);
+            let loops = if self.stage == Some(edge.consumer) {
+                inner.clone()
+            } else if self.computes(dag, consumer.node) {
+                let required = self.region_required(dag, consumer.node, memo);
+                consumer.loop_spans(&dag.node(consumer.node).region_computed_for(&required))
+            } else {
+                continue;
+            };
+            for (have, want) in region.iter_mut().zip(edge.region_read(&loops)) {
+                *have = have.union(want);
+            }
+        }
+        memo.insert(node, region.clone());
+        region
+    }
+}
+
+/// The chains that compute every stage of `node` over `region` (its
+/// required region at the site), pure definition first: the top node runs
+/// every pure loop whole, except that the vector loop runs in vectors of
+/// `vector` lanes in an innermost child, which also runs the reduction
+/// loops.
+pub fn compute_here(dag: &Dag, node: NodeId, region: &[Span]) -> Vec<LoopNest> {
+    let n = dag.node(node);
+    let computed = n.region_computed_for(region);
+    n.stages
+        .iter()
+        .map(|&s| {
+            let stage = dag.stage(s);
+            let whole = stage.loop_spans(&computed);
+            let vector_loop = vector_loop(dag, s, &whole);
+            let lanes = stage.vector_size;
+            let mut top_size = vec![1; whole.len()];
+            let mut leaf_size = vec![1; whole.len()];
+            for (i, l) in stage.loops.iter().enumerate() {
+                if l.is_rvar {
+                    leaf_size[i] = whole[i].extent().max(1);
+                } else if Some(i) == vector_loop {
+                    top_size[i] = (whole[i].extent() + lanes - 1) / lanes;
+                    leaf_size[i] = lanes.min(whole[i].extent()).max(1);
+                } else {
+                    top_size[i] = whole[i].extent().max(1);
+                }
+            }
+            let mut top = LoopNest { stage: Some(s), size: top_size, whole, ..LoopNest::root() };
+            let leaf = LoopNest {
+                stage: Some(s),
+                size: leaf_size,
+                whole: top.inner(),
+                innermost: true,
+                vector_loop,
+                ..LoopNest::root()
+            };
+            top.children.push(Arc::new(leaf));
+            top
+        })
+        .collect()
+}
+
+/// The loop to vectorize: the one over the innermost storage dimension
+/// when it is a pure loop at least a vector wide.
+fn vector_loop(dag: &Dag, s: StageIdx, whole: &[Span]) -> Option<usize> {
+    let stage = dag.stage(s);
+    let i = stage.loops.iter().position(|l| l.pure_dim == Some(0))?;
+    (whole[i].extent() >= stage.vector_size && stage.vector_size > 1).then_some(i)
+}
+
+/// A hash of the nest's structure down to `depth` levels below the root
+/// (which Funcs are where, how each level is tiled, what is parallel or
+/// vectorized): candidates equal to that depth are "close" in the
+/// coarse-to-fine search.
+pub fn structural_hash(node: &LoopNest, depth: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    fn go(n: &LoopNest, depth: usize, h: &mut std::hash::DefaultHasher) {
+        n.stage.hash(h);
+        n.size.hash(h);
+        n.parallel.hash(h);
+        n.vector_loop.hash(h);
+        n.store_at.hash(h);
+        n.inlined.hash(h);
+        if depth > 0 {
+            n.children.len().hash(h);
+            for c in &n.children {
+                go(c, depth - 1, h);
+            }
+        }
+    }
+    go(node, depth, &mut h);
+    h.finish()
+}
