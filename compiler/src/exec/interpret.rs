@@ -8,22 +8,24 @@
 //! as [`InterpretError::NotLowered`].
 //!
 //! Every loop runs serially and in order, whatever its [`ForKind`]
-//! (parallel, vectorized, unrolled and GPU loops included). Arithmetic goes
-//! through [`crate::ir::value`], so results agree bit-exactly with every other
-//! evaluator; vector operations apply lane by lane. Scalar `&&` and `||`
-//! short-circuit (expressions have no side effects); `Select` evaluates both
-//! sides. Pipeline buffers are addressed by flat element index, with their
-//! `min`/`extent`/`stride` fields bound as `i32` variables named by
-//! [`buffer_vars`]. Every failure, including out-of-bounds accesses and
-//! malformed IR, is returned as an [`InterpretError`]; nothing panics.
+//! (parallel, vectorized, unrolled and GPU loops included). Expressions are
+//! evaluated by the evaluator shared with the reference evaluator,
+//! [`crate::exec::eval`], with its semantics (eager `&&`, `||` and `Select`,
+//! as in compiled code; lane-wise vector operations); this module supplies
+//! the variables in scope and buffer loads. Pipeline buffers are addressed by
+//! flat element index, with their `min`/`extent`/`stride` fields bound as
+//! `i32` variables named by [`buffer_vars`]. Every failure, including
+//! out-of-bounds accesses and malformed IR, is returned as an
+//! [`InterpretError`]; nothing panics.
 //!
 //! [`ForKind`]: crate::ir::stmt::ForKind
 
 use crate::exec::buffer::{Buffer, BufferError};
-use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode, MathFn, Name};
+use crate::exec::eval::{self, convert, lane_mismatch, EvalContext, EvalError, Scope, Val};
+use crate::ir::expr::{Expr, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::types::ScalarType;
-use crate::ir::value::{self, Scalar};
+use crate::ir::value::{widest_type, Scalar};
 use crate::lang::pipeline::buffer_vars;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -52,8 +54,6 @@ pub enum InterpretError {
     AssertionFailed { message: String },
     #[error("{access} of element {index} of buffer {buffer}, which has {size} elements")]
     OutOfBounds { buffer: String, index: i64, size: usize, access: Access },
-    #[error("variable {name} is not bound")]
-    UnboundVariable { name: String },
     #[error("buffer {name} is neither a pipeline buffer nor allocated here")]
     UnknownBuffer { name: String },
     #[error("{node} is not lowered; the interpreter runs only flattened IR")]
@@ -64,14 +64,12 @@ pub enum InterpretError {
     AllocationTooLarge { buffer: String, size: i128, bytes: i128, limit: u64 },
     #[error("step budget of {max_steps} statements and loop iterations exceeded")]
     StepBudgetExceeded { max_steps: u64 },
-    #[error("{context}: expected {expected} lanes, got {got}")]
-    LaneMismatch { context: &'static str, expected: usize, got: usize },
-    #[error("{node} with zero lanes")]
-    ZeroLanes { node: &'static str },
-    #[error("math function {function} takes {expected} arguments, got {got}")]
-    MathArity { function: &'static str, expected: usize, got: usize },
     #[error("buffer field {name} = {value} does not fit in i32")]
     BufferFieldOverflow { name: String, value: i64 },
+    /// Evaluating an expression failed (an unbound variable, mismatched
+    /// lanes, a math function with the wrong arguments).
+    #[error(transparent)]
+    Eval(#[from] EvalError),
     #[error(transparent)]
     Buffer(#[from] BufferError),
 }
@@ -108,10 +106,10 @@ pub fn run_with_options(
     scalars: &BTreeMap<String, Scalar>,
     options: &Options,
 ) -> Result<u64, InterpretError> {
-    let mut vars: Vec<Binding> = scalars
-        .iter()
-        .map(|(name, &v)| Binding { name: name.as_str().into(), ty: crate::ir::value::widest_type(v), value: Val::Scalar(v) })
-        .collect();
+    let mut scope = Scope::default();
+    for (name, &v) in scalars {
+        scope.push(name.as_str().into(), widest_type(v), Val::Scalar(v));
+    }
     for (name, buffer) in buffers.iter() {
         for (d, dim) in buffer.dims.iter().enumerate() {
             let fields = [
@@ -123,82 +121,13 @@ pub fn run_with_options(
                 let Ok(v) = i32::try_from(value) else {
                     return Err(InterpretError::BufferFieldOverflow { name: field, value });
                 };
-                vars.push(Binding { name: field.into(), ty: ScalarType::I32, value: Val::Scalar(Scalar::Int(v.into())) });
+                scope.push(field.into(), ScalarType::I32, Val::Scalar(Scalar::Int(v.into())));
             }
         }
     }
-    let mut interpreter = Interpreter { buffers, allocations: Vec::new(), vars, steps: 0, options: *options };
+    let mut interpreter = Interpreter { buffers, allocations: Vec::new(), scope, steps: 0, options: *options };
     interpreter.exec(stmt)?;
     Ok(interpreter.steps)
-}
-
-/// A runtime value: one scalar (no allocation) or a vector of lanes.
-#[derive(Clone, Debug)]
-enum Val {
-    Scalar(Scalar),
-    Vector(Vec<Scalar>),
-}
-
-impl Val {
-    /// `s` repeated over `lanes` lanes (a plain scalar for one lane).
-    fn splat(s: Scalar, lanes: u32) -> Val {
-        if lanes <= 1 {
-            Val::Scalar(s)
-        } else {
-            Val::Vector(vec![s; lanes as usize])
-        }
-    }
-
-    fn lanes(&self) -> usize {
-        match self {
-            Val::Scalar(_) => 1,
-            Val::Vector(v) => v.len(),
-        }
-    }
-
-    /// Applies `f` to every lane.
-    fn map(self, f: impl Fn(Scalar) -> Scalar) -> Val {
-        match self {
-            Val::Scalar(s) => Val::Scalar(f(s)),
-            Val::Vector(mut v) => {
-                v.iter_mut().for_each(|x| *x = f(*x));
-                Val::Vector(v)
-            }
-        }
-    }
-
-    /// Combines two values of equal lane counts lane by lane.
-    fn zip(self, other: Val, context: &'static str, f: impl Fn(Scalar, Scalar) -> Scalar) -> Result<Val, InterpretError> {
-        match (self, other) {
-            (Val::Scalar(a), Val::Scalar(b)) => Ok(Val::Scalar(f(a, b))),
-            (Val::Vector(mut a), Val::Vector(b)) if a.len() == b.len() => {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x = f(*x, y));
-                Ok(Val::Vector(a))
-            }
-            (a, b) => Err(lane_mismatch(context, a.lanes(), b.lanes())),
-        }
-    }
-
-    /// The single scalar of a one-lane value.
-    fn scalar(self, context: &'static str) -> Result<Scalar, InterpretError> {
-        match self {
-            Val::Scalar(s) => Ok(s),
-            Val::Vector(v) => Err(lane_mismatch(context, 1, v.len())),
-        }
-    }
-}
-
-fn lane_mismatch(context: &'static str, expected: usize, got: usize) -> InterpretError {
-    InterpretError::LaneMismatch { context, expected, got }
-}
-
-/// Converts `v` between scalar types, skipping the work when they agree.
-fn convert(from: ScalarType, to: ScalarType, v: Scalar) -> Scalar {
-    if from == to {
-        v
-    } else {
-        value::cast(from, to, v)
-    }
 }
 
 /// A flat index from an index value (saturating; out-of-range indices fail
@@ -207,19 +136,12 @@ fn flat_index(s: Scalar) -> i64 {
     s.as_i128().clamp(i64::MIN.into(), i64::MAX.into()) as i64
 }
 
-/// A variable in scope, with the scalar type of its value.
-struct Binding {
-    name: Name,
-    ty: ScalarType,
-    value: Val,
-}
-
 struct Interpreter<'a> {
     buffers: &'a mut BTreeMap<String, Buffer>,
     /// Buffers of enclosing `Allocate`s, innermost last.
     allocations: Vec<(Name, Buffer)>,
-    /// Variables in scope, innermost last.
-    vars: Vec<Binding>,
+    /// Variables in scope: params, buffer fields, loop variables and lets.
+    scope: Scope,
     steps: u64,
     options: Options,
 }
@@ -238,28 +160,27 @@ impl Interpreter<'_> {
         self.step()?;
         match s.node() {
             StmtNode::For { name, min, extent, body, .. } => {
-                let min = self.eval_scalar(min, "For min")?.as_i128();
-                let extent = self.eval_scalar(extent, "For extent")?.as_i128();
-                let slot = self.vars.len();
-                self.vars.push(Binding { name: name.clone(), ty: ScalarType::I32, value: Val::Scalar(Scalar::Int(0)) });
+                let min = eval::eval_scalar(self, min, "For min")?.as_i128();
+                let extent = eval::eval_scalar(self, extent, "For extent")?.as_i128();
+                let slot = self.scope.push(name.clone(), ScalarType::I32, Val::Scalar(Scalar::Int(0)));
                 for i in min..min + extent {
                     self.step()?;
-                    self.vars[slot].value = Val::Scalar(Scalar::from_i128(i, ScalarType::I32));
+                    self.scope.set(slot, Val::Scalar(Scalar::from_i128(i, ScalarType::I32)));
                     self.exec(body)?;
                 }
-                self.vars.truncate(slot);
+                self.scope.truncate(slot);
                 Ok(())
             }
             StmtNode::LetStmt { name, value, body } => {
-                let (ty, value) = self.eval(value)?;
-                self.vars.push(Binding { name: name.clone(), ty, value });
+                let (ty, value) = eval::eval(self, value)?;
+                let slot = self.scope.push(name.clone(), ty, value);
                 let result = self.exec(body);
-                self.vars.pop();
+                self.scope.truncate(slot);
                 result
             }
             StmtNode::Block { stmts } => stmts.iter().try_for_each(|s| self.exec(s)),
             StmtNode::IfThenElse { cond, then_case, else_case } => {
-                if self.eval_scalar(cond, "IfThenElse condition")?.as_bool() {
+                if eval::eval_scalar(self, cond, "IfThenElse condition")?.as_bool() {
                     self.exec(then_case)
                 } else if let Some(else_case) = else_case {
                     self.exec(else_case)
@@ -270,7 +191,7 @@ impl Interpreter<'_> {
             StmtNode::Assert { cond, message } => {
                 // A vector condition (an access check in a vectorized loop)
                 // must hold in every lane.
-                let holds = match self.eval(cond)?.1 {
+                let holds = match eval::eval(self, cond)?.1 {
                     Val::Scalar(c) => c.as_bool(),
                     Val::Vector(lanes) => lanes.iter().all(|c| c.as_bool()),
                 };
@@ -287,7 +208,7 @@ impl Interpreter<'_> {
             StmtNode::Realize { func, .. } => Err(InterpretError::NotLowered { node: format!("Realize of {func}") }),
             StmtNode::Provide { func, .. } => Err(InterpretError::NotLowered { node: format!("Provide to {func}") }),
             StmtNode::Allocate { buffer, ty, size, body } => {
-                let size = self.eval_scalar(size, "Allocate size")?.as_i128();
+                let size = eval::eval_scalar(self, size, "Allocate size")?.as_i128();
                 let allocation = self.allocate(buffer, ty.scalar, size)?;
                 self.allocations.push((buffer.clone(), allocation));
                 let result = self.exec(body);
@@ -315,8 +236,8 @@ impl Interpreter<'_> {
     }
 
     fn store(&mut self, name: &Name, index: &Expr, value: &Expr) -> Result<(), InterpretError> {
-        let (_, index) = self.eval(index)?;
-        let (from, value) = self.eval(value)?;
+        let (_, index) = eval::eval(self, index)?;
+        let (from, value) = eval::eval(self, value)?;
         let buffer = self.buffer_mut(name)?;
         let to = buffer.ty;
         let mut write = |i: Scalar, v: Scalar| {
@@ -330,7 +251,7 @@ impl Interpreter<'_> {
         match (index, value) {
             (Val::Scalar(i), Val::Scalar(v)) => write(i, v),
             (Val::Vector(is), Val::Vector(vs)) if is.len() == vs.len() => is.into_iter().zip(vs).try_for_each(|(i, v)| write(i, v)),
-            (i, v) => Err(lane_mismatch("Store value", i.lanes(), v.lanes())),
+            (i, v) => Err(lane_mismatch("Store value", i.lanes(), v.lanes()).into()),
         }
     }
 
@@ -347,172 +268,48 @@ impl Interpreter<'_> {
         }
         self.buffers.get_mut(&**name).ok_or_else(|| InterpretError::UnknownBuffer { name: name.to_string() })
     }
-
-    fn eval_scalar(&mut self, e: &Expr, context: &'static str) -> Result<Scalar, InterpretError> {
-        self.eval(e)?.1.scalar(context)
-    }
-
-    /// Evaluates `e` to its value and the scalar type of its lanes.
-    fn eval(&mut self, e: &Expr) -> Result<(ScalarType, Val), InterpretError> {
-        match e.node() {
-            ExprNode::IntImm { value, ty } => Ok((ty.scalar, Val::splat(Scalar::Int(*value), ty.lanes))),
-            ExprNode::UIntImm { value, ty } => Ok((ty.scalar, Val::splat(Scalar::UInt(*value), ty.lanes))),
-            ExprNode::FloatImm { value, ty } => Ok((ty.scalar, Val::splat(Scalar::Float(*value), ty.lanes))),
-            ExprNode::Var { name, ty } => {
-                let binding = self
-                    .vars
-                    .iter()
-                    .rev()
-                    .find(|b| b.name == *name)
-                    .ok_or_else(|| InterpretError::UnboundVariable { name: name.to_string() })?;
-                if binding.value.lanes() != ty.lanes as usize {
-                    return Err(lane_mismatch("variable", ty.lanes as usize, binding.value.lanes()));
-                }
-                let from = binding.ty;
-                Ok((ty.scalar, binding.value.clone().map(|v| convert(from, ty.scalar, v))))
-            }
-            ExprNode::Param { name, .. } => Err(InterpretError::NotLowered { node: format!("param {name}") }),
-            ExprNode::RVar { rdom, dim } => {
-                let name = rdom.dims.get(*dim).map_or_else(|| rdom.name.to_string(), |d| d.name.to_string());
-                Err(InterpretError::NotLowered { node: format!("reduction variable {name}") })
-            }
-            ExprNode::Cast { ty, value } => {
-                let (from, v) = self.eval(value)?;
-                Ok((ty.scalar, v.map(|x| convert(from, ty.scalar, x))))
-            }
-            ExprNode::Binary { op, a, b } => {
-                let (ty, a) = self.eval(a)?;
-                let (_, b) = self.eval(b)?;
-                Ok((ty, a.zip(b, "binary operand", |x, y| value::binary(*op, ty, x, y))?))
-            }
-            ExprNode::Cmp { op, a, b } => {
-                let (ty, a) = self.eval(a)?;
-                let (_, b) = self.eval(b)?;
-                let v = a.zip(b, "comparison operand", |x, y| Scalar::from_bool(value::compare(*op, ty, x, y)))?;
-                Ok((ScalarType::Bool, v))
-            }
-            ExprNode::And { a, b } => self.logic(a, b, false),
-            ExprNode::Or { a, b } => self.logic(a, b, true),
-            ExprNode::Not { a } => {
-                let (_, a) = self.eval(a)?;
-                Ok((ScalarType::Bool, a.map(|x| Scalar::from_bool(!x.as_bool()))))
-            }
-            ExprNode::Select { cond, t, f } => {
-                let (_, cond) = self.eval(cond)?;
-                let (ty, t) = self.eval(t)?;
-                let (_, f) = self.eval(f)?;
-                Ok((ty, select(cond, t, f)?))
-            }
-            ExprNode::Let { name, value, body } => {
-                let (ty, value) = self.eval(value)?;
-                self.vars.push(Binding { name: name.clone(), ty, value });
-                let result = self.eval(body);
-                self.vars.pop();
-                result
-            }
-            ExprNode::Call { target, args, ty } => match target {
-                CallTarget::Math(f) => Ok((ty.scalar, self.math(*f, args)?)),
-                CallTarget::Func(d) => Err(InterpretError::NotLowered { node: format!("call of Func {}", d.name) }),
-                CallTarget::Input(d) => Err(InterpretError::NotLowered { node: format!("call of input {}", d.name) }),
-            },
-            ExprNode::Load { buffer, index, ty } => {
-                let (_, index) = self.eval(index)?;
-                let b = self.buffer(buffer)?;
-                let read = |i: Scalar| {
-                    let index = flat_index(i);
-                    b.read(index).map(|v| convert(b.ty, ty.scalar, v)).ok_or_else(|| InterpretError::OutOfBounds {
-                        buffer: buffer.to_string(),
-                        index,
-                        size: b.len(),
-                        access: Access::Load,
-                    })
-                };
-                let v = match index {
-                    Val::Scalar(i) => Val::Scalar(read(i)?),
-                    Val::Vector(is) => Val::Vector(is.into_iter().map(read).collect::<Result<_, _>>()?),
-                };
-                Ok((ty.scalar, v))
-            }
-            ExprNode::Ramp { base, stride, lanes } => {
-                let (ty, base) = self.eval(base)?;
-                let base = base.scalar("Ramp base")?;
-                let stride = self.eval_scalar(stride, "Ramp stride")?;
-                if *lanes == 0 {
-                    return Err(InterpretError::ZeroLanes { node: "Ramp" });
-                }
-                let lane = |i: u32| {
-                    let offset = value::binary(BinOp::Mul, ty, stride, Scalar::from_i128(i.into(), ty));
-                    value::binary(BinOp::Add, ty, base, offset)
-                };
-                let v = if *lanes == 1 { Val::Scalar(base) } else { Val::Vector((0..*lanes).map(lane).collect()) };
-                Ok((ty, v))
-            }
-            ExprNode::Broadcast { value, lanes } => {
-                let (ty, v) = self.eval(value)?;
-                let v = v.scalar("Broadcast value")?;
-                if *lanes == 0 {
-                    return Err(InterpretError::ZeroLanes { node: "Broadcast" });
-                }
-                Ok((ty, Val::splat(v, *lanes)))
-            }
-        }
-    }
-
-    /// `a && b` (`or` false) or `a || b` (`or` true), short-circuiting scalars.
-    fn logic(&mut self, a: &Expr, b: &Expr, or: bool) -> Result<(ScalarType, Val), InterpretError> {
-        let (_, a) = self.eval(a)?;
-        if let Val::Scalar(x) = a {
-            if x.as_bool() == or {
-                return Ok((ScalarType::Bool, Val::Scalar(Scalar::from_bool(or))));
-            }
-        }
-        let (_, b) = self.eval(b)?;
-        let v = a.zip(b, "logical operand", |x, y| {
-            Scalar::from_bool(if or { x.as_bool() || y.as_bool() } else { x.as_bool() && y.as_bool() })
-        })?;
-        Ok((ScalarType::Bool, v))
-    }
-
-    /// A math intrinsic, lane by lane, on arguments of the first one's type.
-    fn math(&mut self, f: MathFn, args: &[Expr]) -> Result<Val, InterpretError> {
-        let expected = f.arity();
-        if args.len() != expected {
-            return Err(InterpretError::MathArity { function: f.name(), expected, got: args.len() });
-        }
-        let (ty, x) = self.eval(&args[0])?;
-        if f == MathFn::PromiseClamped {
-            return Ok(x);
-        }
-        if f == MathFn::Pow {
-            let (_, y) = self.eval(&args[1])?;
-            x.zip(y, "pow operand", |a, b| value::math(f, ty, &[a, b]))
-        } else {
-            Ok(x.map(|a| value::math(f, ty, &[a])))
-        }
-    }
 }
 
-/// Lane-wise `cond ? t : f`; a scalar condition picks a whole value.
-fn select(cond: Val, t: Val, f: Val) -> Result<Val, InterpretError> {
-    match (cond, t, f) {
-        (Val::Scalar(c), t, f) => {
-            if t.lanes() != f.lanes() {
-                return Err(lane_mismatch("Select false value", t.lanes(), f.lanes()));
-            }
-            Ok(if c.as_bool() { t } else { f })
+/// Lowered IR: variables are loop variables, lets, params and buffer fields;
+/// memory is read by `Load`s; params, reduction variables and calls of Funcs
+/// and inputs are gone.
+impl EvalContext for Interpreter<'_> {
+    type Error = InterpretError;
+
+    fn scope(&mut self) -> &mut Scope {
+        &mut self.scope
+    }
+
+    fn error(&self, error: EvalError) -> InterpretError {
+        match error {
+            EvalError::ReductionVariable { name } => InterpretError::NotLowered { node: format!("reduction variable {name}") },
+            error => InterpretError::Eval(error),
         }
-        (Val::Vector(c), Val::Vector(mut t), Val::Vector(f)) if c.len() == t.len() && c.len() == f.len() => {
-            for ((lane, c), f) in t.iter_mut().zip(c).zip(f) {
-                if !c.as_bool() {
-                    *lane = f;
-                }
-            }
-            Ok(Val::Vector(t))
-        }
-        (c, t, f) => {
-            let got = if t.lanes() != c.lanes() { t.lanes() } else { f.lanes() };
-            Err(lane_mismatch("Select value", c.lanes(), got))
-        }
+    }
+
+    fn param(&mut self, name: &Name, _: ScalarType) -> Result<Scalar, InterpretError> {
+        Err(InterpretError::NotLowered { node: format!("param {name}") })
+    }
+
+    fn call_func(&mut self, func: &Name, _: &[i64]) -> Result<Scalar, InterpretError> {
+        Err(InterpretError::NotLowered { node: format!("call of Func {func}") })
+    }
+
+    fn read_input(&mut self, input: &Name, _: &[i64]) -> Result<Scalar, InterpretError> {
+        Err(InterpretError::NotLowered { node: format!("call of input {input}") })
+    }
+
+    fn load(&mut self, name: &Name, index: Val, ty: ScalarType) -> Result<Val, InterpretError> {
+        let b = self.buffer(name)?;
+        index.try_map(|i| {
+            let index = flat_index(i);
+            b.read(index).map(|v| convert(b.ty, ty, v)).ok_or_else(|| InterpretError::OutOfBounds {
+                buffer: name.to_string(),
+                index,
+                size: b.len(),
+                access: Access::Load,
+            })
+        })
     }
 }
 
@@ -520,9 +317,10 @@ fn select(cond: Val, t: Val, f: Val) -> Result<Val, InterpretError> {
 mod tests {
     use super::*;
     use crate::exec::buffer::BufferDim;
-    use crate::ir::expr::DefRef;
+    use crate::ir::expr::{BinOp, CallTarget, DefRef, ExprNode, MathFn};
     use crate::ir::stmt::{ForKind, Range};
     use crate::ir::types::Type;
+    use crate::ir::value;
     use crate::lang::ops::{cast, select, CompareExt};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -724,13 +522,13 @@ mod tests {
     fn unbound_variables_are_errors() {
         let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 4)])]);
         let stmt = Stmt::store("out", Expr::i32(0), Expr::ivar("ghost") + 1);
-        assert_eq!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::UnboundVariable { name: "ghost".into() });
+        assert_eq!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::Eval(EvalError::UnboundVariable { name: "ghost".into() }));
         // A loop variable is out of scope after its loop.
         let stmt = Stmt::block(vec![
             Stmt::for_loop("x", 0.into(), 2.into(), ForKind::Serial, Stmt::no_op()),
             Stmt::store("out", Expr::ivar("x"), Expr::i32(1)),
         ]);
-        assert_eq!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::UnboundVariable { name: "x".into() });
+        assert_eq!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::Eval(EvalError::UnboundVariable { name: "x".into() }));
     }
 
     #[test]
@@ -837,7 +635,7 @@ mod tests {
         let bad = Expr::call(CallTarget::Math(MathFn::Pow), vec![x], Type::f32());
         assert_eq!(
             run_plain(&Stmt::store("out", Expr::i32(0), bad), &mut bufs).unwrap_err(),
-            InterpretError::MathArity { function: "pow", expected: 2, got: 1 }
+            InterpretError::Eval(EvalError::MathArity { function: "pow", expected: 2, got: 1 })
         );
     }
 
@@ -845,13 +643,16 @@ mod tests {
     fn mismatched_lanes_are_errors() {
         let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 8)])]);
         let stmt = Stmt::store("out", Expr::ramp(0.into(), 1.into(), 4), Expr::i32(1));
-        assert_eq!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::LaneMismatch { context: "Store value", expected: 4, got: 1 });
+        assert_eq!(
+            run_plain(&stmt, &mut bufs).unwrap_err(),
+            InterpretError::Eval(EvalError::LaneMismatch { context: "Store value", expected: 4, got: 1 })
+        );
         let sum =
             Expr::new(ExprNode::Binary { op: BinOp::Add, a: Expr::ramp(0.into(), 1.into(), 4), b: Expr::ramp(0.into(), 1.into(), 2) });
         let stmt = Stmt::store("out", Expr::ramp(0.into(), 1.into(), 4), sum);
-        assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::LaneMismatch { .. }));
+        assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::Eval(EvalError::LaneMismatch { .. })));
         let stmt = Stmt::for_loop("x", Expr::ramp(0.into(), 1.into(), 2), 1.into(), ForKind::Serial, Stmt::no_op());
-        assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::LaneMismatch { .. }));
+        assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::Eval(EvalError::LaneMismatch { .. })));
     }
 
     /// Copies a 2-D input to an output over random regions and stride orders,

@@ -14,10 +14,12 @@
 //!   the key, recording the points it writes; reads of the Func inside the
 //!   update see those writes, falling back to the value after the previous
 //!   stage. A point no iteration wrote keeps the previous stage's value.
-//! - All arithmetic goes through [`crate::ir::value`], as in the IR interpreter,
-//!   so results agree bit for bit. `Select` is eager: both sides are
-//!   evaluated, so an out-of-bounds input read on the untaken side is an
-//!   error, as in compiled code.
+//! - Expressions are evaluated by the evaluator shared with the IR
+//!   interpreter, [`crate::exec::eval`], so results agree bit for bit and
+//!   evaluation is eager as in compiled code: `Select` evaluates both sides
+//!   and `&&`/`||` both operands, so an out-of-bounds input read on the
+//!   untaken side is an error. This module supplies what calls of Funcs and
+//!   inputs and params mean, and bounds the nesting depth.
 //! - `Param` nodes come from the `params` map, except `<input>.min.<d>` and
 //!   `<input>.extent.<d>` (see [`crate::lang::pipeline::buffer_vars`]), which come
 //!   from the input buffers.
@@ -31,7 +33,8 @@
 //! or a stack overflow.
 
 use crate::exec::buffer::{Buffer, BufferError};
-use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use crate::exec::eval::{self, EvalContext, EvalError, Scope, Val};
+use crate::ir::expr::{Expr, Name};
 use crate::ir::types::ScalarType;
 use crate::ir::value::{self, Scalar};
 use crate::lang::pipeline::{buffer_vars, FuncDef, PipelineDef};
@@ -63,6 +66,8 @@ pub enum ReferenceError {
     UnboundVariable { func: String, var: String },
     #[error("Func {func}: a {node} node cannot appear in an algorithm")]
     UnexpectedNode { func: String, node: &'static str },
+    #[error("Func {func}: {error}")]
+    Eval { func: String, error: EvalError },
     #[error("Func {func}, update {stage}: {access} at {at:?} leaves the slice {key:?} of its pure variables")]
     OutsideSlice { func: String, stage: usize, access: &'static str, at: Vec<i64>, key: Vec<i64> },
     #[error("Func {func}: evaluation passed the limit of {limit} point evaluations")]
@@ -133,7 +138,18 @@ struct FuncMemo {
 struct Env {
     func: usize,
     /// Pure, reduction and let-bound variables; later entries shadow earlier.
-    vars: Vec<(Name, Scalar)>,
+    vars: Scope,
+}
+
+impl Env {
+    /// The scope of Func `func` with `coords` bound to the variables `names`.
+    fn new<'n>(func: usize, names: impl Iterator<Item = &'n Name>, coords: &[i64]) -> Env {
+        let mut vars = Scope::default();
+        for (name, &c) in names.zip(coords) {
+            vars.push(name.clone(), ScalarType::I32, coordinate(c));
+        }
+        Env { func, vars }
+    }
 }
 
 /// An update slice being computed: reads of its Func look here first.
@@ -285,7 +301,7 @@ impl<'a> Evaluator<'a> {
         }
         self.count_work(fi)?;
         let def = self.def(fi);
-        let mut env = Env { func: fi, vars: def.args.iter().cloned().zip(coords.iter().map(|&c| coordinate(c))).collect() };
+        let mut env = Env::new(fi, def.args.iter(), coords);
         let v = self.eval(&def.value, &mut env, None)?;
         self.memo[fi].pure.insert(coords.to_vec(), v);
         Ok(v)
@@ -297,7 +313,7 @@ impl<'a> Evaluator<'a> {
         let def = self.def(fi);
         let update = &def.updates[stage - 1];
         let positions = self.pure_positions[fi][stage - 1].clone();
-        let mut env = Env { func: fi, vars: positions.iter().zip(&key).map(|(&p, &c)| (def.args[p].clone(), coordinate(c))).collect() };
+        let mut env = Env::new(fi, positions.iter().map(|&p| &def.args[p]), &key);
         let dims = update.rdom.as_ref().map_or(&[][..], |r| &r.dims[..]);
         let mut bounds = Vec::with_capacity(dims.len());
         for d in dims {
@@ -309,14 +325,14 @@ impl<'a> Evaluator<'a> {
         if bounds.iter().any(|&(_, extent)| extent <= 0) {
             return Ok(slice.written);
         }
-        let first_rvar = env.vars.len();
-        env.vars.extend(dims.iter().zip(&bounds).map(|(d, &(min, _))| (d.name.clone(), coordinate(min))));
+        let slots: Vec<usize> =
+            dims.iter().zip(&bounds).map(|(d, &(min, _))| env.vars.push(d.name.clone(), ScalarType::I32, coordinate(min))).collect();
         let mut point: Vec<i64> = bounds.iter().map(|&(min, _)| min).collect();
         let predicate = update.rdom.as_ref().and_then(|r| r.predicate.as_ref());
         loop {
             self.count_work(fi)?;
-            for (d, &c) in point.iter().enumerate() {
-                env.vars[first_rvar + d].1 = coordinate(c);
+            for (&slot, &c) in slots.iter().zip(&point) {
+                env.vars.set(slot, coordinate(c));
             }
             let included = match predicate {
                 Some(pred) => self.eval(pred, &mut env, None)?.as_bool(),
@@ -349,84 +365,12 @@ impl<'a> Evaluator<'a> {
     /// Evaluates `e`, part of the definition of `env.func`; inside an update,
     /// `slice` is the slice being computed.
     fn eval(&mut self, e: &Expr, env: &mut Env, slice: Option<&Slice>) -> Result<Scalar, ReferenceError> {
-        if self.depth >= self.limits.max_depth {
-            return Err(ReferenceError::DepthLimit { func: self.func_name(env.func), limit: self.limits.max_depth });
-        }
-        self.depth += 1;
-        let result = self.eval_node(e, env, slice);
-        self.depth -= 1;
-        result
-    }
-
-    fn eval_node(&mut self, e: &Expr, env: &mut Env, slice: Option<&Slice>) -> Result<Scalar, ReferenceError> {
-        match e.node() {
-            ExprNode::IntImm { value, .. } => Ok(Scalar::Int(*value)),
-            ExprNode::UIntImm { value, .. } => Ok(Scalar::UInt(*value)),
-            ExprNode::FloatImm { value, .. } => Ok(Scalar::Float(*value)),
-            ExprNode::Var { name, .. } => match env.vars.iter().rev().find(|(n, _)| n == name) {
-                Some((_, v)) => Ok(*v),
-                None => Err(self.unbound(env.func, name)),
-            },
-            ExprNode::Param { name, ty } => self.param(env.func, name, ty.scalar),
-            ExprNode::Cast { ty, value } => {
-                let v = self.eval(value, env, slice)?;
-                Ok(value::cast(value.ty().scalar, ty.scalar, v))
-            }
-            ExprNode::Binary { op, a, b } => {
-                let (x, y) = (self.eval(a, env, slice)?, self.eval(b, env, slice)?);
-                Ok(value::binary(*op, a.ty().scalar, x, y))
-            }
-            ExprNode::Cmp { op, a, b } => {
-                let (x, y) = (self.eval(a, env, slice)?, self.eval(b, env, slice)?);
-                Ok(Scalar::from_bool(value::compare(*op, a.ty().scalar, x, y)))
-            }
-            ExprNode::And { a, b } => {
-                let (x, y) = (self.eval(a, env, slice)?, self.eval(b, env, slice)?);
-                Ok(Scalar::from_bool(x.as_bool() && y.as_bool()))
-            }
-            ExprNode::Or { a, b } => {
-                let (x, y) = (self.eval(a, env, slice)?, self.eval(b, env, slice)?);
-                Ok(Scalar::from_bool(x.as_bool() || y.as_bool()))
-            }
-            ExprNode::Not { a } => Ok(Scalar::from_bool(!self.eval(a, env, slice)?.as_bool())),
-            ExprNode::Select { cond, t, f } => {
-                let c = self.eval(cond, env, slice)?;
-                let (x, y) = (self.eval(t, env, slice)?, self.eval(f, env, slice)?);
-                Ok(if c.as_bool() { x } else { y })
-            }
-            ExprNode::Let { name, value, body } => {
-                let v = self.eval(value, env, slice)?;
-                env.vars.push((name.clone(), v));
-                let result = self.eval(body, env, slice);
-                env.vars.pop();
-                result
-            }
-            ExprNode::Call { target, args, .. } => self.eval_call(target, args, env, slice),
-            ExprNode::RVar { .. } => Err(self.unexpected(env.func, "reduction variable (RVar)")),
-            ExprNode::Load { .. } => Err(self.unexpected(env.func, "Load")),
-            ExprNode::Ramp { .. } => Err(self.unexpected(env.func, "Ramp")),
-            ExprNode::Broadcast { .. } => Err(self.unexpected(env.func, "Broadcast")),
-        }
-    }
-
-    /// A call of a math intrinsic, an input or a Func. Kept out of
-    /// `eval_node` so its locals do not enlarge every level of recursion.
-    #[inline(never)]
-    fn eval_call(&mut self, target: &CallTarget, args: &[Expr], env: &mut Env, slice: Option<&Slice>) -> Result<Scalar, ReferenceError> {
-        let mut vals = Vec::with_capacity(args.len());
-        for a in args {
-            vals.push(self.eval(a, env, slice)?);
-        }
-        match target {
-            CallTarget::Math(f) => Ok(value::math(*f, args[0].ty().scalar, &vals)),
-            CallTarget::Input(r) => self.input_value(env.func, &r.name, &coordinates(&vals)),
-            CallTarget::Func(r) => self.call_func(env.func, &r.name, &coordinates(&vals), slice),
-        }
+        eval::eval_scalar(&mut Definition { evaluator: self, env, slice }, e, "a value of a definition")
     }
 
     #[cold]
-    fn unbound(&self, func: usize, var: &str) -> ReferenceError {
-        ReferenceError::UnboundVariable { func: self.func_name(func), var: var.into() }
+    fn depth_limit(&self, func: usize) -> ReferenceError {
+        ReferenceError::DepthLimit { func: self.func_name(func), limit: self.limits.max_depth }
     }
 
     #[cold]
@@ -514,6 +458,68 @@ impl<'a> Evaluator<'a> {
     }
 }
 
+/// Part of the definition of one Func, being evaluated: calls read other
+/// Funcs' values (computing them on demand) and input buffers; params come
+/// from the given values; the vector nodes of lowered IR are refused.
+struct Definition<'e, 'a> {
+    evaluator: &'e mut Evaluator<'a>,
+    env: &'e mut Env,
+    /// The update slice being computed, inside an update.
+    slice: Option<&'e Slice>,
+}
+
+impl EvalContext for Definition<'_, '_> {
+    type Error = ReferenceError;
+
+    fn scope(&mut self) -> &mut Scope {
+        &mut self.env.vars
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn error(&self, error: EvalError) -> ReferenceError {
+        let func = self.evaluator.func_name(self.env.func);
+        match error {
+            EvalError::UnboundVariable { name } => ReferenceError::UnboundVariable { func, var: name },
+            EvalError::ReductionVariable { .. } => ReferenceError::UnexpectedNode { func, node: "reduction variable (RVar)" },
+            error => ReferenceError::Eval { func, error },
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), ReferenceError> {
+        let ev = &mut *self.evaluator;
+        if ev.depth >= ev.limits.max_depth {
+            return Err(ev.depth_limit(self.env.func));
+        }
+        ev.depth += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.evaluator.depth -= 1;
+    }
+
+    fn param(&mut self, name: &Name, ty: ScalarType) -> Result<Scalar, ReferenceError> {
+        self.evaluator.param(self.env.func, name, ty)
+    }
+
+    fn call_func(&mut self, func: &Name, coords: &[i64]) -> Result<Scalar, ReferenceError> {
+        self.evaluator.call_func(self.env.func, func, coords, self.slice)
+    }
+
+    fn read_input(&mut self, input: &Name, coords: &[i64]) -> Result<Scalar, ReferenceError> {
+        self.evaluator.input_value(self.env.func, input, coords)
+    }
+
+    fn load(&mut self, _: &Name, _: Val, _: ScalarType) -> Result<Val, ReferenceError> {
+        Err(self.evaluator.unexpected(self.env.func, "Load"))
+    }
+
+    fn admit_vector(&self, node: &'static str) -> Result<(), ReferenceError> {
+        Err(self.evaluator.unexpected(self.env.func, node))
+    }
+}
+
 /// The dimension fields of an input buffer that algorithms may read.
 #[derive(Clone, Copy)]
 enum BufferField {
@@ -538,13 +544,8 @@ fn slice_key(positions: &[usize], coords: &[i64]) -> Vec<i64> {
 }
 
 /// A coordinate as the `i32` value variables hold.
-fn coordinate(c: i64) -> Scalar {
-    Scalar::from_i128(c as i128, ScalarType::I32)
-}
-
-/// Evaluated `i32` call arguments as coordinates.
-fn coordinates(vals: &[Scalar]) -> Vec<i64> {
-    vals.iter().map(|v| v.as_i128() as i64).collect()
+fn coordinate(c: i64) -> Val {
+    Val::Scalar(Scalar::from_i128(c as i128, ScalarType::I32))
 }
 
 /// Advances `point` to the next point of the box `bounds` ((min, extent) per
