@@ -6,9 +6,11 @@
 //! their order, inside the pure loops of the innermost level except the
 //! vectorized one), the parallel level's loops fused into one parallel
 //! loop, and the vectorized loop. A Func computed at a level of another
-//! stage's chain is `compute_at` that level's innermost loop. Every split
-//! guards its tail with an `if`, so the schedule computes exactly the
-//! Func's region at any size, not only at the estimates.
+//! stage's chain is `compute_at` that level's innermost loop. Splits of a
+//! pure definition shift their last tile inwards where the region at the
+//! estimates is at least a tile wide, as Halide's autoschedulers do (so
+//! nothing outside the region is computed, nor read by what is computed
+//! inside the tile); other splits guard their tail with an `if`.
 
 use crate::loop_nest::LoopNest;
 use compiler::ir::expr::Name;
@@ -41,9 +43,16 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
     let loops = stage.loops.len();
     // names[level][loop]: the loop's name at that level, if it iterates there.
     let mut names: Vec<Vec<Option<Name>>> = vec![vec![None; loops]; chain.len()];
-    let mut splits: Vec<(Name, Name, Name, i64)> = vec![];
+    let mut splits: Vec<(Name, Name, Name, i64, TailStrategy)> = vec![];
     for (i, l) in stage.loops.iter().enumerate() {
-        let levels: Vec<usize> = (0..chain.len()).filter(|&j| chain[j].size[i] > 1).collect();
+        let leaf = chain.len() - 1;
+        let vectorized = chain[leaf].vector_loop == Some(i);
+        // The vectorized loop always gets a split of its own, so that its
+        // extent is a constant even when one vector covers the region.
+        let mut levels: Vec<usize> = (0..chain.len()).filter(|&j| chain[j].size[i] > 1 || (vectorized && j == leaf)).collect();
+        if vectorized && levels.len() == 1 {
+            levels.insert(0, 0);
+        }
         let mut current = l.var.clone();
         for (k, &j) in levels.iter().enumerate() {
             if k + 1 == levels.len() {
@@ -55,7 +64,16 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
             let next = chain[levels[k + 1]];
             let factor = if next.innermost && next.vector_loop == Some(i) { next.size[i] } else { chain[j].inner()[i].extent() };
             let (outer, inner): (Name, Name) = (format!("{}_l{j}", l.var).into(), format!("{}_r{j}", l.var).into());
-            splits.push((current.clone(), outer.clone(), inner.clone(), factor));
+            // A pure definition's tile shifts inwards at the edge, so it
+            // (and what is computed inside it) stays within the region;
+            // where the tile is wider than the region, and in updates
+            // (which must not recompute), the tail is guarded.
+            let tail = if stage.index == 0 && chain[j].whole[i].extent() >= factor {
+                TailStrategy::ShiftInwards
+            } else {
+                TailStrategy::GuardWithIf
+            };
+            splits.push((current.clone(), outer.clone(), inner.clone(), factor, tail));
             names[j][i] = Some(outer);
             current = inner;
         }
@@ -93,10 +111,10 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
     {
         let mut b = s.func(&func);
         if stage.index > 0 {
-            b = b.update(stage.index);
+            b = b.update(stage.index - 1);
         }
-        for (var, outer, inner, factor) in &splits {
-            b = b.split_with(var, outer, inner, *factor, TailStrategy::GuardWithIf);
+        for (var, outer, inner, factor, tail) in &splits {
+            b = b.split_with(var, outer, inner, *factor, *tail);
         }
         if order.len() > 1 {
             let refs: Vec<&str> = order.iter().map(|n| &**n).collect();
@@ -109,9 +127,8 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
             b = b.parallel(p);
         }
         if let Some(v) = &vectorized {
-            b = b.vectorize(v);
+            b.vectorize(v);
         }
-        drop(b);
     }
     if stage.index == 0 {
         let fs = s.funcs.entry(func.clone()).or_default();
@@ -120,7 +137,7 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
     // Chains computed inside: at the innermost loop of their level, or of
     // the nearest enclosing level that has one.
     for (j, node) in chain.iter().enumerate() {
-        let innermost = (0..=j).rev().find_map(|k| fused[k].clone().or_else(|| innermost_name(stage, &chain[k], &names[k])));
+        let innermost = (0..=j).rev().find_map(|k| fused[k].clone().or_else(|| innermost_name(stage, chain[k], &names[k])));
         let inner_site = match innermost {
             Some(var) => LoopLevel::At { func: func.clone(), stage: stage.index, var },
             None => site.clone(),

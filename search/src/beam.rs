@@ -38,11 +38,14 @@ pub struct BeamOptions {
     pub seed: u64,
     /// Wall-clock budget.
     pub budget: Duration,
+    /// Whether Funcs may be computed inside other Funcs' loops (else only
+    /// inlined or at the root).
+    pub nested: bool,
 }
 
 impl Default for BeamOptions {
     fn default() -> Self {
-        BeamOptions { beam: 32, passes: 5, random_dropout: 100, seed: 0, budget: Duration::from_secs(10) }
+        BeamOptions { beam: 32, passes: 5, random_dropout: 100, seed: 0, budget: Duration::from_secs(10), nested: true }
     }
 }
 
@@ -89,14 +92,8 @@ struct Searcher<'a> {
 /// Runs the search.
 pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> BeamOutcome {
     let start = Instant::now();
-    let mut s = Searcher {
-        dag,
-        model,
-        order: decision_order(dag),
-        options,
-        deadline: start + options.budget,
-        stats: SearchStats::default(),
-    };
+    let mut s =
+        Searcher { dag, model, order: decision_order(dag), options, deadline: start + options.budget, stats: SearchStats::default() };
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut complete: Vec<State> = vec![];
     let mut expanded: Vec<HashMap<u64, u32>> = vec![];
@@ -184,9 +181,10 @@ impl Searcher<'_> {
         let t = Instant::now();
         let dag = self.dag;
         let order = &self.order;
+        let nested = self.options.nested;
         let generated: Vec<(Arc<LoopNest>, usize)> = beam
             .par_iter()
-            .flat_map_iter(|st| children(dag, &st.root, order, st.decisions).into_iter().map(move |c| (c, st.decisions + 1)))
+            .flat_map_iter(|st| children(dag, &st.root, order, st.decisions, nested).into_iter().map(move |c| (c, st.decisions + 1)))
             .collect();
         self.stats.states_generated += generated.len();
         let mut seen = HashSet::new();
@@ -227,7 +225,7 @@ impl Searcher<'_> {
                 None => {
                     // Every child was pruned: take the first unpruned
                     // successor anyway (compute at the root always exists).
-                    let root = children(self.dag, &state.root, &self.order, state.decisions).remove(0);
+                    let root = children(self.dag, &state.root, &self.order, state.decisions, self.options.nested).remove(0);
                     let features = featurize(self.dag, &root);
                     let cost = self.model.evaluate(&[&features]).remove(0);
                     let hash = structural_hash(&root, usize::MAX);

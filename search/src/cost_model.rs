@@ -146,10 +146,8 @@ impl CostModel for Analytical {
         batch
             .iter()
             .map(|features| {
-                let per_stage: BTreeMap<StageIdx, f64> = features
-                    .iter()
-                    .map(|(&s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second))
-                    .collect();
+                let per_stage: BTreeMap<StageIdx, f64> =
+                    features.iter().map(|(&s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second)).collect();
                 Cost { total: per_stage.values().sum(), per_stage }
             })
             .collect()

@@ -22,17 +22,18 @@ pub fn decision_order(dag: &Dag) -> Vec<NodeId> {
 
 /// The successors of `root` for decision `d` (Func `order[d / 2]`, phase
 /// `d % 2`).
-pub fn children(dag: &Dag, root: &Arc<LoopNest>, order: &[NodeId], d: usize) -> Vec<Arc<LoopNest>> {
+/// With `nested` false, Funcs are only inlined or computed at the root.
+pub fn children(dag: &Dag, root: &Arc<LoopNest>, order: &[NodeId], d: usize, nested: bool) -> Vec<Arc<LoopNest>> {
     let node = order[d / 2];
-    if d % 2 == 0 {
-        place(dag, root, node)
+    if d.is_multiple_of(2) {
+        place(dag, root, node, nested)
     } else {
         parallelize(dag, root, node)
     }
 }
 
 /// Phase 0: every placement of `node`.
-fn place(dag: &Dag, root: &Arc<LoopNest>, node: NodeId) -> Vec<Arc<LoopNest>> {
+fn place(dag: &Dag, root: &Arc<LoopNest>, node: NodeId, nested: bool) -> Vec<Arc<LoopNest>> {
     let n = dag.node(node);
     let mut out = vec![];
     if !n.is_output && n.stages.len() == 1 {
@@ -44,7 +45,7 @@ fn place(dag: &Dag, root: &Arc<LoopNest>, node: NodeId) -> Vec<Arc<LoopNest>> {
     at_root.children.extend(compute_here(dag, node, &n.region_required).into_iter().map(Arc::new));
     at_root.store_at.push(node);
     out.push(Arc::new(at_root));
-    if !n.is_output {
+    if nested && !n.is_output {
         let root_volume = Span::volume(&n.region_required);
         place_inside(dag, root, node, root_volume, &mut out);
     }
@@ -131,9 +132,9 @@ fn inline(dag: &Dag, at: &Arc<LoopNest>, node: NodeId) -> Option<Arc<LoopNest>> 
             .sum()
     };
     if at.innermost {
-        let own = at.stage.map_or(0, |s| {
-            dag.node(node).outgoing.iter().map(|&e| dag.edge(e)).filter(|e| e.consumer == s).map(|e| e.calls as i64).sum()
-        });
+        let own = at
+            .stage
+            .map_or(0, |s| dag.node(node).outgoing.iter().map(|&e| dag.edge(e)).filter(|e| e.consumer == s).map(|e| e.calls as i64).sum());
         let through: i64 = at.inlined.iter().map(|(&f, &k)| k * calls_into(f)).sum();
         if own + through == 0 {
             return None;
@@ -186,8 +187,7 @@ fn parallelize(dag: &Dag, root: &Arc<LoopNest>, node: NodeId) -> Vec<Arc<LoopNes
         if k > 0 && waste > 1.2 {
             break;
         }
-        let by_dim: HashMap<usize, i64> =
-            stage0.loops.iter().zip(&tiling).filter_map(|(l, &t)| l.pure_dim.map(|d| (d, t))).collect();
+        let by_dim: HashMap<usize, i64> = stage0.loops.iter().zip(&tiling).filter_map(|(l, &t)| l.pure_dim.map(|d| (d, t))).collect();
         let mut copy = (**root).clone();
         for &i in &tops {
             let chain = &root.children[i];

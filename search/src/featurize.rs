@@ -47,14 +47,7 @@ pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
 /// Visits the chains computed at `level`, which runs `runs` times (each
 /// iteration of its body `runs * iterations` times in all) inside
 /// `outer_par` parallel tasks.
-fn walk(
-    dag: &Dag,
-    level: &LoopNest,
-    runs: f64,
-    outer_par: f64,
-    out: &mut StageFeatures,
-    inlined: &mut HashMap<NodeId, (f64, f64, f64)>,
-) {
+fn walk(dag: &Dag, level: &LoopNest, runs: f64, outer_par: f64, out: &mut StageFeatures, inlined: &mut HashMap<NodeId, (f64, f64, f64)>) {
     let body_runs = runs * level.iterations() as f64;
     let mut memo = HashMap::new();
     for top in level.children.iter().filter(|c| c.stage != level.stage) {

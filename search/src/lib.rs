@@ -33,8 +33,8 @@ use thiserror::Error;
 pub enum SearchError {
     #[error("the pipeline cannot be analysed: {0}")]
     Dag(#[from] DagError),
-    #[error("no candidate schedule runs at the estimates; the best one failed with: {0}")]
-    NoLegalSchedule(EstimateError),
+    #[error("no candidate schedule runs at the estimates; the best one failed with: {error}\n{schedule}")]
+    NoLegalSchedule { error: EstimateError, schedule: Box<Schedule> },
 }
 
 /// One stage's share of the predicted runtime.
@@ -64,6 +64,8 @@ pub struct AutoSchedule {
     pub stats: SearchStats,
     /// The cost model's name.
     pub model: String,
+    /// Why the schedule is the all-root fallback, when it is.
+    pub fallback: Option<String>,
 }
 
 /// Searches a schedule for `pipeline` on `target` ranked by `model`.
@@ -83,14 +85,14 @@ pub fn autoschedule(
     let limits = Limits::default();
     let mut chosen = None;
     let mut alternatives = vec![];
-    let mut first_error = None;
+    let mut first_error: Option<(EstimateError, Schedule)> = None;
     for state in &outcome.complete {
         let schedule = apply::to_schedule(&dag, &state.root);
         if chosen.is_none() {
             match check_at_estimates(pipeline, &schedule, &limits) {
                 Ok(_) => chosen = Some((schedule, state)),
                 Err(e) => {
-                    first_error.get_or_insert(e);
+                    first_error.get_or_insert((e, schedule));
                 }
             }
         } else if alternatives.len() < top_k {
@@ -102,7 +104,17 @@ pub fn autoschedule(
         }
     }
     let Some((schedule, state)) = chosen else {
-        return Err(SearchError::NoLegalSchedule(first_error.expect("a search yields at least one candidate")));
+        let (error, rejected) = first_error.expect("a search yields at least one candidate");
+        if options.nested {
+            // Nothing nested runs at the estimates: search again with every
+            // Func inlined or at the root (its regions are exact there).
+            let flat = BeamOptions { nested: false, budget: options.budget / 4, ..options.clone() };
+            let mut result = autoschedule(pipeline, target, model, &flat, top_k)?;
+            result.fallback =
+                Some(format!("no candidate with nested Funcs ran at the estimates (the best: {error}); Funcs are inlined or at the root"));
+            return Ok(result);
+        }
+        return Err(SearchError::NoLegalSchedule { error, schedule: Box::new(rejected) });
     };
     let mut per_stage: Vec<StageCost> = state
         .cost
@@ -121,5 +133,6 @@ pub fn autoschedule(
         alternatives,
         stats: outcome.stats,
         model: model.name(),
+        fallback: None,
     })
 }

@@ -158,14 +158,7 @@ pub fn compute_here(dag: &Dag, node: NodeId, region: &[Span]) -> Vec<LoopNest> {
                 }
             }
             let mut top = LoopNest { stage: Some(s), size: top_size, whole, ..LoopNest::root() };
-            let leaf = LoopNest {
-                stage: Some(s),
-                size: leaf_size,
-                whole: top.inner(),
-                innermost: true,
-                vector_loop,
-                ..LoopNest::root()
-            };
+            let leaf = LoopNest { stage: Some(s), size: leaf_size, whole: top.inner(), innermost: true, vector_loop, ..LoopNest::root() };
             top.children.push(Arc::new(leaf));
             top
         })

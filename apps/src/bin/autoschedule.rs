@@ -63,6 +63,9 @@ fn main() -> Result<()> {
     let result = autoschedule(&pipeline, &target, &mut model, &options, args.top_k)?;
     progress.finish_and_clear();
     println!("{}", result.schedule);
+    if let Some(why) = &result.fallback {
+        println!("fallback: {why}");
+    }
     println!("predicted runtime: {:.3} ms ({} model)", result.predicted_seconds * 1e3, result.model);
     println!("\nper stage:");
     for s in &result.per_stage {
