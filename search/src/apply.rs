@@ -108,6 +108,9 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
         }
         order.extend(here);
     }
+    // Loops that never iterate (extent 1) go outermost, out of the way of
+    // the vectorized loop.
+    order.extend((0..loops).filter(|&i| names.iter().all(|level| level[i].is_none())).map(|i| stage.loops[i].var.clone()));
     {
         let mut b = s.func(&func);
         if stage.index > 0 {

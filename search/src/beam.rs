@@ -215,24 +215,23 @@ impl Searcher<'_> {
             .collect()
     }
 
-    /// Completes `state` by taking the cheapest child at every decision.
+    /// Completes `state` without evaluating anything (the deadline has
+    /// passed): every remaining Func at the root, with its first parallel
+    /// tiling (the one that wastes the fewest cores).
     fn greedy(&mut self, mut state: State) -> State {
         while state.decisions < self.decisions() {
-            let mut next = self.expand(std::slice::from_ref(&state));
-            next.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then(a.hash.cmp(&b.hash)));
-            match next.into_iter().next() {
-                Some(n) => state = n,
-                None => {
-                    // Every child was pruned: take the first unpruned
-                    // successor anyway (compute at the root always exists).
-                    let root = children(self.dag, &state.root, &self.order, state.decisions, self.options.nested).remove(0);
-                    let features = featurize(self.dag, &root);
-                    let cost = self.model.evaluate(&[&features]).remove(0);
-                    let hash = structural_hash(&root, usize::MAX);
-                    state = State { root, decisions: state.decisions + 1, cost, features: Arc::new(features), hash };
-                }
-            }
+            let options = children(self.dag, &state.root, &self.order, state.decisions, false);
+            let phase = state.decisions % 2;
+            // Phase 0 lists inlining first when it is allowed; the root is last.
+            let root = if phase == 0 { options.last() } else { options.first() };
+            let root = root.expect("a decision has a successor").clone();
+            self.stats.states_generated += options.len();
+            state = State { hash: structural_hash(&root, usize::MAX), root, decisions: state.decisions + 1, ..state };
         }
+        let features = featurize(self.dag, &state.root);
+        state.cost = self.model.evaluate(&[&features]).remove(0);
+        state.features = Arc::new(features);
+        self.stats.states_evaluated += 1;
         state
     }
 }

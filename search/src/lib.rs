@@ -64,8 +64,12 @@ pub struct AutoSchedule {
     pub stats: SearchStats,
     /// The cost model's name.
     pub model: String,
-    /// Why the schedule is the all-root fallback, when it is.
+    /// Why the schedule comes from the fallback search (every Func
+    /// inlined or at the root), when it does.
     pub fallback: Option<String>,
+    /// Seconds spent checking candidates at the estimates (lowering them),
+    /// after the search.
+    pub check_seconds: f64,
 }
 
 /// Searches a schedule for `pipeline` on `target` ranked by `model`.
@@ -82,6 +86,7 @@ pub fn autoschedule(
     let dag = Dag::new(pipeline, target)?;
     model.set_pipeline(&dag);
     let outcome = beam::beam_search(&dag, model, options);
+    let checking = std::time::Instant::now();
     let limits = Limits::default();
     let mut chosen = None;
     let mut alternatives = vec![];
@@ -134,5 +139,6 @@ pub fn autoschedule(
         stats: outcome.stats,
         model: model.name(),
         fallback: None,
+        check_seconds: checking.elapsed().as_secs_f64(),
     })
 }

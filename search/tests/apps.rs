@@ -57,3 +57,27 @@ fn every_app_gets_a_schedule_that_computes_the_algorithm() {
         check(&app, &schedule);
     }
 }
+
+/// The search stops at its deadline and completes its best state without
+/// evaluating more; the legality check (which lowers the pipeline) comes
+/// on top. At the small size, so that lowering is quick: at the paper
+/// size, lowering local_laplacian for the check alone takes minutes.
+#[test]
+fn a_tiny_budget_still_gives_a_legal_schedule_for_every_app() {
+    for name in apps::names() {
+        let app = apps::build(name, Size::Small, &target()).unwrap();
+        let p = at_test_size(&app);
+        let mut model = Analytical::new(Machine::typical(target().threads));
+        let result = autoschedule(&p, &target(), &mut model, &options(32, 10), 0)
+            .unwrap_or_else(|e| panic!("{name}: no schedule under a 10 ms budget: {e}"));
+        compiler::check_at_estimates(&p, &result.schedule, &compiler::schedule::legality::Limits::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        eprintln!(
+            "{name}: search {:.1} ms (deadline reached: {}), legality check {:.1} ms",
+            result.stats.wall_seconds * 1e3,
+            result.stats.hit_deadline,
+            result.check_seconds * 1e3
+        );
+        assert!(result.stats.wall_seconds < 0.5, "{name}: the search ran {:.3} s past a 10 ms budget", result.stats.wall_seconds);
+    }
+}

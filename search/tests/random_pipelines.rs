@@ -1,0 +1,86 @@
+//! Random pipelines get schedules that pass the legality check, compile,
+//! run and compute exactly what the reference evaluator computes at their
+//! estimated size, and the search is deterministic.
+//!
+//! `AUTOSCHEDULE_SEEDS=N` checks seeds `first..first+N` (default 24),
+//! `AUTOSCHEDULE_FIRST=K` starts at seed K.
+
+use compiler::exec::buffer::Buffer;
+use compiler::{LowerOptions, Target};
+use random_pipelines::{generate, GeneratorParams, RandomPipeline};
+use search::{autoschedule, Analytical, BeamOptions, Machine};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn pipeline(seed: u64) -> RandomPipeline {
+    generate(&GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3) }).expect("generates")
+}
+
+fn search_options(budget_ms: u64) -> BeamOptions {
+    BeamOptions { beam: 8, passes: 2, budget: Duration::from_millis(budget_ms), ..BeamOptions::default() }
+}
+
+fn schedule_text(p: &RandomPipeline, target: &Target, budget_ms: u64) -> String {
+    let mut model = Analytical::new(Machine::typical(target.threads));
+    autoschedule(&p.pipeline, target, &mut model, &search_options(budget_ms), 0).expect("a schedule").schedule.to_string()
+}
+
+/// Checks one seed; a description of the failure, if any.
+fn check(seed: u64) -> Option<String> {
+    let p = pipeline(seed);
+    let target = Target::host();
+    let mut model = Analytical::new(Machine::typical(target.threads));
+    let result = match autoschedule(&p.pipeline, &target, &mut model, &search_options(1000), 0) {
+        Ok(r) => r,
+        Err(e) => return Some(format!("seed {seed}: no schedule: {e}")),
+    };
+    let s = &result.schedule;
+    let lowered = match compiler::lower_with(&p.pipeline, s, &LowerOptions::checked()) {
+        Ok(l) => l,
+        Err(e) => return Some(format!("seed {seed}: does not lower: {e}\n{s}")),
+    };
+    let compiled = match codegen::compile(&lowered) {
+        Ok(c) => c,
+        Err(e) => return Some(format!("seed {seed}: does not compile: {e}\n{s}")),
+    };
+    let inputs: BTreeMap<String, Buffer> = p.make_inputs();
+    let scalars = BTreeMap::new();
+    let regions = [(p.output.as_str(), p.output_region.clone())];
+    let got = match compiled.run(&inputs, &scalars, &regions) {
+        Ok(mut out) => out.remove(&p.output).expect("the output"),
+        Err(e) => return Some(format!("seed {seed}: run failed: {e}\n{s}")),
+    };
+    let want = compiler::exec::reference::realize(&p.pipeline, &inputs, &scalars, &p.output, &p.output_region).expect("the reference");
+    for c in want.coordinates() {
+        if !want.get(&c).unwrap().bit_eq(got.get(&c).unwrap()) {
+            return Some(format!("seed {seed}: differs at {c:?}\n{s}"));
+        }
+    }
+    None
+}
+
+#[test]
+fn random_pipelines_get_schedules_that_compute_the_algorithm() {
+    let first = env("AUTOSCHEDULE_FIRST", 0);
+    let count = env("AUTOSCHEDULE_SEEDS", 24);
+    let failures: Vec<String> = (first..first + count).filter_map(check).collect();
+    eprintln!("{count} seeds from {first}: {} failures", failures.len());
+    assert!(failures.is_empty(), "{} failures; the first:\n{}", failures.len(), failures[0]);
+}
+
+#[test]
+fn the_same_request_gives_the_same_schedule_at_any_thread_count() {
+    let target = Target { vector_bytes: 32, threads: 8 };
+    for seed in [3, 11] {
+        let p = pipeline(seed);
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| schedule_text(&p, &target, 60_000));
+        let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| schedule_text(&p, &target, 60_000));
+        let again = schedule_text(&p, &target, 60_000);
+        assert_eq!(one, two, "seed {seed}: 1 and 2 threads differ");
+        assert_eq!(one, again, "seed {seed}: two runs differ");
+    }
+}
