@@ -36,12 +36,16 @@ impl Rational {
         self.num == 0
     }
 
-    fn add(self, o: Rational) -> Option<Rational> {
+    pub fn checked_add(self, o: Rational) -> Option<Rational> {
         Rational::new(self.num.checked_mul(o.den)?.checked_add(o.num.checked_mul(self.den)?)?, self.den.checked_mul(o.den)?)
     }
 
     fn scale(self, num: i64, den: i64) -> Option<Rational> {
         Rational::new(self.num.checked_mul(num)?, self.den.checked_mul(den)?)
+    }
+
+    pub fn checked_mul(self, o: Rational) -> Option<Rational> {
+        self.scale(o.num, o.den)
     }
 
     pub fn as_f64(self) -> f64 {
@@ -75,8 +79,8 @@ pub fn derivative(e: &Expr, var: &str) -> Option<Rational> {
     }
     match e.node() {
         ExprNode::Var { name, .. } if &**name == var => Some(Rational::ONE),
-        ExprNode::Binary { op: BinOp::Add, a, b } => derivative(a, var)?.add(derivative(b, var)?),
-        ExprNode::Binary { op: BinOp::Sub, a, b } => derivative(a, var)?.add(derivative(b, var)?.scale(-1, 1)?),
+        ExprNode::Binary { op: BinOp::Add, a, b } => derivative(a, var)?.checked_add(derivative(b, var)?),
+        ExprNode::Binary { op: BinOp::Sub, a, b } => derivative(a, var)?.checked_add(derivative(b, var)?.scale(-1, 1)?),
         ExprNode::Binary { op: BinOp::Mul, a, b } => match (a.as_int(), b.as_int()) {
             (_, Some(k)) => derivative(a, var)?.scale(k, 1),
             (Some(k), _) => derivative(b, var)?.scale(k, 1),
@@ -88,7 +92,7 @@ pub fn derivative(e: &Expr, var: &str) -> Option<Rational> {
             let through_value = derivative(value, var)?;
             let direct = derivative(body, var)?;
             let via_let = derivative(body, name)?;
-            direct.add(via_let.scale(through_value.num, through_value.den)?)
+            direct.checked_add(via_let.scale(through_value.num, through_value.den)?)
         }
         _ => None,
     }
@@ -181,6 +185,33 @@ impl LoadJacobian {
     }
 }
 
+/// The Jacobian of a composed access: `outer` gives coordinates of `p` by
+/// the loops of `g` (a pure Func, its loops its dimensions in order),
+/// `inner` coordinates of `g` by the loops of `c`; the result gives
+/// coordinates of `p` by the loops of `c`. An entry is exact when every
+/// product contributing to it is (a zero factor makes its product zero).
+pub fn compose(outer: &[Vec<Option<Rational>>], inner: &[Vec<Option<Rational>>]) -> Vec<Vec<Option<Rational>>> {
+    let loops = inner.first().map_or(0, |r| r.len());
+    outer
+        .iter()
+        .map(|row| {
+            (0..loops)
+                .map(|j| {
+                    row.iter().zip(inner).try_fold(Rational::ZERO, |acc, (a, inner_row)| {
+                        let term = match (a, inner_row[j]) {
+                            (Some(a), _) if a.is_zero() => Rational::ZERO,
+                            (_, Some(b)) if b.is_zero() => Rational::ZERO,
+                            (Some(a), Some(b)) => a.checked_mul(b)?,
+                            _ => return None,
+                        };
+                        acc.checked_add(term)
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
 impl fmt::Display for LoadJacobian {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rows: Vec<String> = self
@@ -217,6 +248,18 @@ mod tests {
         assert_eq!(derivative(&(y() + 4), "x"), Some(Rational::ZERO));
         assert_eq!(derivative(&(x() * y()), "x"), None);
         assert_eq!(derivative(&Expr::min(x(), Expr::int(3, Type::i32())), "x"), None);
+    }
+
+    #[test]
+    fn composed_accesses_multiply_their_jacobians() {
+        // g(x) = p(2x); c(x, y) = g(x / 2 + y): p is read at x + 2y.
+        let outer = LoadJacobian::of(&[x() * 2], &["x"]).rows;
+        let inner = LoadJacobian::of(&[x() / 2 + y()], &["x", "y"]).rows;
+        assert_eq!(compose(&outer, &inner), vec![vec![Rational::new(1, 1), Rational::new(2, 1)]]);
+        let opaque = vec![vec![None]];
+        assert_eq!(compose(&opaque, &inner), vec![vec![None, None]]);
+        let zero = vec![vec![Some(Rational::ZERO)]];
+        assert_eq!(compose(&zero, &[vec![None, None]]), vec![vec![Some(Rational::ZERO), Some(Rational::ZERO)]]);
     }
 
     #[test]

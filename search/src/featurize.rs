@@ -147,46 +147,84 @@ fn chain(
     out.insert(s, f);
 }
 
-/// What stage `s` loads: per production (over the top node's spans), per
-/// vector (over one iteration of the innermost node), per task, and the
-/// kinds of load per vector from the Jacobians' vectorized column.
+/// A producer a stage reads, directly or through Funcs inlined into it,
+/// and the region read.
+struct Read {
+    producer: NodeId,
+    region: Vec<Span>,
+}
+
+/// The regions of non-inlined producers that `stage` reads over `loops`,
+/// looking through the Funcs inlined into its innermost node.
+fn reads(dag: &Dag, stage: &featurizer::Stage, inlined: &BTreeMap<NodeId, i64>, loops: &[Span], out: &mut Vec<Read>) {
+    for &e in &stage.incoming {
+        let edge = dag.edge(e);
+        let region = edge.region_read(loops);
+        if inlined.contains_key(&edge.producer) {
+            let g = dag.node(edge.producer);
+            let g_stage = dag.stage(g.stages[0]);
+            reads(dag, g_stage, inlined, &g_stage.loop_spans(&g.region_computed_for(&region)), out);
+        } else {
+            out.push(Read { producer: edge.producer, region });
+        }
+    }
+}
+
+type Matrix = Vec<Vec<Option<featurizer::Rational>>>;
+
+/// The access matrices (by `stage`'s loops, with counts) of the
+/// non-inlined producers it reads, through the Funcs inlined into it.
+fn accesses(dag: &Dag, stage: &featurizer::Stage, inlined: &BTreeMap<NodeId, i64>) -> Vec<(Matrix, f64)> {
+    let mut out = vec![];
+    for &e in &stage.incoming {
+        let edge = dag.edge(e);
+        for j in &edge.jacobians {
+            if inlined.contains_key(&edge.producer) {
+                let g_stage = dag.stage(dag.node(edge.producer).stages[0]);
+                for (rows, count) in accesses(dag, g_stage, inlined) {
+                    out.push((featurizer::jacobian::compose(&rows, &j.rows), count * j.count as f64));
+                }
+            } else {
+                out.push((j.rows.clone(), j.count as f64));
+            }
+        }
+    }
+    out
+}
+
+/// What stage `s` loads, through the Funcs inlined into it: per production
+/// (over the top node's spans), per vector (over one iteration of the
+/// innermost node), per task, and the kinds of load per vector from the
+/// access matrices' vectorized column.
 fn loads(dag: &Dag, s: StageIdx, leaf: &LoopNest, top: &LoopNest, inner_par: f64, f: &mut ScheduleFeatures) {
     let stage = dag.stage(s);
     let one_vector: Vec<Span> =
         leaf.whole.iter().enumerate().map(|(i, w)| if Some(i) == leaf.vector_loop { *w } else { Span::new(w.min, w.min) }).collect();
-    let (mut bytes, mut lines, mut vbytes, mut vlines) = (0.0, 0.0, 0.0, 0.0);
+    let footprint = |loops: &[Span]| {
+        let mut read = vec![];
+        reads(dag, stage, &leaf.inlined, loops, &mut read);
+        read.iter().fold((0.0, 0.0), |(bytes, lines), r| {
+            let volume = Span::volume(&r.region) as f64;
+            let rows = volume / r.region.first().map_or(1, |d| d.extent().max(1)) as f64;
+            (bytes + dag.node(r.producer).bytes_per_point() as f64 * volume, lines + rows)
+        })
+    };
+    let (bytes, lines) = footprint(&top.whole);
+    let (vbytes, vlines) = footprint(&one_vector);
     let (mut scalar_per_vector, mut vector_per_vector, mut per_scalar) = (0.0, 0.0, 0.0);
-    for &e in &stage.incoming {
-        let edge = dag.edge(e);
-        let p = dag.node(edge.producer);
-        let bpp = p.bytes_per_point() as f64;
-        let footprint = |loops: &[Span]| {
-            let r = edge.region_read(loops);
-            let volume = Span::volume(&r) as f64;
-            let rows = volume / r.first().map_or(1, |d| d.extent().max(1)) as f64;
-            (bpp * volume, rows)
+    let zero = |c: &Option<featurizer::Rational>| c.is_some_and(|r| r.is_zero());
+    for (rows, count) in accesses(dag, stage, &leaf.inlined) {
+        per_scalar += count;
+        let Some(v) = leaf.vector_loop else {
+            continue;
         };
-        let (b, l) = footprint(&top.whole);
-        bytes += b;
-        lines += l;
-        let (b, l) = footprint(&one_vector);
-        vbytes += b;
-        vlines += l;
-        per_scalar += edge.calls as f64;
-        for j in &edge.jacobians {
-            let count = j.count as f64;
-            let Some(v) = leaf.vector_loop else {
-                continue;
-            };
-            let column: Vec<Option<featurizer::Rational>> = j.rows.iter().map(|r| r[v]).collect();
-            let zero = |c: &Option<featurizer::Rational>| c.is_some_and(|r| r.is_zero());
-            if column.iter().all(zero) {
-                scalar_per_vector += count;
-            } else if column.iter().skip(1).all(zero) && column[0].is_some_and(|r| r.den == 1 && (1..=4).contains(&r.num)) {
-                vector_per_vector += count * column[0].unwrap().num as f64;
-            } else {
-                scalar_per_vector += count * f.vector_size;
-            }
+        let column: Vec<Option<featurizer::Rational>> = rows.iter().map(|r| r[v]).collect();
+        if column.iter().all(zero) {
+            scalar_per_vector += count;
+        } else if column.iter().skip(1).all(zero) && column[0].is_some_and(|r| r.den == 1 && (1..=4).contains(&r.num)) {
+            vector_per_vector += count * column[0].unwrap().num as f64;
+        } else {
+            scalar_per_vector += count * f.vector_size;
         }
     }
     f.unique_bytes_read_per_realization = bytes;

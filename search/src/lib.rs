@@ -37,6 +37,10 @@ pub enum SearchError {
     NoLegalSchedule { error: EstimateError, schedule: Box<Schedule> },
 }
 
+/// Candidates checked at the estimates before falling back to the flat
+/// search.
+const MAX_CHECKS: usize = 3;
+
 /// One stage's share of the predicted runtime.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageCost {
@@ -91,9 +95,16 @@ pub fn autoschedule(
     let mut chosen = None;
     let mut alternatives = vec![];
     let mut first_error: Option<(EstimateError, Schedule)> = None;
+    let mut checked = 0;
     for state in &outcome.complete {
         let schedule = apply::to_schedule(&dag, &state.root);
         if chosen.is_none() {
+            // Each check lowers the pipeline: after a few failures, the
+            // flat search below is the better use of the time.
+            if checked == MAX_CHECKS {
+                break;
+            }
+            checked += 1;
             match check_at_estimates(pipeline, &schedule, &limits) {
                 Ok(_) => chosen = Some((schedule, state)),
                 Err(e) => {
