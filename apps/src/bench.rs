@@ -52,6 +52,10 @@ pub enum BenchError {
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchRow {
     pub schedule: String,
+    /// For a searched schedule, the search's wall time (legality check
+    /// included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_ms: Option<f64>,
     pub compile_ms: f64,
     pub min_ms: f64,
     pub median_ms: f64,
@@ -117,6 +121,7 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
         reference = Some(out);
         rows.push(BenchRow {
             schedule: schedule_name.to_string(),
+            search_ms: None,
             compile_ms: ms(compile),
             min_ms: ms(timing.min),
             median_ms: ms(timing.median),

@@ -83,6 +83,26 @@ impl App {
     pub fn input_region(&self, name: &str) -> Option<&Region> {
         self.inputs.iter().find(|(n, _)| n == name).map(|(_, r)| r)
     }
+
+    /// The pipeline with its estimates set to the regions this app runs
+    /// at (for a small app, its small regions rather than the paper's).
+    pub fn pipeline_estimated_as_run(&self) -> PipelineDef {
+        let mut p = self.pipeline.clone();
+        for i in &mut p.inputs {
+            if let Some(r) = self.input_region(&i.name) {
+                i.estimates = estimates(r);
+            }
+        }
+        let output = self.output_name().to_string();
+        if let Some(f) = p.funcs.iter_mut().find(|f| *f.name == *output) {
+            f.estimates = estimates(&self.output);
+        }
+        p
+    }
+}
+
+fn estimates(r: &[(i64, i64)]) -> Vec<Option<Estimate>> {
+    r.iter().map(|&(min, extent)| Some(Estimate { min, extent })).collect()
 }
 
 type Builder = fn(Size, &Target) -> App;
@@ -115,7 +135,6 @@ pub fn build(name: &str, size: Size, host: &Target) -> Option<App> {
     let mut app = builder(size, host);
     let paper = if size == Size::Paper { None } else { Some(builder(Size::Paper, host)) };
     let paper = paper.as_ref().unwrap_or(&app);
-    let estimates = |r: &Region| r.iter().map(|&(min, extent)| Some(Estimate { min, extent })).collect::<Vec<_>>();
     let (input_estimates, output_estimates): (Vec<_>, _) =
         (paper.inputs.iter().map(|(n, r)| (n.clone(), estimates(r))).collect(), estimates(&paper.output));
     for input in &mut app.pipeline.inputs {

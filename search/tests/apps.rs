@@ -32,28 +32,11 @@ fn check(app: &apps::App, schedule: &Schedule) {
     }
 }
 
-/// The app's pipeline estimated at the regions the test runs it at.
-fn at_test_size(app: &apps::App) -> PipelineDef {
-    use compiler::lang::pipeline::Estimate;
-    let estimates = |r: &[(i64, i64)]| r.iter().map(|&(min, extent)| Some(Estimate { min, extent })).collect::<Vec<_>>();
-    let mut p = app.pipeline.clone();
-    for i in &mut p.inputs {
-        if let Some(r) = app.input_region(&i.name) {
-            i.estimates = estimates(r);
-        }
-    }
-    let output = app.output_name().to_string();
-    if let Some(f) = p.funcs.iter_mut().find(|f| *f.name == *output) {
-        f.estimates = estimates(&app.output);
-    }
-    p
-}
-
 #[test]
 fn every_app_gets_a_schedule_that_computes_the_algorithm() {
     for name in apps::names() {
         let app = apps::build(name, Size::Small, &target()).unwrap();
-        let schedule = schedule_for(&at_test_size(&app), 4, 2000);
+        let schedule = schedule_for(&app.pipeline_estimated_as_run(), 4, 2000);
         check(&app, &schedule);
     }
 }
@@ -66,7 +49,7 @@ fn every_app_gets_a_schedule_that_computes_the_algorithm() {
 fn a_tiny_budget_still_gives_a_legal_schedule_for_every_app() {
     for name in apps::names() {
         let app = apps::build(name, Size::Small, &target()).unwrap();
-        let p = at_test_size(&app);
+        let p = app.pipeline_estimated_as_run();
         let mut model = Analytical::new(Machine::typical(target().threads));
         let result = autoschedule(&p, &target(), &mut model, &options(32, 10), 0)
             .unwrap_or_else(|e| panic!("{name}: no schedule under a 10 ms budget: {e}"));

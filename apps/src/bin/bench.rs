@@ -1,6 +1,6 @@
 //! `bench`: times every app under the naive schedule (every Func at root,
-//! serial, scalar) and its expert schedule, checks that both compute the
-//! same output, and prints a markdown table (and JSON with `--json`, the
+//! serial, scalar), its expert schedule and, with `--auto`, the
+//! autoscheduler's, checks that all compute the same output, and prints a markdown table (and JSON with `--json`, the
 //! manifest `bench/halide/halide_bench.py` reads); last, the JIT compile
 //! time of a long stencil chain.
 
@@ -41,6 +41,13 @@ struct Args {
     /// asserted) and print what the checks cost.
     #[arg(long)]
     checked_cost: bool,
+    /// Also time the autoscheduler's schedule (beam 32, analytical model)
+    /// for each app, searched for the size it runs at.
+    #[arg(long)]
+    auto: bool,
+    /// The autoscheduler's budget per app, in milliseconds.
+    #[arg(long, default_value_t = 5000)]
+    auto_budget_ms: u64,
 }
 
 fn write(dir: &Path, file: String, bytes: &[u8]) -> Result<()> {
@@ -90,8 +97,22 @@ fn main() -> Result<()> {
     for name in selected {
         progress.set_message(format!("timing {name}"));
         let app = apps::build(name, args.size, &host).expect("a listed app");
-        let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
-        let measured = measure(&app, &schedules, &SamplingOptions::default())?;
+        let mut schedules = vec![("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
+        let mut search_ms = None;
+        if args.auto {
+            progress.set_message(format!("scheduling {name}"));
+            let options = search::BeamOptions { budget: std::time::Duration::from_millis(args.auto_budget_ms), ..Default::default() };
+            let mut model = search::Analytical::new(search::Machine::typical(codegen::runtime::num_threads()));
+            let started = std::time::Instant::now();
+            let found = search::autoschedule(&app.pipeline_estimated_as_run(), &host, &mut model, &options, 0)?;
+            search_ms = Some(started.elapsed().as_secs_f64() * 1e3);
+            schedules.push(("auto", found.schedule));
+            progress.set_message(format!("timing {name}"));
+        }
+        let mut measured = measure(&app, &schedules, &SamplingOptions::default())?;
+        if let Some(row) = measured.rows.get_mut(2) {
+            row.search_ms = search_ms;
+        }
         if let Some(dir) = &args.outputs {
             write(dir, format!("{name}.bin"), measured.output.bytes())?;
         }
@@ -122,14 +143,27 @@ fn main() -> Result<()> {
         host.vector_bytes,
         args.size
     );
-    println!("| app | naive (ms) | expert (ms) | naive / expert | expert compile (ms) | samples |");
-    println!("|---|---:|---:|---:|---:|---:|");
-    let mut log_speedups = vec![];
+    let auto_head = if args.auto { " auto (ms) | naive / auto | expert / auto | auto search (ms) |" } else { "" };
+    let auto_rule = if args.auto { "---:|---:|---:|---:|" } else { "" };
+    println!("| app | naive (ms) | expert (ms) | naive / expert | expert compile (ms) | samples |{auto_head}");
+    println!("|---|---:|---:|---:|---:|---:|{auto_rule}");
+    let (mut log_speedups, mut log_auto, mut log_auto_expert) = (vec![], vec![], vec![]);
     for (app, rows) in &results {
         let (naive, expert) = (&rows[0], &rows[1]);
         log_speedups.push((naive.min_ms / expert.min_ms).ln());
+        let auto = rows.get(2).map_or(String::new(), |a| {
+            log_auto.push((naive.min_ms / a.min_ms).ln());
+            log_auto_expert.push((expert.min_ms / a.min_ms).ln());
+            format!(
+                " {:.3} | {:.1}x | {:.2} | {:.0} |",
+                a.min_ms,
+                naive.min_ms / a.min_ms,
+                expert.min_ms / a.min_ms,
+                a.search_ms.unwrap_or(f64::NAN)
+            )
+        });
         println!(
-            "| {} | {:.3} | {:.3} | {:.1}x | {:.1} | {} |",
+            "| {} | {:.3} | {:.3} | {:.1}x | {:.1} | {} |{auto}",
             app.name,
             naive.min_ms,
             expert.min_ms,
@@ -138,9 +172,10 @@ fn main() -> Result<()> {
             expert.samples
         );
     }
+    let geomean = |logs: &[f64]| (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp();
     if !log_speedups.is_empty() {
-        let geomean = (log_speedups.iter().sum::<f64>() / log_speedups.len() as f64).exp();
-        println!("| geometric mean | | | {geomean:.1}x | | |");
+        let auto = if args.auto { format!(" | {:.1}x | {:.2} | |", geomean(&log_auto), geomean(&log_auto_expert)) } else { String::new() };
+        println!("| geometric mean | | | {:.1}x | | |{auto}", geomean(&log_speedups));
     }
     println!("\nJIT compile of a {}-stage 3x3 stencil chain: median {chain_ms:.1} ms over 5 compiles", args.chain_stages);
     if !checked.is_empty() {
