@@ -170,17 +170,7 @@ impl BoundCond {
 
     fn eval(&self, slots: &[i64]) -> bool {
         match self {
-            BoundCond::Cmp { op, a, b } => {
-                let (x, y) = (a.eval(slots), b.eval(slots));
-                match op {
-                    CmpOp::Eq => x == y,
-                    CmpOp::Ne => x != y,
-                    CmpOp::Lt => x < y,
-                    CmpOp::Le => x <= y,
-                    CmpOp::Gt => x > y,
-                    CmpOp::Ge => x >= y,
-                }
-            }
+            BoundCond::Cmp { op, a, b } => op.holds(a.eval(slots), b.eval(slots)),
             BoundCond::And(a, b) => a.eval(slots) && b.eval(slots),
             BoundCond::Or(a, b) => a.eval(slots) || b.eval(slots),
             BoundCond::Not(a) => !a.eval(slots),

@@ -39,6 +39,20 @@ pub enum CmpOp {
     Ge,
 }
 
+impl CmpOp {
+    /// Whether `x op y` holds.
+    pub fn holds<T: PartialOrd>(self, x: T, y: T) -> bool {
+        match self {
+            CmpOp::Eq => x == y,
+            CmpOp::Ne => x != y,
+            CmpOp::Lt => x < y,
+            CmpOp::Le => x <= y,
+            CmpOp::Gt => x > y,
+            CmpOp::Ge => x >= y,
+        }
+    }
+}
+
 /// Math intrinsics. `Abs` keeps the operand type (integer abs wraps for the
 /// most negative value); the others take and return floats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

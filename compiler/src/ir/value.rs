@@ -120,20 +120,10 @@ pub fn binary(op: BinOp, ty: ScalarType, a: Scalar, b: Scalar) -> Scalar {
 
 /// `a op b` for operands of type `ty`.
 pub fn compare(op: CmpOp, ty: ScalarType, a: Scalar, b: Scalar) -> bool {
-    fn ordered<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
-        match op {
-            CmpOp::Eq => x == y,
-            CmpOp::Ne => x != y,
-            CmpOp::Lt => x < y,
-            CmpOp::Le => x <= y,
-            CmpOp::Gt => x > y,
-            CmpOp::Ge => x >= y,
-        }
-    }
     if ty.is_float() {
-        ordered(op, a.as_f64(), b.as_f64())
+        op.holds(a.as_f64(), b.as_f64())
     } else {
-        ordered(op, a.as_i128(), b.as_i128())
+        op.holds(a.as_i128(), b.as_i128())
     }
 }
 
