@@ -311,13 +311,17 @@ def summarize(manifest_apps, results, kinds):
     """One summary row per app: our times, each kind's time and ratio."""
     rows = []
     for app in manifest_apps:
-        naive, expert = ours_row(app, "naive"), ours_row(app, "expert")
+        naive, expert, auto = ours_row(app, "naive"), ours_row(app, "expert"), ours_row(app, "auto")
         ours_ms = expert["min_ms"] if expert else None
+        auto_ms = auto["min_ms"] if auto else None
         row = {
             "app": app["name"],
             "ours_naive_min_ms": naive["min_ms"] if naive else None,
             "ours_expert_min_ms": ours_ms,
             "ours_expert_compile_ms": expert.get("compile_ms") if expert else None,
+            "ours_auto_min_ms": auto_ms,
+            "ours_auto_search_ms": auto.get("search_ms") if auto else None,
+            "ours_auto_compile_ms": auto.get("compile_ms") if auto else None,
             "halide": {},
         }
         for kind in kinds:
@@ -330,6 +334,7 @@ def summarize(manifest_apps, results, kinds):
                 "min_ms": r.get("min_ms") if ok else None,
                 "median_ms": r.get("median_ms") if ok else None,
                 "over_ours": r["min_ms"] / ours_ms if ok and ours_ms else None,
+                "over_ours_auto": r["min_ms"] / auto_ms if ok and auto_ms else None,
                 "schedule_ms": r.get("schedule_ms"),
                 "compile_ms": r.get("compile_ms"),
                 "outputs": r.get("outputs"),
@@ -358,44 +363,63 @@ def outputs_cell(row, kinds):
 
 
 def markdown(header, rows, kinds):
+    """The side-by-side table; with our autoscheduler's rows (`bench --auto`),
+    also its time, each Halide autoscheduler's ratio to it, and the search
+    times side by side."""
     lines = [header, ""]
-    head = ["app", "ours naive (ms)", "ours expert (ms)"]
+    with_auto = any(r.get("ours_auto_min_ms") is not None for r in rows)
+    head = ["app", "ours naive (ms)", "ours expert (ms)"] + (["ours auto (ms)"] if with_auto else [])
     for k in kinds:
         head += [f"Halide {k} (ms)", f"{k} / ours"]
+        if with_auto and k != "expert":
+            head.append(f"{k} / ours auto")
     head.append("outputs")
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|---|" + "---:|" * (len(head) - 2) + "---|")
     failures = []
     for r in rows:
         cells = [r["app"], fmt(r["ours_naive_min_ms"], 3), fmt(r["ours_expert_min_ms"], 3)]
+        if with_auto:
+            cells.append(fmt(r.get("ours_auto_min_ms"), 3))
         for k in kinds:
             h = r["halide"].get(k)
+            auto_cell = with_auto and k != "expert"
             if h is None:
-                cells += ["–", "–"]
+                cells += ["–", "–"] + (["–"] if auto_cell else [])
             elif not h["ok"]:
-                cells += ["failed", "–"]
+                cells += ["failed", "–"] + (["–"] if auto_cell else [])
                 failures.append(f"- {r['app']}, {k}: {h['error']}")
             else:
                 cells += [fmt(h["min_ms"], 3), fmt(h["over_ours"], 2)]
+                if auto_cell:
+                    cells.append(fmt(h.get("over_ours_auto"), 2))
         cells.append(outputs_cell(r, kinds))
         lines.append("| " + " | ".join(cells) + " |")
     geo = {k: geomean([r["halide"][k]["over_ours"] for r in rows if k in r["halide"]]) for k in kinds}
-    cells = ["geometric mean", "", ""]
+    geo_auto = {k: geomean([r["halide"][k].get("over_ours_auto") for r in rows if k in r["halide"]]) for k in kinds}
+    cells = ["geometric mean", "", ""] + ([""] if with_auto else [])
     for k in kinds:
         cells += ["", fmt(geo[k], 2)]
+        if with_auto and k != "expert":
+            cells.append(fmt(geo_auto[k], 2))
     cells.append("")
     lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("Times are the best of the samples. A ratio is Halide's time over ours (expert schedule); above 1 "
-                 "means ours is faster. The geometric mean is over the apps where the column succeeded.")
+    lines.append("Times are the best of the samples. A ratio is Halide's time over ours (expert schedule; "
+                 "`/ ours auto`: our autoscheduler's); above 1 means ours is faster. The geometric mean is over "
+                 "the apps where the column succeeded.")
     if failures:
         lines += ["", "Failures:", ""] + [f.replace("\n", " ") for f in failures]
     lines.append("")
-    head = ["app", "ours expert compile (ms)"] + [f"Halide {k} (ms)" for k in kinds]
+    head = ["app", "ours expert compile (ms)"] + (["ours auto search + compile (ms)"] if with_auto else [])
+    head += [f"Halide {k} (ms)" for k in kinds]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|---|" + "---:|" * (len(head) - 1))
     for r in rows:
         cells = [r["app"], fmt(r["ours_expert_compile_ms"], 1)]
+        if with_auto:
+            search, compile_ms = r.get("ours_auto_search_ms"), r.get("ours_auto_compile_ms")
+            cells.append("–" if search is None or compile_ms is None else f"{search:.1f} + {compile_ms:.1f}")
         for k in kinds:
             h = r["halide"].get(k)
             if h is None or h.get("compile_ms") is None:
