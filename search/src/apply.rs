@@ -15,7 +15,7 @@
 use crate::loop_nest::LoopNest;
 use compiler::ir::expr::Name;
 use compiler::schedule::{LoopLevel, Schedule, TailStrategy};
-use featurizer::{Dag, StageIdx};
+use featurizer::Dag;
 use std::sync::Arc;
 
 /// The schedule a loop nest stands for.
@@ -39,7 +39,7 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
     let stage_idx = top.stage.expect("a chain has a stage");
     let stage = dag.stage(stage_idx);
     let func = dag.node(stage.node).name.clone();
-    let chain = chain_of(top, stage_idx);
+    let chain = top.chain();
     let loops = stage.loops.len();
     // names[level][loop]: the loop's name at that level, if it iterates there.
     let mut names: Vec<Vec<Option<Name>>> = vec![vec![None; loops]; chain.len()];
@@ -159,13 +159,4 @@ fn innermost_name(stage: &featurizer::Stage, level: &LoopNest, names: &[Option<N
     let rvars = (0..names.len()).filter(|&i| stage.loops[i].is_rvar);
     let pure = (0..names.len()).filter(|&i| !stage.loops[i].is_rvar && level.vector_loop != Some(i));
     rvars.chain(pure).find_map(|i| names[i].clone())
-}
-
-/// The nodes of `stage`'s chain from `top` down to its innermost node.
-fn chain_of(top: &Arc<LoopNest>, stage: StageIdx) -> Vec<&LoopNest> {
-    let mut chain = vec![&**top];
-    while let Some(next) = chain.last().unwrap().stage_child(stage) {
-        chain.push(next);
-    }
-    chain
 }

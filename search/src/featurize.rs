@@ -73,10 +73,7 @@ fn chain(
     let n = dag.node(stage.node);
     let bpp = n.bytes_per_point() as f64;
     let computed = n.region_computed_for(region);
-    let mut nodes = vec![top];
-    while let Some(next) = nodes.last().unwrap().stage_child(s) {
-        nodes.push(next);
-    }
+    let nodes = top.chain();
     let leaf = *nodes.last().unwrap();
     let per_production = Span::volume(&top.whole) as f64;
     let points_total = productions * per_production;

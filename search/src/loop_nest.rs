@@ -79,10 +79,20 @@ impl LoopNest {
         self.size.iter().product()
     }
 
-    /// The chain of nodes computing `stage` at this level: the stage's
-    /// nodes created by [`compute_here`], one per stage of the Func.
+    /// The child that continues `stage`'s chain below this level.
     pub fn stage_child(&self, stage: StageIdx) -> Option<&Arc<LoopNest>> {
         self.children.iter().find(|c| c.stage == Some(stage))
+    }
+
+    /// The chain of this node's stage, from this node (its top) down to its
+    /// innermost node.
+    pub fn chain(&self) -> Vec<&LoopNest> {
+        let stage = self.stage.expect("a chain has a stage");
+        let mut chain = vec![self];
+        while let Some(next) = chain.last().unwrap().stage_child(stage) {
+            chain.push(next);
+        }
+        chain
     }
 
     /// Whether this subtree computes or inlines any stage of `node`.
