@@ -6,7 +6,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use compiler::{PipelineDef, Target};
+use compiler::{PipelineDef, Schedule, Target};
 use search::{autoschedule, Analytical, BeamOptions, Machine};
 use std::time::Duration;
 
@@ -32,13 +32,17 @@ struct Args {
     seed: u64,
     #[arg(long, default_value_t = 3)]
     top_k: usize,
-    /// Compile and time the schedule beside the naive one (apps only).
+    /// Compile and time the schedule beside the naive and expert ones (apps only).
     #[arg(long)]
     run: bool,
+    /// With `--run`, also time these schedules (text form, one file each).
+    #[arg(long, requires = "run")]
+    also: Vec<std::path::PathBuf>,
 }
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
     let target = Target::host();
     let app = match &args.app {
         Some(name) => Some(apps::build(name, apps::Size::Paper, &target).with_context(|| format!("no app called {name}"))?),
@@ -89,7 +93,17 @@ fn main() -> Result<()> {
     );
     if args.run {
         let app = app.context("--run needs --app")?;
-        let schedules = [("naive", apps::bench::naive_schedule(&app.pipeline)), ("auto", result.schedule.clone())];
+        let mut schedules = vec![
+            ("naive".to_string(), apps::bench::naive_schedule(&app.pipeline)),
+            ("expert".to_string(), app.expert.clone()),
+            ("auto".to_string(), result.schedule.clone()),
+        ];
+        for path in &args.also {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let schedule = text.parse().with_context(|| format!("parsing the schedule in {}", path.display()))?;
+            schedules.push((path.display().to_string(), schedule));
+        }
+        let schedules: Vec<(&str, Schedule)> = schedules.iter().map(|(n, s)| (n.as_str(), s.clone())).collect();
         let measured = apps::bench::measure(&app, &schedules, &apps::bench::SamplingOptions::default())?;
         for row in &measured.rows {
             println!("{}: compile {:.1} ms, run {:.3} ms (min of {})", row.schedule, row.compile_ms, row.min_ms, row.samples);

@@ -107,9 +107,10 @@ impl Scope {
 
 /// Whether `e` reads a Func, an input or a buffer.
 fn reads_memory(e: &Expr) -> bool {
-    crate::ir::visit::expr_any_node(e, |n| {
-        matches!(n, ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. } | ExprNode::Load { .. })
-    })
+    e.reads_memory()
+        && crate::ir::visit::expr_any_node(e, |n| {
+            matches!(n, ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. } | ExprNode::Load { .. })
+        })
 }
 
 /// The range of values a `ty` value can take, when it is small enough to

@@ -254,10 +254,37 @@ pub enum ExprNode {
     },
 }
 
-/// An immutable, shareable expression.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Expr(Arc<ExprNode>);
+/// An immutable, shareable expression. Each node caches its type and
+/// whether it reads memory, so both questions cost O(1) however large the
+/// tree (the simplifier asks them at every node of every bound it builds).
+#[derive(Clone)]
+pub struct Expr(Arc<ExprData>);
+
+/// A node with the facts cached about it.
+struct ExprData {
+    node: ExprNode,
+    ty: Type,
+    reads_memory: bool,
+}
+
+impl PartialEq for Expr {
+    /// Structural equality, with a shortcut for shared nodes.
+    fn eq(&self, other: &Expr) -> bool {
+        self.same_as(other) || (self.0.ty == other.0.ty && self.0.node == other.0.node)
+    }
+}
+
+impl Serialize for Expr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.node().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Expr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Expr, D::Error> {
+        ExprNode::deserialize(deserializer).map(Expr::new)
+    }
+}
 
 impl fmt::Debug for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -265,15 +292,46 @@ impl fmt::Debug for Expr {
     }
 }
 
+/// The type of the value `node` computes (its children's types cached).
+fn node_type(node: &ExprNode) -> Type {
+    match node {
+        ExprNode::IntImm { ty, .. }
+        | ExprNode::UIntImm { ty, .. }
+        | ExprNode::FloatImm { ty, .. }
+        | ExprNode::Var { ty, .. }
+        | ExprNode::Param { ty, .. }
+        | ExprNode::Cast { ty, .. }
+        | ExprNode::Call { ty, .. }
+        | ExprNode::Load { ty, .. } => *ty,
+        ExprNode::RVar { .. } => Type::i32(),
+        ExprNode::Binary { a, .. } => a.ty(),
+        ExprNode::Cmp { a, .. } => Type::bool().with_lanes(a.ty().lanes),
+        ExprNode::And { a, .. } | ExprNode::Or { a, .. } | ExprNode::Not { a } => a.ty(),
+        ExprNode::Select { t, .. } => t.ty(),
+        ExprNode::Let { body, .. } => body.ty(),
+        ExprNode::Ramp { base, lanes, .. } => base.ty().with_lanes(*lanes),
+        ExprNode::Broadcast { value, lanes } => value.ty().with_lanes(*lanes),
+    }
+}
+
+/// Whether `node` or a node under it is a load or a call.
+fn node_reads_memory(node: &ExprNode) -> bool {
+    let mut reads = matches!(node, ExprNode::Load { .. } | ExprNode::Call { .. });
+    crate::ir::visit::for_each_child(node, |child| reads |= child.reads_memory());
+    reads
+}
+
 impl Expr {
     /// A node as given, unchecked: the typed constructors below are the
     /// public way to build expressions (they keep every node well typed).
     pub(crate) fn new(node: ExprNode) -> Expr {
-        Expr(Arc::new(node))
+        let ty = node_type(&node);
+        let reads_memory = node_reads_memory(&node);
+        Expr(Arc::new(ExprData { node, ty, reads_memory }))
     }
 
     pub fn node(&self) -> &ExprNode {
-        &self.0
+        &self.0.node
     }
 
     /// True when both handles point at the same node (cheap identity test).
@@ -281,26 +339,21 @@ impl Expr {
         Arc::ptr_eq(&self.0, &other.0)
     }
 
+    /// The address of the shared node: a key for caches that also hold
+    /// the node (so the address is not reused while it is a key).
+    pub(crate) fn address(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
     /// The type of the value this expression computes.
     pub fn ty(&self) -> Type {
-        match self.node() {
-            ExprNode::IntImm { ty, .. }
-            | ExprNode::UIntImm { ty, .. }
-            | ExprNode::FloatImm { ty, .. }
-            | ExprNode::Var { ty, .. }
-            | ExprNode::Param { ty, .. }
-            | ExprNode::Cast { ty, .. }
-            | ExprNode::Call { ty, .. }
-            | ExprNode::Load { ty, .. } => *ty,
-            ExprNode::RVar { .. } => Type::i32(),
-            ExprNode::Binary { a, .. } => a.ty(),
-            ExprNode::Cmp { a, .. } => Type::bool().with_lanes(a.ty().lanes),
-            ExprNode::And { a, .. } | ExprNode::Or { a, .. } | ExprNode::Not { a } => a.ty(),
-            ExprNode::Select { t, .. } => t.ty(),
-            ExprNode::Let { body, .. } => body.ty(),
-            ExprNode::Ramp { base, lanes, .. } => base.ty().with_lanes(*lanes),
-            ExprNode::Broadcast { value, lanes } => value.ty().with_lanes(*lanes),
-        }
+        self.0.ty
+    }
+
+    /// Whether the expression contains a load or a call (whose values are
+    /// unknown to analyses).
+    pub fn reads_memory(&self) -> bool {
+        self.0.reads_memory
     }
 
     // ---- leaves ---------------------------------------------------------

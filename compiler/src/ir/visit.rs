@@ -22,35 +22,40 @@ pub trait Visitor {
 
 /// Visits the children of `e`.
 pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
-    match e.node() {
+    for_each_child(e.node(), |child| v.visit_expr(child));
+}
+
+/// Calls `f` on each child expression of `node`, in evaluation order.
+pub fn for_each_child(node: &ExprNode, mut f: impl FnMut(&Expr)) {
+    match node {
         ExprNode::IntImm { .. }
         | ExprNode::UIntImm { .. }
         | ExprNode::FloatImm { .. }
         | ExprNode::Var { .. }
         | ExprNode::Param { .. }
         | ExprNode::RVar { .. } => {}
-        ExprNode::Cast { value, .. } => v.visit_expr(value),
+        ExprNode::Cast { value, .. } => f(value),
         ExprNode::Binary { a, b, .. } | ExprNode::Cmp { a, b, .. } | ExprNode::And { a, b } | ExprNode::Or { a, b } => {
-            v.visit_expr(a);
-            v.visit_expr(b);
+            f(a);
+            f(b);
         }
-        ExprNode::Not { a } => v.visit_expr(a),
-        ExprNode::Select { cond, t, f } => {
-            v.visit_expr(cond);
-            v.visit_expr(t);
-            v.visit_expr(f);
+        ExprNode::Not { a } => f(a),
+        ExprNode::Select { cond, t, f: otherwise } => {
+            f(cond);
+            f(t);
+            f(otherwise);
         }
         ExprNode::Let { value, body, .. } => {
-            v.visit_expr(value);
-            v.visit_expr(body);
+            f(value);
+            f(body);
         }
-        ExprNode::Call { args, .. } => args.iter().for_each(|a| v.visit_expr(a)),
-        ExprNode::Load { index, .. } => v.visit_expr(index),
+        ExprNode::Call { args, .. } => args.iter().for_each(f),
+        ExprNode::Load { index, .. } => f(index),
         ExprNode::Ramp { base, stride, .. } => {
-            v.visit_expr(base);
-            v.visit_expr(stride);
+            f(base);
+            f(stride);
         }
-        ExprNode::Broadcast { value, .. } => v.visit_expr(value),
+        ExprNode::Broadcast { value, .. } => f(value),
     }
 }
 

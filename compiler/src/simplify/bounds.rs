@@ -3,7 +3,7 @@
 //! gives the whole range of the type), except that i32/i64 arithmetic on
 //! values not read from memory is assumed not to overflow, as in Halide.
 
-use super::rules::{assumes_no_overflow, reads_memory};
+use super::rules::assumes_no_overflow;
 use super::Simplifier;
 use crate::ir::expr::{BinOp, Expr, ExprNode};
 use crate::ir::types::{ScalarType, Type};
@@ -60,6 +60,21 @@ impl Simplifier {
         if t.is_float() {
             return None;
         }
+        let leaf = matches!(e.node(), ExprNode::IntImm { .. } | ExprNode::UIntImm { .. } | ExprNode::Var { .. });
+        if leaf {
+            return self.derive_bounds(e);
+        }
+        if let Some((_, cached)) = self.bounds_cache.get(&e.address()) {
+            return *cached;
+        }
+        let b = self.derive_bounds(e);
+        self.bounds_cache.insert(e.address(), (e.clone(), b));
+        b
+    }
+
+    /// [`Simplifier::bounds`] of a node not in the cache.
+    fn derive_bounds(&mut self, e: &Expr) -> Option<Interval> {
+        let t = e.ty().scalar;
         let full = Interval::of_type(t);
         let b = match e.node() {
             ExprNode::IntImm { value, .. } => Interval::point(*value as i128),
@@ -117,7 +132,7 @@ impl Simplifier {
         };
         // Index arithmetic is assumed not to overflow (unless it involves
         // unknown values from memory); everything else may wrap.
-        let no_overflow = assumes_no_overflow(ty) && !reads_memory(a) && !reads_memory(b);
+        let no_overflow = assumes_no_overflow(ty) && !a.reads_memory() && !b.reads_memory();
         let limit = |r: Interval| {
             if no_overflow {
                 r.intersect(full)

@@ -75,23 +75,38 @@ pub fn const_bounds(e: &Expr) -> (Option<i64>, Option<i64>) {
 }
 
 /// The simplifier's state: the known ranges of variables in scope (`None`
-/// shadows an outer range with an unknown value).
+/// shadows an outer range with an unknown value), and the bounds already
+/// derived under those ranges, by node. Rules ask for the bounds of whole
+/// subtrees at every node they rebuild; the cache makes that linear in the
+/// size of the tree. It holds each node it has a bound for (so no address
+/// is reused while it is a key) and empties whenever a range changes.
 #[derive(Default)]
 struct Simplifier {
     ranges: HashMap<Name, Vec<Option<Interval>>>,
+    bounds_cache: HashMap<usize, (Expr, Option<Interval>)>,
 }
 
 impl Simplifier {
     fn push_range(&mut self, name: &Name, r: Option<Interval>) {
+        self.forget_bounds();
         self.ranges.entry(name.clone()).or_default().push(r);
     }
 
     fn pop_range(&mut self, name: &Name) {
+        self.forget_bounds();
         if let Some(stack) = self.ranges.get_mut(name) {
             stack.pop();
             if stack.is_empty() {
                 self.ranges.remove(name);
             }
+        }
+    }
+
+    /// Empties the bounds cache (dropping it, so that emptying costs what
+    /// filling it did, not its capacity).
+    fn forget_bounds(&mut self) {
+        if !self.bounds_cache.is_empty() {
+            self.bounds_cache = HashMap::new();
         }
     }
 

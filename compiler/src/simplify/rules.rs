@@ -8,7 +8,6 @@ use crate::analysis::linear::{linearize, node, Linear};
 use crate::ir::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode};
 use crate::ir::types::{ScalarType, Type};
 use crate::ir::value::{self, Scalar};
-use crate::ir::visit::{walk_expr, Visitor};
 
 impl Simplifier {
     /// Applies the rules to `e`, whose children are simplified.
@@ -129,13 +128,13 @@ impl Simplifier {
             let ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a: p, b: q } = term.node() else {
                 continue;
             };
-            if c.abs() != 1 || reads_memory(term) {
+            if c.abs() != 1 || term.reads_memory() {
                 continue;
             }
             let mut rest = l.clone();
             rest.terms.remove(i);
             let rest_size: usize = rest.terms.iter().map(|(t, _)| crate::ir::visit::node_count(t)).sum();
-            if rest.terms.is_empty() || rest_size > MAX_DISTRIBUTED_SIZE || rest.terms.iter().any(|(t, _)| reads_memory(t)) {
+            if rest.terms.is_empty() || rest_size > MAX_DISTRIBUTED_SIZE || rest.terms.iter().any(|(t, _)| t.reads_memory()) {
                 continue;
             }
             let with = |operand: &Expr| rest.clone().add(&linearize(operand), *c);
@@ -161,7 +160,7 @@ impl Simplifier {
     /// strided region no longer depends on where it starts.
     fn cancel_divisions(&mut self, mut l: Linear) -> Linear {
         let as_division = |t: &Expr| match t.node() {
-            ExprNode::Binary { op: BinOp::Div, a, b } if !reads_memory(a) => {
+            ExprNode::Binary { op: BinOp::Div, a, b } if !a.reads_memory() => {
                 const_of(b).map(Scalar::as_i128).filter(|k| *k > 0).map(|k| (a.clone(), k))
             }
             _ => None,
@@ -325,7 +324,7 @@ impl Simplifier {
             (Some(x), Some(y)) => Some(Interval::new(x.lo - y.hi, x.hi - y.lo)),
             _ => None,
         };
-        let symbolic = if assumes_no_overflow(a.ty()) && !reads_memory(a) && !reads_memory(b) {
+        let symbolic = if assumes_no_overflow(a.ty()) && !a.reads_memory() && !b.reads_memory() {
             let diff = self.expand_rounded_multiples(linearize(a).add(&linearize(b), -1));
             match (self.bounds(&diff.to_expr()), quotient_difference(a, b)) {
                 (Some(r), Some(q)) => Some(r.intersect(q)),
@@ -352,7 +351,7 @@ impl Simplifier {
         let mut out = Linear { terms: vec![], constant: l.constant, ty };
         for (t, k) in &l.terms {
             let division = match t.node() {
-                ExprNode::Binary { op: BinOp::Div, a: u, b: c } if !reads_memory(u) => {
+                ExprNode::Binary { op: BinOp::Div, a: u, b: c } if !u.reads_memory() => {
                     const_of(c).map(Scalar::as_i128).filter(|c| *c > 0 && k % c == 0).map(|c| (u.clone(), c))
                 }
                 _ => None,
@@ -403,23 +402,6 @@ fn single_quotient(r: Interval, c: i128) -> Option<i128> {
 /// Whether the simplifier assumes no overflow (scalar i32 and i64, the index types).
 pub(super) fn assumes_no_overflow(ty: Type) -> bool {
     !ty.is_vector() && matches!(ty.scalar, ScalarType::I32 | ScalarType::I64)
-}
-
-/// Whether `e` contains a load or a call (whose values are unknown).
-pub(super) fn reads_memory(e: &Expr) -> bool {
-    struct Finder(bool);
-    impl Visitor for Finder {
-        fn visit_expr(&mut self, e: &Expr) {
-            if matches!(e.node(), ExprNode::Load { .. } | ExprNode::Call { .. }) {
-                self.0 = true;
-            } else {
-                walk_expr(self, e)
-            }
-        }
-    }
-    let mut f = Finder(false);
-    f.visit_expr(e);
-    f.0
 }
 
 /// The truth of `a op b` given the bounds `d` of `a - b`, when it is decided.
