@@ -5,6 +5,23 @@ use std::io::Write;
 use crate::store::narrow;
 use crate::{ExportRow, Store, StoreError};
 
+/// The CSV header: [`ExportRow`]'s fields, in order.
+pub const EXPORT_COLUMNS: [&str; 13] = [
+    "host_key",
+    "cpu_model",
+    "pipeline_hash",
+    "schedule_hash",
+    "compile_time_s",
+    "runtime_min_s",
+    "runtime_median_s",
+    "runtime_samples",
+    "failure",
+    "round",
+    "agent",
+    "work_id",
+    "recorded_at",
+];
+
 impl Store {
     /// One row per sample, in storage order.
     pub fn export_rows(&self) -> Result<Vec<ExportRow>, StoreError> {
@@ -40,10 +57,12 @@ impl Store {
         Ok(out)
     }
 
-    /// Writes [`Store::export_rows`] as CSV with a header; returns the number of rows.
+    /// Writes [`Store::export_rows`] as CSV under the header [`EXPORT_COLUMNS`]
+    /// (also when there are no rows); returns the number of rows.
     pub fn export_csv(&self, out: impl Write) -> Result<usize, StoreError> {
         let rows = self.export_rows()?;
-        let mut w = csv::Writer::from_writer(out);
+        let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(out);
+        w.write_record(EXPORT_COLUMNS)?;
         for row in &rows {
             w.serialize(row)?;
         }

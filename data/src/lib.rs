@@ -22,6 +22,7 @@ mod weights;
 mod write;
 
 pub use error::StoreError;
+pub use export::EXPORT_COLUMNS;
 pub use fingerprint::{CacheInfo, HostFingerprint};
 pub use model::{
     ExportRow, FailureClass, Features, LayoutId, NewWeights, Outcome, PipelineInfo, PipelineRecord, PipelineSamples, PipelineSource,

@@ -138,7 +138,7 @@ fn the_csv_export_has_one_row_per_sample() {
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4);
-    assert!(lines[0].starts_with("host_key,cpu_model,pipeline_hash,schedule_hash,"), "{}", lines[0]);
+    assert_eq!(lines[0], data::EXPORT_COLUMNS.join(","));
     assert!(lines[3].contains(",timeout,4,agent-1,w1,"), "{}", lines[3]);
     assert!(lines[1].starts_with(&format!("{},cpu-a,p1,s1-0,0.1,0.001,", h.key())), "{}", lines[1]);
 }
@@ -152,4 +152,7 @@ fn an_in_memory_store_works_like_a_file() {
     store.upsert_host(&host("cpu-a")).unwrap();
     assert_eq!(store.summary().unwrap().hosts, 1);
     assert_eq!(store.integrity_check().unwrap(), ["ok"]);
+    let mut csv = Vec::new();
+    assert_eq!(store.export_csv(&mut csv).unwrap(), 0);
+    assert_eq!(String::from_utf8(csv).unwrap(), data::EXPORT_COLUMNS.join(",") + "\n");
 }
