@@ -1,0 +1,88 @@
+//! `store`: inspect a training store (counts, CSV export, weights versions).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use data::Store;
+
+#[derive(Parser)]
+#[command(about = "Inspect the SQLite training store")]
+struct Cli {
+    /// The store's file.
+    #[arg(long, default_value = "training.sqlite")]
+    db: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Counts of hosts, pipelines, schedules, samples and weights; samples per host, round and outcome.
+    Summary,
+    /// One CSV row per sample.
+    Export {
+        #[arg(long)]
+        csv: PathBuf,
+    },
+    /// Every weights version with its parent, promotion and held-out metrics.
+    Weights,
+    /// `PRAGMA integrity_check`; fails unless the file is sound.
+    Check,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let store = Store::open(&cli.db).with_context(|| format!("opening {}", cli.db.display()))?;
+    match cli.command {
+        Command::Summary => {
+            let s = store.summary()?;
+            println!("schema version {}", store.schema_version()?);
+            println!(
+                "{} hosts, {} pipelines, {} schedules, {} reports, {} samples, {} weights versions",
+                s.hosts, s.pipelines, s.schedules, s.reports, s.samples, s.weights
+            );
+            println!("samples per host:");
+            for (key, model, n) in &s.samples_per_host {
+                println!("  {key}  {n:>8}  {model}");
+            }
+            println!("samples per round:");
+            for (round, n) in &s.samples_per_round {
+                println!("  {round:>4}  {n:>8}");
+            }
+            println!("samples per outcome:");
+            for (outcome, n) in &s.samples_per_outcome {
+                println!("  {outcome:<14}{n:>8}");
+            }
+        }
+        Command::Export { csv } => {
+            let file = File::create(&csv).with_context(|| format!("creating {}", csv.display()))?;
+            let n = store.export_csv(BufWriter::new(file))?;
+            println!("{n} samples written to {}", csv.display());
+        }
+        Command::Weights => {
+            println!("{:>7} {:>7} {:>8} {:>16}  {:<20} metrics", "version", "parent", "promoted", "host", "created");
+            for w in store.weights_list()? {
+                println!(
+                    "{:>7} {:>7} {:>8} {:>16}  {:<20} {}",
+                    w.version,
+                    w.parent.map_or("-".to_string(), |p| p.to_string()),
+                    if w.promoted { "yes" } else { "" },
+                    w.host_key.as_deref().unwrap_or("any"),
+                    w.created_at,
+                    w.metrics
+                );
+            }
+        }
+        Command::Check => {
+            let problems = store.integrity_check()?;
+            if problems != ["ok"] {
+                anyhow::bail!("integrity check failed:\n{}", problems.join("\n"));
+            }
+            println!("ok");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,32 @@
+//! The training store: an SQLite file of hosts, pipelines, schedules, timed
+//! samples and cost-model weights.
+//!
+//! Benchmark agents' reports go in through [`Store::record_report`] (one
+//! transaction each, idempotent by work id and host); the trainer reads them
+//! back with [`Store::samples_for_training`] and stores what it trains with
+//! [`Store::insert_weights`]; the server serves [`Store::promoted_weights`].
+//! Features are stored as little-endian `f32` blobs tagged with their
+//! layout's version, names hash and length, and are only read back in the
+//! layout asked for. The schema grows by numbered migrations ([`schema`]).
+//! This crate depends on no other crate of the workspace.
+
+pub mod blob;
+mod error;
+mod export;
+pub mod fingerprint;
+mod model;
+mod query;
+pub mod schema;
+mod store;
+mod weights;
+mod write;
+
+pub use error::StoreError;
+pub use export::EXPORT_COLUMNS;
+pub use fingerprint::{CacheInfo, HostFingerprint};
+pub use model::{
+    ExportRow, FailureClass, Features, LayoutId, NewWeights, Outcome, PipelineInfo, PipelineRecord, PipelineSamples, PipelineSource,
+    Report, ReportOutcome, Runtime, SampleRecord, ScheduleRecord, ScheduleSample, Summary, Weights, WeightsInfo,
+};
+pub use schema::SCHEMA_VERSION;
+pub use store::{Store, BUSY_TIMEOUT};

@@ -1,0 +1,158 @@
+//! The store's behaviour through its public API, on real SQLite files.
+
+mod common;
+
+use common::{host, report, PIPELINE_LAYOUT, SCHEDULE_LAYOUT, STAGES};
+use data::{LayoutId, NewWeights, Outcome, ReportOutcome, Store, StoreError};
+
+fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("train.sqlite")).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn a_report_written_twice_is_stored_once() {
+    let (_dir, mut store) = temp_store();
+    let h = host("cpu-a");
+    let r = report("w1", &h, 7, 6, 0);
+    assert_eq!(store.record_report(&r).unwrap(), ReportOutcome { inserted: 6, duplicates: 0 });
+    let before = store.summary().unwrap();
+    assert_eq!(store.record_report(&r).unwrap(), ReportOutcome { inserted: 0, duplicates: 6 });
+    assert_eq!(store.summary().unwrap(), before);
+    assert_eq!((before.hosts, before.pipelines, before.schedules, before.reports, before.samples), (1, 1, 6, 1, 6));
+    assert_eq!(store.export_rows().unwrap().len(), 6);
+
+    // The same work on another host is another report; another work id on the same host too.
+    store.record_report(&report("w1", &host("cpu-b"), 7, 6, 0)).unwrap();
+    assert_eq!(store.record_report(&report("w2", &h, 7, 6, 1)).unwrap().inserted, 6);
+    let s = store.summary().unwrap();
+    assert_eq!((s.hosts, s.pipelines, s.schedules, s.reports, s.samples), (2, 1, 6, 3, 18));
+    assert_eq!(s.samples_per_round, [(0, 12), (1, 6)]);
+    assert_eq!(s.samples_per_outcome, [("ok".to_string(), 12), ("timeout".to_string(), 6)]);
+    assert_eq!(store.latest_round().unwrap(), Some(1));
+    assert!(store.has_report("w2", &h.key()).unwrap());
+    assert!(!store.has_report("w3", &h.key()).unwrap());
+}
+
+#[test]
+fn a_bad_report_stores_nothing() {
+    let (_dir, mut store) = temp_store();
+    let h = host("cpu-a");
+    let mut r = report("w1", &h, 1, 3, 0);
+    r.samples[1].schedule_hash = "nowhere".into();
+    assert!(matches!(store.record_report(&r), Err(StoreError::UnknownSchedule { .. })));
+    let mut r = report("w1", &h, 1, 3, 0);
+    r.schedules[2].features.values.pop();
+    assert!(matches!(store.record_report(&r), Err(StoreError::FeatureShape { .. })));
+    assert_eq!(store.summary().unwrap().samples, 0);
+    assert_eq!(store.summary().unwrap().pipelines, 0);
+
+    store.record_report(&report("w1", &h, 1, 3, 0)).unwrap();
+    let err = store.record_report(&report("w1", &h, 2, 3, 0)).unwrap_err();
+    assert!(matches!(err, StoreError::ReportConflict { .. }), "{err}");
+    assert_eq!(store.summary().unwrap().pipelines, 1);
+}
+
+#[test]
+fn training_samples_come_back_grouped_by_pipeline_in_their_layout() {
+    let (_dir, mut store) = temp_store();
+    let (a, b) = (host("cpu-a"), host("cpu-b"));
+    store.record_report(&report("w1", &a, 1, 4, 0)).unwrap();
+    store.record_report(&report("w2", &a, 2, 3, 1)).unwrap();
+    store.record_report(&report("w3", &b, 3, 3, 1)).unwrap();
+    store.record_report(&report("w4", &a, 1, 5, 2)).unwrap();
+
+    let got = store.samples_for_training(&a.key(), PIPELINE_LAYOUT, SCHEDULE_LAYOUT).unwrap();
+    let shape: Vec<(&str, usize)> = got.iter().map(|p| (p.pipeline_hash.as_str(), p.samples.len())).collect();
+    // Pipeline 1: schedules 0, 1, 3 of w1 and 0, 1, 3, 4 of w4 (every third fails); pipeline 2: 0, 1.
+    assert_eq!(shape, [("p1", 7), ("p2", 2)]);
+    let p1 = &got[0];
+    assert_eq!(p1.features, report("w1", &a, 1, 4, 0).pipeline.features);
+    let original = report("w4", &a, 1, 5, 2);
+    let last = p1.samples.last().unwrap();
+    assert_eq!(last.schedule_hash, "s1-4");
+    assert_eq!(last.round, 2);
+    assert_eq!(last.features, original.schedules[4].features);
+    assert_eq!(Some(&last.features.values[..]).map(|v| v.len()), Some((STAGES * SCHEDULE_LAYOUT.len) as usize));
+    assert_eq!(last.features.stage(STAGES - 1).unwrap(), &original.schedules[4].features.values[(2 * SCHEDULE_LAYOUT.len) as usize..]);
+    assert!(last.features.stage(STAGES).is_none());
+    assert_eq!(Outcome::Measured(last.runtime), original.samples[4].outcome);
+
+    let other_layout = LayoutId { version: SCHEDULE_LAYOUT.version + 1, ..SCHEDULE_LAYOUT };
+    assert!(store.samples_for_training(&a.key(), PIPELINE_LAYOUT, other_layout).unwrap().is_empty());
+    assert!(store.samples_for_training("no-such-host", PIPELINE_LAYOUT, SCHEDULE_LAYOUT).unwrap().is_empty());
+
+    let pipelines = store.pipelines().unwrap();
+    assert_eq!(
+        pipelines.iter().map(|p| (p.hash.as_str(), p.schedules, p.samples)).collect::<Vec<_>>(),
+        [("p1", 5, 9), ("p2", 3, 3), ("p3", 3, 3)]
+    );
+    assert_eq!(pipelines[0].source, report("w1", &a, 1, 4, 0).pipeline.source);
+}
+
+#[test]
+fn weights_are_promoted_one_per_host_and_roll_back_to_their_parent() {
+    let (_dir, mut store) = temp_store();
+    let new = |parent, host_key: Option<&str>| NewWeights {
+        parent,
+        blob: vec![1, 2, 3, parent.unwrap_or(0) as u8],
+        pipeline_layout: PIPELINE_LAYOUT,
+        schedule_layout: SCHEDULE_LAYOUT,
+        training_set: "rounds 0..=1".into(),
+        metrics: serde_json::json!({"held_out_kendall_tau": 0.71}),
+        host_key: host_key.map(str::to_string),
+    };
+    assert!(store.promoted_weights(None).unwrap().is_none());
+    let v1 = store.insert_weights(&new(None, None)).unwrap();
+    let v2 = store.insert_weights(&new(Some(v1), None)).unwrap();
+    let v3 = store.insert_weights(&new(Some(v2), Some("h1"))).unwrap();
+    assert!(matches!(store.insert_weights(&new(Some(99), None)), Err(StoreError::UnknownWeights(99))));
+
+    store.promote(v1).unwrap();
+    store.promote(v2).unwrap();
+    store.promote(v3).unwrap();
+    assert_eq!(store.promoted_weights(None).unwrap().unwrap().info.version, v2);
+    let w3 = store.promoted_weights(Some("h1")).unwrap().unwrap();
+    assert_eq!((w3.info.version, w3.info.parent, w3.blob.as_slice()), (v3, Some(v2), &[1, 2, 3, v2 as u8][..]));
+    assert_eq!(w3.info.pipeline_layout, PIPELINE_LAYOUT);
+    assert_eq!(w3.info.schedule_layout, SCHEDULE_LAYOUT);
+    assert_eq!(w3.info.metrics["held_out_kendall_tau"], 0.71);
+    assert_eq!(store.weights_list().unwrap().iter().filter(|w| w.promoted).count(), 2);
+
+    assert_eq!(store.rollback(None).unwrap(), v1);
+    assert_eq!(store.promoted_weights(None).unwrap().unwrap().info.version, v1);
+    assert!(matches!(store.rollback(None), Err(StoreError::NoParent(v)) if v == v1));
+    assert!(matches!(store.rollback(Some("h2")), Err(StoreError::NoPromotedWeights(_))));
+    assert!(matches!(store.promote(42), Err(StoreError::UnknownWeights(42))));
+    assert!(matches!(store.weights(42), Err(StoreError::UnknownWeights(42))));
+}
+
+#[test]
+fn the_csv_export_has_one_row_per_sample() {
+    let (dir, mut store) = temp_store();
+    let h = host("cpu-a");
+    store.record_report(&report("w1", &h, 1, 3, 4)).unwrap();
+    let path = dir.path().join("out.csv");
+    assert_eq!(store.export_csv(std::fs::File::create(&path).unwrap()).unwrap(), 3);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0], data::EXPORT_COLUMNS.join(","));
+    assert!(lines[3].contains(",timeout,4,agent-1,w1,"), "{}", lines[3]);
+    assert!(lines[1].starts_with(&format!("{},cpu-a,p1,s1-0,0.1,0.001,", h.key())), "{}", lines[1]);
+}
+
+#[test]
+fn an_in_memory_store_works_like_a_file() {
+    let mut store = Store::open_in_memory().unwrap();
+    assert_eq!(store.schema_version().unwrap(), data::SCHEMA_VERSION);
+    let key = store.upsert_host(&host("cpu-a")).unwrap();
+    assert_eq!(key, host("cpu-a").key());
+    store.upsert_host(&host("cpu-a")).unwrap();
+    assert_eq!(store.summary().unwrap().hosts, 1);
+    assert_eq!(store.integrity_check().unwrap(), ["ok"]);
+    let mut csv = Vec::new();
+    assert_eq!(store.export_csv(&mut csv).unwrap(), 0);
+    assert_eq!(String::from_utf8(csv).unwrap(), data::EXPORT_COLUMNS.join(",") + "\n");
+}
