@@ -7,7 +7,8 @@
 //! does not place has all-zero features, which cost nothing.
 
 use crate::network::NetworkInput;
-use crate::terms::StageContext;
+use crate::network::CONV1_CHANNELS;
+use crate::terms::term_values;
 use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use featurizer::{Dag, PipelineFeatures};
@@ -48,14 +49,20 @@ impl PipelineInputs {
         self.stage_features.len()
     }
 
-    /// The pipeline features of `stages` as a `[stages, 280]` tensor, and
-    /// their context for the cost terms.
-    pub(crate) fn tensors(&self, stages: &[usize]) -> (Tensor, StageContext) {
+    /// The network input for candidates given as rows, candidate-major,
+    /// one row per stage of `stages` (indices into this pipeline's
+    /// stages, all in range).
+    pub(crate) fn network_input(&self, stages: &[usize], rows: &[&ScheduleRow]) -> NetworkInput {
+        let (batch, width) = ((rows.len() / stages.len().max(1)) as i64, stages.len() as i64);
         let flat: Vec<f32> = stages.iter().flat_map(|&s| self.stage_features[s].iter().copied()).collect();
-        let pipeline = Tensor::from_slice(&flat).reshape([stages.len() as i64, PIPELINE_FEATURES as i64]);
-        let is_output: Vec<bool> = stages.iter().map(|&s| self.is_output[s]).collect();
-        let context = StageContext { is_output: Tensor::from_slice(&is_output), num_cores: self.num_cores.max(1) as f64 };
-        (pipeline, context)
+        let pipeline = Tensor::from_slice(&flat).reshape([width, PIPELINE_FEATURES as i64]);
+        let flat: Vec<f32> = rows.iter().flat_map(|r| r.iter().copied()).collect();
+        let schedule = Tensor::from_slice(&flat).reshape([batch, width, SCHEDULE_FEATURES as i64]);
+        let num_cores = self.num_cores.max(1) as f64;
+        let terms: Vec<f32> =
+            rows.iter().zip(stages.iter().cycle()).flat_map(|(row, &s)| term_values(row, self.is_output[s], num_cores)).collect();
+        let terms = Tensor::from_slice(&terms).reshape([batch, width, CONV1_CHANNELS as i64]);
+        NetworkInput { pipeline, schedule, terms }
     }
 }
 
@@ -146,17 +153,9 @@ impl PipelineSamples {
     /// The network input for `schedules` (a window of `self.schedules`)
     /// and their runtimes `[batch]`; the samples must be valid.
     pub(crate) fn tensors(&self, schedules: &[ScheduleSample]) -> (NetworkInput, Tensor) {
-        let all_stages: Vec<usize> = (0..self.pipeline.stages()).collect();
-        let (pipeline, context) = self.pipeline.tensors(&all_stages);
+        let stages: Vec<usize> = (0..self.pipeline.stages()).collect();
         let rows: Vec<&ScheduleRow> = schedules.iter().flat_map(|s| &s.stages).collect();
-        let schedule = rows_tensor(&rows, schedules.len(), all_stages.len());
         let runtimes: Vec<f32> = schedules.iter().map(|s| s.runtime_seconds as f32).collect();
-        (NetworkInput { pipeline, schedule, context }, Tensor::from_slice(&runtimes))
+        (self.pipeline.network_input(&stages, &rows), Tensor::from_slice(&runtimes))
     }
-}
-
-/// `[batch, stages, 39]` from `batch × stages` rows, batch-major.
-pub(crate) fn rows_tensor(rows: &[&ScheduleRow], batch: usize, stages: usize) -> Tensor {
-    let flat: Vec<f32> = rows.iter().flat_map(|r| r.iter().copied()).collect();
-    Tensor::from_slice(&flat).reshape([batch as i64, stages as i64, SCHEDULE_FEATURES as i64])
 }

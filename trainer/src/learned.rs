@@ -8,8 +8,8 @@
 //! pipeline is set, or when libtorch fails, get an infinite cost, so they
 //! never win.
 
-use crate::inputs::{rows_tensor, PipelineInputs, ScheduleRow};
-use crate::network::{CostNetwork, NetworkInput};
+use crate::inputs::{PipelineInputs, ScheduleRow};
+use crate::network::CostNetwork;
 use crate::train::to_f64s;
 use crate::weights::{WeightsError, WeightsFile};
 use featurizer::schedule_features::SCHEDULE_FEATURES;
@@ -94,8 +94,7 @@ impl CostModel for LearnedModel {
         let all_rows: Vec<ScheduleRow> =
             batch.iter().flat_map(|f| placed.iter().map(move |s| f.get(s).map_or(unplaced, |f| f.to_array().map(|v| v as f32)))).collect();
         let rows: Vec<&ScheduleRow> = all_rows.iter().collect();
-        let (pipeline_tensor, context) = pipeline.tensors(&stages);
-        let input = NetworkInput { pipeline: pipeline_tensor, schedule: rows_tensor(&rows, batch.len(), stages.len()), context };
+        let input = pipeline.network_input(&stages, &rows);
         let per_stage = tch::no_grad(|| state.network.forward(&input).per_stage);
         let Ok(seconds) = to_f64s(&per_stage) else {
             return unpriced(batch);

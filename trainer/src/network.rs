@@ -10,12 +10,14 @@
 //! 2. the schedule features, compressed by `log(1 + x)`, go through
 //!    `head2`, a linear layer with a ReLU;
 //! 3. the two embeddings, concatenated, go through `conv1`, a linear layer
-//!    with a ReLU: the coefficients.
+//!    with a ReLU: the coefficients;
+//! 4. the stage's cost is the coefficients' dot product with the values of
+//!    the hand-designed terms ([`crate::terms::term_values`]).
 //!
 //! Inputs are batched: the pipeline features are `[stages, 280]` (shared
-//! by every candidate), the schedule features `[batch, stages, 39]`.
+//! by every candidate), the schedule features `[batch, stages, 39]` and
+//! the term values `[batch, stages, 32]`.
 
-use crate::terms::{stage_costs, StageContext};
 use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use rand::{Rng, SeedableRng};
@@ -96,10 +98,11 @@ pub struct NetworkInput {
     /// `[stages, 280]` raw pipeline features.
     pub pipeline: Tensor,
     /// `[batch, stages, 39]` raw schedule features (zero for a stage a
-    /// candidate has not placed: every term then costs nothing).
+    /// candidate has not placed).
     pub schedule: Tensor,
-    /// What the terms need to know of each stage and the machine.
-    pub context: StageContext,
+    /// `[batch, stages, 32]` the hand-designed terms' values (zero for a
+    /// stage a candidate has not placed: it costs nothing).
+    pub terms: Tensor,
 }
 
 /// What a forward pass gives.
@@ -182,7 +185,7 @@ impl CostNetwork {
         let embedding = Tensor::cat(&[head1, head2], 2);
         let conv1_preactivation = embedding.matmul(&self.conv1_filter.tr()) + &self.conv1_bias;
         let coefficients = conv1_preactivation.relu();
-        let per_stage = stage_costs(&coefficients, &input.schedule, &input.context);
+        let per_stage = (coefficients * &input.terms).sum_dim_intlist(2, false, Kind::Float);
         let total = per_stage.sum_dim_intlist(1, false, Kind::Float);
         NetworkOutput { per_stage, total, conv1_preactivation }
     }

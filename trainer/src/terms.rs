@@ -5,14 +5,22 @@
 //! the model only learns how much each kind of work costs, not what work a
 //! schedule does.
 //!
-//! Every term is a product with a feature that is zero for a stage a
+//! Every term is linear in its coefficient, so a stage's cost is the dot
+//! product of the 32 coefficients with 32 term values that depend on the
+//! features alone: [`term_values`] computes them here, in plain f64
+//! arithmetic, once per (candidate, stage), and the network does one
+//! multiply and one sum. (A term per tensor operation would be about a
+//! hundred small libtorch calls per batch.)
+//!
+//! Every term is a product with a count that is zero for a stage a
 //! candidate has not placed, so such a stage costs nothing.
 
+use crate::inputs::ScheduleRow;
+use crate::network::CONV1_CHANNELS;
 use featurizer::ScheduleFeatures;
-use tch::Tensor;
 
-/// Seconds per unit of the terms' sum (the coefficients are of the order
-/// of cycles per unit of work at about 1 GHz).
+/// Seconds per unit of work (the coefficients are of the order of cycles
+/// per unit of work at about 1 GHz).
 const SECONDS_PER_UNIT: f64 = 1e-9;
 
 /// Bytes of a page, for the page-fault term.
@@ -67,7 +75,7 @@ enum Coefficient {
     /// Per iteration of a parallel stage, by how few bytes a task's
     /// innermost dimension holds (cores writing the same lines).
     FalseSharing = 22,
-    /// Per byte allocated, by how many pages the tasks touch at once.
+    /// Per byte produced, by the pages the tasks touch.
     PageFaults = 23,
     /// Per allocation.
     Malloc = 24,
@@ -79,75 +87,106 @@ enum Coefficient {
     WorkingSet = 27,
 }
 
-/// What the terms need beyond the features: which stages write the
-/// pipeline's output, and the machine's cores.
-pub struct StageContext {
-    /// `[stages]` bools: the stage is the last stage of an output Func.
-    pub is_output: Tensor,
-    pub num_cores: f64,
-}
-
-/// `[batch, stages]` predicted seconds per stage, from the coefficients
-/// `[batch, stages, 32]` and the raw features `[batch, stages, 39]`.
-pub fn stage_costs(coefficients: &Tensor, raw: &Tensor, context: &StageContext) -> Tensor {
-    let c = |k: Coefficient| coefficients.select(2, k as i64);
-    let positions = ScheduleFeatures::from_array(&std::array::from_fn(|i| i as f64));
-    let f = |field: fn(&ScheduleFeatures) -> f64| raw.select(2, field(&positions) as i64);
+/// The value of each term for one stage of one candidate, in seconds per
+/// unit of its coefficient: `is_output` says the stage is the last of an
+/// output Func, `num_cores` the machine's.
+pub fn term_values(row: &ScheduleRow, is_output: bool, num_cores: f64) -> [f32; CONV1_CHANNELS] {
     use Coefficient::*;
-
-    let num_vectors = f(|s| s.num_vectors);
-    let num_scalars = f(|s| s.num_scalars);
-    let vector_size = f(|s| s.vector_size);
-    let inner_parallelism = f(|s| s.inner_parallelism);
-    let outer_parallelism = f(|s| s.outer_parallelism);
-    let num_realizations = f(|s| s.num_realizations);
-    let num_productions = f(|s| s.num_productions);
-    let innermost_bytes_at_task = f(|s| s.innermost_bytes_at_task).clamp_min(1.0);
-    let parallel = inner_parallelism.gt(1.0);
-    let parallel_mask = parallel.to_kind(tch::Kind::Float);
+    let f = ScheduleFeatures::from_array(&row.map(f64::from));
+    let mut terms = [0.0f64; CONV1_CHANNELS];
+    let mut add = |k: Coefficient, v: f64| terms[k as usize] += v;
 
     // Compute, by idle-core wastage: the last round of tasks may leave
     // cores idle.
-    let lanes = &vector_size * &num_vectors;
-    let inlined = f(|s| s.inlined_calls).ne(0.0);
-    let computed = &lanes * c(ComputeVectorLane) + &num_scalars * c(ComputeScalar);
-    let inlined_compute = &lanes * c(InlinedVectorLane) + &num_scalars * c(InlinedScalar);
-    let tasks = (&inner_parallelism * &outer_parallelism).clamp_min(1.0);
-    let tasks_per_core = &tasks / context.num_cores;
-    let idle_core_wastage = tasks_per_core.ceil() / tasks_per_core.clamp_min(1.0);
-    let compute = inlined_compute.where_self(&inlined, &computed) * idle_core_wastage;
+    let tasks = (f.inner_parallelism * f.outer_parallelism).max(1.0);
+    let tasks_per_core = tasks / num_cores.max(1.0);
+    let idle_core_wastage = tasks_per_core.ceil() / tasks_per_core.max(1.0);
+    let lanes = f.vector_size * f.num_vectors;
+    if f.inlined_calls != 0.0 {
+        add(InlinedVectorLane, lanes * idle_core_wastage);
+        add(InlinedScalar, f.num_scalars * idle_core_wastage);
+    } else {
+        add(ComputeVectorLane, lanes * idle_core_wastage);
+        add(ComputeScalar, f.num_scalars * idle_core_wastage);
+    }
 
-    let per_vector_bytes = f(|s| s.unique_bytes_read_per_vector);
-    let per_vector_lines = f(|s| s.unique_lines_read_per_vector);
-    let loads = &num_realizations * f(|s| s.unique_lines_read_per_realization) * c(LinesPerRealization)
-        + &num_realizations * f(|s| s.unique_bytes_read_per_realization) * c(BytesPerRealization)
-        + &num_vectors * f(|s| s.scalar_loads_per_vector) * c(ScalarLoadPerVector)
-        + &num_scalars * f(|s| s.scalar_loads_per_scalar) * c(LoadPerScalar)
-        + &num_vectors * f(|s| s.vector_loads_per_vector) * c(VectorLoadPerVector)
-        + &num_scalars * &per_vector_bytes * c(VectorBytesPerScalar)
-        + &num_vectors * &per_vector_bytes * c(VectorBytesPerVector)
-        + &num_scalars * &per_vector_lines * c(VectorLinesPerScalar)
-        + &num_vectors * &per_vector_lines * c(VectorLinesPerVector)
-        + &tasks * f(|s| s.unique_bytes_read_per_task) * c(BytesPerTask)
-        + &tasks * f(|s| s.unique_lines_read_per_task) * c(LinesPerTask);
+    add(LinesPerRealization, f.num_realizations * f.unique_lines_read_per_realization);
+    add(BytesPerRealization, f.num_realizations * f.unique_bytes_read_per_realization);
+    add(ScalarLoadPerVector, f.num_vectors * f.scalar_loads_per_vector);
+    add(LoadPerScalar, f.num_scalars * f.scalar_loads_per_scalar);
+    add(VectorLoadPerVector, f.num_vectors * f.vector_loads_per_vector);
+    add(VectorBytesPerScalar, f.num_scalars * f.unique_bytes_read_per_vector);
+    add(VectorBytesPerVector, f.num_vectors * f.unique_bytes_read_per_vector);
+    add(VectorLinesPerScalar, f.num_scalars * f.unique_lines_read_per_vector);
+    add(VectorLinesPerVector, f.num_vectors * f.unique_lines_read_per_vector);
+    add(BytesPerTask, tasks * f.unique_bytes_read_per_task);
+    add(LinesPerTask, tasks * f.unique_lines_read_per_task);
 
     // Stores: values another core reads, the pipeline's output (never read
     // again), or values the same core reads.
-    let per_line = |shared: Coefficient, output: Coefficient, private: Coefficient| {
-        c(shared).where_self(&parallel, &c(output).where_self(&context.is_output, &c(private)))
+    let parallel = f.inner_parallelism > 1.0;
+    let innermost_bytes_at_task = f.innermost_bytes_at_task.max(1.0);
+    let lines_written = f.inner_parallelism * f.bytes_at_task / innermost_bytes_at_task;
+    let (lines, bytes) = match (parallel, is_output) {
+        (true, _) => (StoreLinesShared, StoreBytesShared),
+        (false, true) => (StoreLinesOutput, StoreBytesOutput),
+        (false, false) => (StoreLinesPrivate, StoreBytesPrivate),
     };
-    let lines_written = &inner_parallelism * f(|s| s.bytes_at_task) / &innermost_bytes_at_task;
-    let stores = &num_realizations
-        * (lines_written * per_line(StoreLinesShared, StoreLinesOutput, StoreLinesPrivate)
-            + f(|s| s.bytes_at_realization) * per_line(StoreBytesShared, StoreBytesOutput, StoreBytesPrivate));
-    let false_sharing = (&num_vectors + &num_scalars) / &innermost_bytes_at_task * c(FalseSharing) * &parallel_mask;
-    let pages_per_task = (PAGE_BYTES / &innermost_bytes_at_task).minimum(&inner_parallelism);
-    let page_faults = f(|s| s.bytes_at_production) * pages_per_task * &inner_parallelism * &outer_parallelism * c(PageFaults);
+    add(lines, f.num_realizations * lines_written);
+    add(bytes, f.num_realizations * f.bytes_at_realization);
+    if parallel {
+        add(FalseSharing, (f.num_vectors + f.num_scalars) / innermost_bytes_at_task);
+        add(ParallelLaunch, f.num_productions);
+    }
+    let pages_per_task = (PAGE_BYTES / innermost_bytes_at_task).min(f.inner_parallelism);
+    add(PageFaults, f.bytes_at_production * pages_per_task * f.inner_parallelism * f.outer_parallelism);
 
-    let malloc = &num_realizations * c(Malloc);
-    let parallel_launch = &num_productions * c(ParallelLaunch) * &parallel_mask;
-    let task_overhead = &num_productions * (&inner_parallelism - 1.0).clamp_min(0.0) * c(TaskOverhead);
-    let working_set = f(|s| s.working_set) * c(WorkingSet);
+    add(Malloc, f.num_realizations);
+    add(TaskOverhead, f.num_productions * (f.inner_parallelism - 1.0).max(0.0));
+    add(WorkingSet, f.working_set);
 
-    (compute + loads + stores + false_sharing + page_faults + malloc + parallel_launch + task_overhead + working_set) * SECONDS_PER_UNIT
+    terms.map(|t| (t * SECONDS_PER_UNIT) as f32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use featurizer::schedule_features::SCHEDULE_FEATURES;
+
+    fn row(f: &ScheduleFeatures) -> ScheduleRow {
+        f.to_array().map(|v| v as f32)
+    }
+
+    #[test]
+    fn an_unplaced_stage_has_no_terms() {
+        assert!(term_values(&[0.0; SCHEDULE_FEATURES], true, 8.0).iter().all(|&t| t == 0.0));
+    }
+
+    #[test]
+    fn compute_is_charged_for_idle_cores_and_to_the_inlined_channels_when_inlined() {
+        let f = ScheduleFeatures {
+            vector_size: 8.0,
+            num_vectors: 1000.0,
+            num_scalars: 10.0,
+            inner_parallelism: 12.0,
+            outer_parallelism: 1.0,
+            ..Default::default()
+        };
+        // 12 tasks on 8 cores: two rounds for 1.5 rounds of work.
+        let t = term_values(&row(&f), false, 8.0);
+        assert_eq!(t[0], (8000.0 * 2.0 / 1.5 * 1e-9) as f32);
+        assert_eq!(t[1], (10.0 * 2.0 / 1.5 * 1e-9) as f32);
+        let inlined = term_values(&row(&ScheduleFeatures { inlined_calls: 3.0, ..f }), false, 8.0);
+        assert_eq!((inlined[0], inlined[2]), (0.0, t[0]));
+    }
+
+    #[test]
+    fn stores_go_to_the_shared_output_or_private_channels() {
+        let f = ScheduleFeatures { num_realizations: 2.0, bytes_at_realization: 100.0, inner_parallelism: 1.0, ..Default::default() };
+        let channel = |f: &ScheduleFeatures, output| term_values(&row(f), output, 4.0).iter().position(|&t| t == (200.0 * 1e-9) as f32);
+        assert_eq!(channel(&f, true), Some(Coefficient::StoreBytesOutput as usize));
+        assert_eq!(channel(&f, false), Some(Coefficient::StoreBytesPrivate as usize));
+        let parallel = ScheduleFeatures { inner_parallelism: 4.0, ..f };
+        assert_eq!(channel(&parallel, true), Some(Coefficient::StoreBytesShared as usize));
+    }
 }

@@ -1,6 +1,9 @@
 //! Shared by the tests: small random pipelines, candidate schedules for
 //! them sampled by the search under its random model, and synthetic
 //! runtimes from the analytical model.
+//!
+//! Each test binary uses a part of this module.
+#![allow(dead_code)]
 
 use compiler::Target;
 use featurizer::Dag;
