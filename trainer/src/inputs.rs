@@ -6,8 +6,7 @@
 //! Stages are the DAG's, in its order (`StageIdx`); a stage a schedule
 //! does not place has all-zero features, which cost nothing.
 
-use crate::network::NetworkInput;
-use crate::network::CONV1_CHANNELS;
+use crate::network::{NetworkInput, CONV1_CHANNELS};
 use crate::terms::term_values;
 use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
