@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Idempotent set-up on a fresh machine: system packages the build needs,
-# a release build of the workspace, then the main job on its embedded
-# default (a blur pipeline: schedule, lower, print, run, check).
+# libtorch for the learned cost model (scripts/libtorch.sh: a ~540 MB
+# download, cached under ~/.cache/halide-rs), a release build of the
+# workspace, then the main job on its embedded default (a blur pipeline:
+# schedule, lower, print, run, check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +17,8 @@ if ! dpkg -s llvm-19-dev >/dev/null 2>&1; then
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm-19-dev >/dev/null
 fi
-export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
+source scripts/env.sh
+bash scripts/libtorch.sh >/dev/null
 
 cargo build --release --workspace --quiet
 if [ "${1:-}" != "--no-run" ]; then

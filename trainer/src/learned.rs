@@ -1,0 +1,112 @@
+//! The learned model behind the search's [`CostModel`] trait: the
+//! pipeline's inputs are computed once per pipeline, and each batch of
+//! candidates is one tensor and one forward pass without gradients.
+//!
+//! A batch covers the stages any of its candidates has placed; each
+//! candidate's cost lists the stages it has placed (the others cost nothing
+//! yet: the search treats them optimistically). Candidates costed before a
+//! pipeline is set, or when libtorch fails, get an infinite cost, so they
+//! never win.
+
+use crate::inputs::{PipelineInputs, ScheduleRow};
+use crate::network::CostNetwork;
+use crate::train::to_f64s;
+use crate::weights::{WeightsError, WeightsFile};
+use featurizer::schedule_features::SCHEDULE_FEATURES;
+use featurizer::{Dag, StageIdx};
+use search::cost_model::Cost;
+use search::featurize::StageFeatures;
+use search::CostModel;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// A cost model of trained weights.
+pub struct LearnedModel {
+    version: String,
+    /// libtorch tensors are not `Sync`: one batch at a time.
+    state: Mutex<State>,
+}
+
+struct State {
+    network: CostNetwork,
+    pipeline: Option<PipelineInputs>,
+}
+
+impl LearnedModel {
+    /// A model of `network`, reported under the weights label `version`.
+    pub fn new(network: CostNetwork, version: &str) -> LearnedModel {
+        LearnedModel { version: version.to_string(), state: Mutex::new(State { network, pipeline: None }) }
+    }
+
+    /// The model of a weights file's bytes (layouts and shape checked).
+    pub fn from_bytes(bytes: &[u8]) -> Result<LearnedModel, WeightsError> {
+        Self::from_file(&WeightsFile::decode(bytes)?)
+    }
+
+    /// The model of the weights file at `path`.
+    pub fn load(path: &Path) -> Result<LearnedModel, WeightsError> {
+        Self::from_file(&WeightsFile::read(path)?)
+    }
+
+    fn from_file(file: &WeightsFile) -> Result<LearnedModel, WeightsError> {
+        Ok(LearnedModel::new(file.to_network()?, &file.header.version))
+    }
+
+    /// The weights label.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic elsewhere while holding the lock leaves the state whole.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn unpriced(batch: &[&StageFeatures]) -> Vec<Cost> {
+    batch.iter().map(|f| Cost { total: f64::INFINITY, per_stage: f.keys().map(|&s| (s, f64::INFINITY)).collect() }).collect()
+}
+
+impl CostModel for LearnedModel {
+    fn name(&self) -> String {
+        format!("learned (weights {})", self.version)
+    }
+
+    fn set_pipeline(&mut self, dag: &Dag) {
+        self.state().pipeline = Some(PipelineInputs::of(dag));
+    }
+
+    fn evaluate(&self, batch: &[&StageFeatures]) -> Vec<Cost> {
+        let state = self.state();
+        let Some(pipeline) = &state.pipeline else {
+            return unpriced(batch);
+        };
+        let placed: BTreeSet<StageIdx> = batch.iter().flat_map(|f| f.keys().copied()).collect();
+        if placed.is_empty() {
+            return batch.iter().map(|_| Cost { total: 0.0, per_stage: BTreeMap::new() }).collect();
+        }
+        let stages: Vec<usize> = placed.iter().map(|s| s.index()).filter(|&s| s < pipeline.stages()).collect();
+        if stages.len() != placed.len() {
+            return unpriced(batch);
+        }
+        let unplaced = [0.0; SCHEDULE_FEATURES];
+        let all_rows: Vec<ScheduleRow> =
+            batch.iter().flat_map(|f| placed.iter().map(move |s| f.get(s).map_or(unplaced, |f| f.to_array().map(|v| v as f32)))).collect();
+        let rows: Vec<&ScheduleRow> = all_rows.iter().collect();
+        let input = pipeline.network_input(&stages, &rows);
+        let per_stage = tch::no_grad(|| state.network.forward(&input).per_stage);
+        let Ok(seconds) = to_f64s(&per_stage) else {
+            return unpriced(batch);
+        };
+        batch
+            .iter()
+            .zip(seconds.chunks_exact(stages.len()))
+            .map(|(features, row)| {
+                let per_stage: BTreeMap<StageIdx, f64> =
+                    placed.iter().zip(row).filter(|(s, _)| features.contains_key(s)).map(|(&s, &v)| (s, v)).collect();
+                Cost { total: per_stage.values().sum(), per_stage }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,290 @@
+//! Weights files: the network's parameters with what they are valid for.
+//!
+//! The header records a version label (reported by the model's name), the
+//! pipeline- and schedule-feature layouts the weights were trained on
+//! (kind, version, names hash, length) and the network's shape; loading
+//! refuses weights whose layouts or shape differ from this build's, naming
+//! which and both identities. A trailing checksum catches corruption, and
+//! decoding checks every length against the bytes left, so no file makes
+//! the reader panic or allocate without bound.
+//!
+//! Layout, little-endian: magic `HRCM`, u32 format version, the label
+//! (u32 length + UTF-8), two layout records (kind string, u32 version,
+//! u64 names hash, u32 length), five u32 shape sizes, u32 parameter count,
+//! then per parameter its name, u32 rank, u32 extents and f32 values
+//! (row-major); last, the u64 FNV-1a hash of everything before it.
+
+use crate::network::{CostNetwork, NetworkShape, PARAMETERS};
+use featurizer::{Layout, LayoutMismatch, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+const MAGIC: [u8; 4] = *b"HRCM";
+/// Version of the file format (not of the weights).
+pub const FORMAT_VERSION: u32 = 1;
+const MAX_STRING_BYTES: usize = 1024;
+const MAX_PARAMETERS: usize = 64;
+const MAX_RANK: usize = 8;
+const CHECKSUM_BYTES: usize = 8;
+
+/// Why weights could not be read or used.
+#[derive(Debug, Error)]
+pub enum WeightsError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("not a cost-model weights file (no HRCM signature)")]
+    NotWeights,
+    #[error("weights file format {found} is not supported (this build reads format {FORMAT_VERSION})")]
+    Format { found: u32 },
+    #[error("weights file is corrupt: its checksum is {stored:016x} but its contents hash to {computed:016x}")]
+    Checksum { stored: u64, computed: u64 },
+    #[error("weights file is corrupt: {0}")]
+    Corrupt(String),
+    #[error("the weights were trained on another feature layout: {0}")]
+    Layout(#[from] LayoutMismatch),
+    #[error("the weights are for the network shape ({found}), this build has ({expected})")]
+    Shape { expected: NetworkShape, found: NetworkShape },
+    #[error("weights parameter {name}: {problem}")]
+    Parameter { name: String, problem: String },
+}
+
+/// A feature layout's identity as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutRecord {
+    pub kind: String,
+    pub version: u32,
+    pub names_hash: u64,
+    pub len: u32,
+}
+
+impl LayoutRecord {
+    pub fn of(layout: &Layout) -> LayoutRecord {
+        let id = layout.id();
+        LayoutRecord { kind: id.kind.to_string(), version: id.version, names_hash: id.names_hash, len: id.len as u32 }
+    }
+
+    /// Ok when the record is `layout` as this build defines it.
+    fn check(&self, layout: &Layout) -> Result<(), WeightsError> {
+        if self.kind != layout.kind {
+            return Err(WeightsError::Corrupt(format!("a {} layout record where the {} layout belongs", self.kind, layout.kind)));
+        }
+        Ok(layout.check(self.version, self.names_hash, self.len as usize)?)
+    }
+}
+
+/// What a set of weights is valid for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WeightsHeader {
+    /// A label for this set of weights (training round, date): the model's
+    /// name reports it.
+    pub version: String,
+    pub pipeline_layout: LayoutRecord,
+    pub schedule_layout: LayoutRecord,
+    pub shape: NetworkShape,
+}
+
+/// One parameter tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parameter {
+    pub name: String,
+    pub extents: Vec<u32>,
+    pub values: Vec<f32>,
+}
+
+/// A weights file, decoded but not yet checked against this build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightsFile {
+    pub header: WeightsHeader,
+    pub parameters: Vec<Parameter>,
+}
+
+impl WeightsFile {
+    /// The weights of `network` under this build's layouts and shape.
+    pub fn of(network: &CostNetwork, version: &str) -> WeightsFile {
+        let header = WeightsHeader {
+            version: version.to_string(),
+            pipeline_layout: LayoutRecord::of(&PIPELINE_LAYOUT),
+            schedule_layout: LayoutRecord::of(&SCHEDULE_LAYOUT),
+            shape: NetworkShape::CURRENT,
+        };
+        let parameters = PARAMETERS
+            .iter()
+            .zip(network.values())
+            .map(|((name, shape), values)| Parameter { name: name.to_string(), extents: shape.iter().map(|&e| e as u32).collect(), values })
+            .collect();
+        WeightsFile { header, parameters }
+    }
+
+    /// The network, after checking layouts, shape and every parameter.
+    pub fn to_network(&self) -> Result<CostNetwork, WeightsError> {
+        self.header.pipeline_layout.check(&PIPELINE_LAYOUT)?;
+        self.header.schedule_layout.check(&SCHEDULE_LAYOUT)?;
+        if self.header.shape != NetworkShape::CURRENT {
+            return Err(WeightsError::Shape { expected: NetworkShape::CURRENT, found: self.header.shape });
+        }
+        if self.parameters.len() != PARAMETERS.len() {
+            return Err(WeightsError::Corrupt(format!("{} parameters, expected {}", self.parameters.len(), PARAMETERS.len())));
+        }
+        for ((name, shape), p) in PARAMETERS.iter().zip(&self.parameters) {
+            let problem = if p.name != *name {
+                format!("found {:?} in its place", p.name)
+            } else if !p.extents.iter().map(|&e| e as i64).eq(shape.iter().copied()) {
+                format!("extents {:?}, expected {:?}", p.extents, shape)
+            } else if let Some(v) = p.values.iter().find(|v| !v.is_finite()) {
+                format!("holds the value {v}")
+            } else {
+                continue;
+            };
+            return Err(WeightsError::Parameter { name: name.to_string(), problem });
+        }
+        let values: [Vec<f32>; 6] = std::array::from_fn(|i| self.parameters[i].values.clone());
+        CostNetwork::from_values(&values).ok_or_else(|| WeightsError::Corrupt("a parameter's values do not fill its extents".into()))
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&MAGIC);
+        put_u32(&mut out, FORMAT_VERSION);
+        put_string(&mut out, &self.header.version);
+        for record in [&self.header.pipeline_layout, &self.header.schedule_layout] {
+            put_string(&mut out, &record.kind);
+            put_u32(&mut out, record.version);
+            out.extend_from_slice(&record.names_hash.to_le_bytes());
+            put_u32(&mut out, record.len);
+        }
+        self.header.shape.to_array().into_iter().for_each(|s| put_u32(&mut out, s));
+        put_u32(&mut out, self.parameters.len() as u32);
+        for p in &self.parameters {
+            put_string(&mut out, &p.name);
+            put_u32(&mut out, p.extents.len() as u32);
+            p.extents.iter().for_each(|&e| put_u32(&mut out, e));
+            p.values.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+        }
+        let checksum = fnv1a(&out);
+        out.extend_from_slice(&checksum.to_le_bytes());
+        out
+    }
+
+    /// Decodes a file's bytes, checking its signature, format, checksum
+    /// and every length.
+    pub fn decode(bytes: &[u8]) -> Result<WeightsFile, WeightsError> {
+        if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+            return Err(WeightsError::NotWeights);
+        }
+        let mut r = Reader { bytes, at: MAGIC.len() };
+        let format = r.u32("the format version")?;
+        if format != FORMAT_VERSION {
+            return Err(WeightsError::Format { found: format });
+        }
+        let body_end = bytes.len().checked_sub(CHECKSUM_BYTES).filter(|&end| end >= r.at).ok_or_else(|| truncated("the checksum"))?;
+        let stored = u64::from_le_bytes(bytes[body_end..].try_into().map_err(|_| truncated("the checksum"))?);
+        let computed = fnv1a(&bytes[..body_end]);
+        if stored != computed {
+            return Err(WeightsError::Checksum { stored, computed });
+        }
+        let mut r = Reader { bytes: &bytes[..body_end], at: r.at };
+        let version = r.string("the version label")?;
+        let pipeline_layout = r.layout()?;
+        let schedule_layout = r.layout()?;
+        let mut shape = [0u32; 5];
+        for s in &mut shape {
+            *s = r.u32("the network shape")?;
+        }
+        let count = r.u32("the parameter count")? as usize;
+        if count > MAX_PARAMETERS {
+            return Err(WeightsError::Corrupt(format!("{count} parameters")));
+        }
+        let mut parameters = Vec::with_capacity(count);
+        for _ in 0..count {
+            parameters.push(r.parameter()?);
+        }
+        if r.at != r.bytes.len() {
+            return Err(WeightsError::Corrupt(format!("{} bytes after the last parameter", r.bytes.len() - r.at)));
+        }
+        let header = WeightsHeader { version, pipeline_layout, schedule_layout, shape: NetworkShape::from_array(shape) };
+        Ok(WeightsFile { header, parameters })
+    }
+
+    pub fn read(path: &Path) -> Result<WeightsFile, WeightsError> {
+        let bytes = std::fs::read(path).map_err(|source| WeightsError::Io { path: path.to_path_buf(), source })?;
+        WeightsFile::decode(&bytes)
+    }
+
+    pub fn write(&self, path: &Path) -> Result<(), WeightsError> {
+        std::fs::write(path, self.encode()).map_err(|source| WeightsError::Io { path: path.to_path_buf(), source })
+    }
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_string(out: &mut Vec<u8>, s: &str) {
+    put_u32(out, s.len() as u32);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// FNV-1a, 64 bits.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn truncated(what: &str) -> WeightsError {
+    WeightsError::Corrupt(format!("truncated in {what}"))
+}
+
+/// Reads fields, every length checked against the bytes left.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], WeightsError> {
+        let end = self.at.checked_add(n).filter(|&end| end <= self.bytes.len()).ok_or_else(|| truncated(what))?;
+        let slice = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(slice)
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, WeightsError> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, WeightsError> {
+        let lo = self.u32(what)? as u64;
+        let hi = self.u32(what)? as u64;
+        Ok(lo | hi << 32)
+    }
+
+    fn string(&mut self, what: &str) -> Result<String, WeightsError> {
+        let len = self.u32(what)? as usize;
+        if len > MAX_STRING_BYTES {
+            return Err(WeightsError::Corrupt(format!("{what} is {len} bytes long")));
+        }
+        let bytes = self.take(len, what)?.to_vec();
+        String::from_utf8(bytes).map_err(|_| WeightsError::Corrupt(format!("{what} is not UTF-8")))
+    }
+
+    fn layout(&mut self) -> Result<LayoutRecord, WeightsError> {
+        let what = "a feature layout";
+        Ok(LayoutRecord { kind: self.string(what)?, version: self.u32(what)?, names_hash: self.u64(what)?, len: self.u32(what)? })
+    }
+
+    fn parameter(&mut self) -> Result<Parameter, WeightsError> {
+        let name = self.string("a parameter name")?;
+        let rank = self.u32("a parameter rank")? as usize;
+        if rank > MAX_RANK {
+            return Err(WeightsError::Corrupt(format!("parameter {name} has rank {rank}")));
+        }
+        let mut extents = Vec::with_capacity(rank);
+        for _ in 0..rank {
+            extents.push(self.u32("parameter extents")?);
+        }
+        let len = extents.iter().try_fold(1usize, |n, &e| n.checked_mul(e as usize));
+        let bytes = len.and_then(|n| n.checked_mul(4)).ok_or_else(|| WeightsError::Corrupt(format!("parameter {name} is too large")))?;
+        let values = self.take(bytes, "parameter values")?.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        Ok(Parameter { name, extents, values })
+    }
+}

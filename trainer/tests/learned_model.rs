@@ -1,0 +1,60 @@
+//! The learned model behind the search's trait: it agrees with the
+//! training path's predictions, and the search finds legal schedules with
+//! it.
+
+mod common;
+
+use common::{candidates, dag, pipeline, target};
+use search::featurize::StageFeatures;
+use search::{autoschedule, BeamOptions, CostModel};
+use std::time::Duration;
+use trainer::{predict, schedule_rows, CostNetwork, LearnedModel, PipelineInputs, PipelineSamples, ScheduleSample};
+
+#[test]
+fn evaluate_agrees_with_the_training_path() {
+    tch::set_num_threads(1);
+    let dag = dag(&pipeline(5, 7));
+    let schedules = candidates(&dag, 16);
+    let network = CostNetwork::random(2);
+    let samples = PipelineSamples {
+        pipeline: PipelineInputs::of(&dag),
+        schedules: schedules.iter().map(|f| ScheduleSample { stages: schedule_rows(dag.stages.len(), f), runtime_seconds: 1.0 }).collect(),
+    };
+    let trained_path = predict(&network, &samples).expect("predictions");
+    let mut model = LearnedModel::new(network, "test");
+    model.set_pipeline(&dag);
+    let batch: Vec<&StageFeatures> = schedules.iter().collect();
+    let costs = model.evaluate(&batch);
+    assert_eq!(costs.len(), schedules.len());
+    for ((cost, features), want) in costs.iter().zip(&schedules).zip(&trained_path) {
+        assert!(cost.per_stage.keys().eq(features.keys()), "one cost per placed stage");
+        assert!((cost.total - want).abs() <= 1e-5 * want.abs().max(1e-12), "{} vs {want}", cost.total);
+    }
+    // Partial candidates: only their placed stages are costed.
+    let partial: StageFeatures = schedules[0].iter().take(2).map(|(s, f)| (*s, f.clone())).collect();
+    let costs = model.evaluate(&[&partial, &schedules[1]]);
+    assert_eq!(costs[0].per_stage.len(), 2);
+    assert!(costs[1].per_stage.keys().eq(schedules[1].keys()));
+}
+
+#[test]
+fn a_model_without_a_pipeline_prices_nothing_as_cheap() {
+    let model = LearnedModel::new(CostNetwork::random(0), "none");
+    let dag = dag(&pipeline(1, 4));
+    let schedules = candidates(&dag, 1);
+    assert!(model.evaluate(&[&schedules[0]])[0].total.is_infinite());
+    assert!(model.evaluate(&[]).is_empty());
+}
+
+#[test]
+fn the_search_finds_a_legal_schedule_with_the_learned_model() {
+    tch::set_num_threads(1);
+    let p = pipeline(3, 6);
+    let mut model = LearnedModel::new(CostNetwork::random(6), "random-6");
+    let options = BeamOptions { beam: 4, passes: 2, budget: Duration::from_secs(20), ..BeamOptions::default() };
+    let result = autoschedule(&p.pipeline, &target(), &mut model, &options, 0).expect("a schedule");
+    assert_eq!(result.model, "learned (weights random-6)");
+    assert!(result.predicted_seconds.is_finite() && result.predicted_seconds >= 0.0);
+    compiler::schedule::legality::check_at_estimates(&p.pipeline, &result.schedule, &Default::default()).expect("runs at the estimates");
+    compiler::lower(&p.pipeline, &result.schedule).expect("lowers");
+}

@@ -1,0 +1,47 @@
+//! The network's shapes and the invariants of its cost terms.
+
+use featurizer::schedule_features::SCHEDULE_FEATURES;
+use tch::Tensor;
+use trainer::network::{NetworkInput, CONV1_CHANNELS, PARAMETERS};
+use trainer::{CostNetwork, NetworkShape};
+
+const CPU_F32: (tch::Kind, tch::Device) = (tch::Kind::Float, tch::Device::Cpu);
+
+/// A batch of random features (or none: all zero).
+fn input(batch: i64, stages: i64, random: bool) -> NetworkInput {
+    let values = |shape: [i64; 3], scale: f64| if random { Tensor::rand(shape, CPU_F32) * scale } else { Tensor::zeros(shape, CPU_F32) };
+    NetworkInput {
+        pipeline: Tensor::ones([stages, NetworkShape::CURRENT.pipeline_features as i64], CPU_F32),
+        schedule: values([batch, stages, SCHEDULE_FEATURES as i64], 1000.0),
+        terms: values([batch, stages, CONV1_CHANNELS as i64], 1e-6),
+    }
+}
+
+#[test]
+fn a_batch_gives_a_cost_per_candidate_and_stage() {
+    let (batch, stages) = (3, 5);
+    let network = CostNetwork::random(0);
+    let out = network.forward(&input(batch, stages, true));
+    assert_eq!(out.per_stage.size(), [batch, stages]);
+    assert_eq!(out.total.size(), [batch]);
+    assert_eq!(out.conv1_preactivation.size(), [batch, stages, CONV1_CHANNELS as i64]);
+    let sums = out.per_stage.sum_dim_intlist(1, false, tch::Kind::Float);
+    assert!(out.total.allclose(&sums, 1e-6, 0.0, false));
+    assert!(out.per_stage.min().double_value(&[]) >= 0.0, "costs are non-negative");
+}
+
+#[test]
+fn a_stage_without_features_costs_nothing() {
+    let network = CostNetwork::random(3);
+    let out = network.forward(&input(2, 4, false));
+    assert_eq!(out.total.abs().max().double_value(&[]), 0.0);
+}
+
+#[test]
+fn the_parameters_match_the_paper_sizes() {
+    let total: i64 = PARAMETERS.iter().map(|(_, shape)| shape.iter().product::<i64>()).sum();
+    assert_eq!(total, 4264, "Adams et al.'s 4,264 weights");
+    let values = CostNetwork::random(9).values();
+    assert!(values.iter().flatten().all(|v| (-0.5..0.5).contains(v)));
+    assert_eq!(CostNetwork::random(9).values(), values, "a seed fixes the initial weights");
+}

@@ -1,0 +1,84 @@
+//! Training: the network learns to order a small synthetic set of
+//! schedules, deterministically, and refuses samples it cannot use.
+
+mod common;
+
+use common::synthetic_samples;
+use trainer::{ordering_accuracy, predict, CostNetwork, PipelineSamples, SampleError, TrainError, TrainOptions, Trainer};
+
+fn mean_accuracy(network: &CostNetwork, sets: &[PipelineSamples]) -> f64 {
+    let total: f64 = sets
+        .iter()
+        .map(|s| {
+            let measured: Vec<f64> = s.schedules.iter().map(|x| x.runtime_seconds).collect();
+            ordering_accuracy(&predict(network, s).expect("predictions"), &measured)
+        })
+        .sum();
+    total / sets.len() as f64
+}
+
+/// Steps on each pipeline. Measured pairwise ordering accuracy, before →
+/// after 1000 steps, for initial weights of seed 1: 0.69 → 0.93; seeds 2,
+/// 3, 4: 0.57 → 0.94, 0.47 → 0.84, 0.43 → 0.90.
+const STEPS_PER_SET: usize = 1000;
+
+#[test]
+fn the_network_learns_to_order_a_synthetic_training_set() {
+    tch::set_num_threads(1);
+    let sets: Vec<PipelineSamples> = (0..4).map(|seed| synthetic_samples(seed, 6, 24)).collect();
+    for s in &sets {
+        assert!(s.schedules.len() >= 8, "only {} candidates", s.schedules.len());
+    }
+    let options = TrainOptions { learning_rate: 1e-2, ..TrainOptions::default() };
+    let mut trainer = Trainer::new(CostNetwork::random(1), &options).expect("a trainer");
+    let before = mean_accuracy(trainer.network(), &sets);
+    let mut losses = vec![];
+    for _ in 0..STEPS_PER_SET {
+        for s in &sets {
+            losses.push(trainer.step(s).expect("a step").loss);
+        }
+    }
+    let after = mean_accuracy(trainer.network(), &sets);
+    eprintln!("ordering accuracy {before:.3} → {after:.3}; loss {:.4} → {:.4}", losses[0], losses[losses.len() - 1]);
+    assert!(after >= 0.8, "ordering accuracy after training: {after:.3} (before: {before:.3})");
+    assert!(after >= before + 0.15, "ordering accuracy barely rose: {before:.3} → {after:.3}");
+}
+
+#[test]
+fn training_is_deterministic() {
+    tch::set_num_threads(1);
+    let set = synthetic_samples(7, 5, 12);
+    let options = TrainOptions { learning_rate: 1e-3, max_batch: 8, seed: 3, ..TrainOptions::default() };
+    let run = || {
+        let mut trainer = Trainer::new(CostNetwork::random(5), &options).expect("a trainer");
+        (0..5).for_each(|_| {
+            trainer.step(&set).expect("a step");
+        });
+        trainer.into_network().values()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn samples_that_cannot_be_trained_on_are_refused() {
+    let set = synthetic_samples(2, 4, 4);
+    let mut trainer = Trainer::new(CostNetwork::random(0), &TrainOptions::default()).expect("a trainer");
+
+    let mut one = set.clone();
+    one.schedules.truncate(1);
+    assert!(matches!(trainer.step(&one), Err(TrainError::Samples(SampleError::TooFewSchedules(1)))));
+
+    let mut nan = set.clone();
+    nan.schedules[1].stages[0][3] = f32::NAN;
+    let e = trainer.step(&nan).unwrap_err();
+    assert!(e.to_string().contains("schedule feature 3 of stage 0 of schedule 1"), "{e}");
+
+    let mut short = set.clone();
+    short.schedules[0].stages.pop();
+    assert!(matches!(trainer.step(&short), Err(TrainError::Samples(SampleError::StageCount { schedule: 0, .. }))));
+
+    let mut free = set;
+    free.schedules[0].runtime_seconds = 0.0;
+    assert!(matches!(trainer.step(&free), Err(TrainError::Samples(SampleError::Runtime { schedule: 0, .. }))));
+    assert_eq!(trainer.steps(), 0);
+}

@@ -1,0 +1,106 @@
+//! Weights files: exact round trips, refused layouts and shapes, and
+//! corrupt files that give errors, never panics.
+
+mod common;
+
+use common::synthetic_samples;
+use featurizer::{PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+use trainer::weights::Parameter;
+use trainer::{predict, CostNetwork, LearnedModel, NetworkShape, WeightsError, WeightsFile};
+
+#[test]
+fn weights_round_trip_bit_exactly_through_bytes_and_files() {
+    let network = CostNetwork::random(11);
+    let file = WeightsFile::of(&network, "round-7");
+    let bytes = file.encode();
+    let decoded = WeightsFile::decode(&bytes).expect("decodes");
+    assert_eq!(decoded, file);
+    let loaded = decoded.to_network().expect("fits this build");
+    assert_eq!(loaded.values(), network.values());
+
+    let samples = synthetic_samples(1, 5, 6);
+    let a = predict(&network, &samples).expect("predictions");
+    let b = predict(&loaded, &samples).expect("predictions");
+    assert_eq!(a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), b.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+
+    let path = std::env::temp_dir().join(format!("trainer-weights-{}.hrcm", std::process::id()));
+    file.write(&path).expect("writes");
+    let model = LearnedModel::load(&path).expect("loads");
+    std::fs::remove_file(&path).ok();
+    assert_eq!(model.version(), "round-7");
+    assert!(search::CostModel::name(&model).contains("round-7"));
+}
+
+#[test]
+fn weights_of_another_feature_layout_are_refused_naming_it() {
+    let mut file = WeightsFile::of(&CostNetwork::random(0), "old");
+    file.header.schedule_layout.version = 99;
+    file.header.schedule_layout.names_hash = 0x1234;
+    let e = WeightsFile::decode(&file.encode()).expect("decodes").to_network().err().expect("refused");
+    assert!(matches!(e, WeightsError::Layout(_)), "{e:?}");
+    let message = e.to_string();
+    let ours = SCHEDULE_LAYOUT.id();
+    for needle in [
+        "schedule feature layout",
+        &format!("expected version {}", ours.version),
+        "got version 99",
+        &format!("{:016x}", ours.names_hash),
+        "0000000000001234",
+    ] {
+        assert!(message.contains(needle), "{message:?} lacks {needle:?}");
+    }
+
+    let mut file = WeightsFile::of(&CostNetwork::random(0), "old");
+    file.header.pipeline_layout.len += 7;
+    let e = LearnedModel::from_bytes(&file.encode()).err().expect("refused");
+    assert!(e.to_string().contains("pipeline feature layout"), "{e}");
+    assert!(e.to_string().contains(&format!("{} fields", PIPELINE_LAYOUT.id().len + 7)), "{e}");
+}
+
+#[test]
+fn weights_of_another_network_shape_or_parameters_are_refused() {
+    let mut file = WeightsFile::of(&CostNetwork::random(0), "wide");
+    file.header.shape = NetworkShape { head2_channels: 48, ..NetworkShape::CURRENT };
+    let e = file.to_network().err().expect("refused");
+    assert!(matches!(e, WeightsError::Shape { .. }), "{e:?}");
+    assert!(e.to_string().contains("head2 48"), "{e}");
+
+    let mut file = WeightsFile::of(&CostNetwork::random(0), "odd");
+    file.parameters[2] = Parameter { name: "head2_filter".into(), extents: vec![39, 24], values: vec![0.0; 936] };
+    let e = file.to_network().err().expect("refused");
+    assert!(e.to_string().contains("head2_filter: extents [39, 24]"), "{e}");
+
+    let mut file = WeightsFile::of(&CostNetwork::random(0), "nan");
+    file.parameters[5].values[0] = f32::NAN;
+    assert!(file.to_network().is_err());
+}
+
+#[test]
+fn corrupt_files_give_errors_not_panics() {
+    let bytes = WeightsFile::of(&CostNetwork::random(4), "v").encode();
+    assert!(matches!(WeightsFile::decode(b"not weights at all"), Err(WeightsError::NotWeights)));
+    assert!(matches!(WeightsFile::decode(&[]), Err(WeightsError::NotWeights)));
+    // Every truncation.
+    for len in 0..bytes.len() {
+        assert!(LearnedModel::from_bytes(&bytes[..len]).is_err(), "truncated to {len} bytes");
+    }
+    // A flipped bit anywhere.
+    for at in (0..bytes.len()).step_by(7) {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x10;
+        assert!(LearnedModel::from_bytes(&bad).is_err(), "bit flipped at byte {at}");
+    }
+    // Absurd lengths behind a valid checksum.
+    let mut file = WeightsFile::decode(&bytes).expect("decodes");
+    file.parameters[0].extents = vec![u32::MAX, u32::MAX, u32::MAX];
+    let mut forged = file.encode();
+    let body = forged.len() - 8;
+    forged.truncate(body);
+    forged.truncate(forged.len() - 4 * 4264);
+    let checksum = forged.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    forged.extend_from_slice(&checksum.to_le_bytes());
+    let e = WeightsFile::decode(&forged).expect_err("refused");
+    assert!(matches!(e, WeightsError::Corrupt(_)), "{e:?}");
+    let missing = LearnedModel::load(std::path::Path::new("/nonexistent/weights.hrcm")).err().expect("refused");
+    assert!(missing.to_string().contains("/nonexistent/weights.hrcm"), "{missing}");
+}
