@@ -42,8 +42,9 @@ pub const TYPES: [ScalarType; 7] =
 /// to it, so its size only changes the values seen.
 pub const WEIGHTS_REGION: [(i64, i64); 4] = [(0, 16), (-4, 9), (-4, 9), (0, 16)];
 
-/// What to generate.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What to generate (serializable, so a stored sample can name how to
+/// rebuild its pipeline).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GeneratorParams {
     pub seed: u64,
     /// Stages including the first (the input read) and the last (the
