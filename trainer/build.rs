@@ -1,5 +1,6 @@
 //! Puts libtorch's library folder on the run path of every binary, test
-//! and example of this crate, so they load libtorch without
+//! and example of the crates that link libtorch (this one, and the
+//! benchmark agent, whose manifest names this file as its build script), so they load libtorch without
 //! `LD_LIBRARY_PATH` (torch-sys links it but records no run path).
 
 fn main() {

@@ -102,7 +102,7 @@ pub struct Runtime {
 }
 
 /// Why a schedule produced no runtime, as the isolated runner classifies it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
     CompileError,

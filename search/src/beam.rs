@@ -158,11 +158,14 @@ impl Searcher<'_> {
             next.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then(a.hash.cmp(&b.hash)));
             let mut kept = vec![];
             let survive = dropout_threshold(self.options.random_dropout, self.decisions());
-            for st in next {
+            // As Adams's: every candidate but the last one left may drop
+            // out (so with a beam of one the best is kept only by chance).
+            let candidates = next.len();
+            for (i, st) in next.into_iter().enumerate() {
                 if kept.len() >= self.options.beam {
                     break;
                 }
-                if !kept.is_empty() && rng.random_range(0..100) >= survive {
+                if i + 1 < candidates && survive < 100 && rng.random_range(0..100) >= survive {
                     continue;
                 }
                 kept.push(st);

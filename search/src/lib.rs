@@ -61,6 +61,9 @@ pub struct Alternative {
 pub struct AutoSchedule {
     pub schedule: Schedule,
     pub predicted_seconds: f64,
+    /// The schedule features of the chosen loop nest, by stage (what a
+    /// training sample of this schedule records).
+    pub features: std::sync::Arc<featurize::StageFeatures>,
     /// Stages by descending predicted cost.
     pub per_stage: Vec<StageCost>,
     /// The next-best distinct schedules, cheapest first.
@@ -145,6 +148,7 @@ pub fn autoschedule(
     Ok(AutoSchedule {
         schedule,
         predicted_seconds: state.cost.total,
+        features: state.features.clone(),
         per_stage,
         alternatives,
         stats: outcome.stats,

@@ -1,0 +1,128 @@
+//! The local data-generation loop: for each seed of a range, a random
+//! pipeline, its sampled schedules timed one at a time in the isolated
+//! runner, one report in the store. Work already in the store (same work
+//! id and host) is skipped, so an interrupted run resumes where it
+//! stopped.
+
+use crate::measure::{measure, training_sampling};
+use crate::records::{pipeline_record, schedule_record};
+use crate::sampling::{sample_schedules, SamplingOptions};
+use crate::{AgentError, Workload};
+use codegen::runner::Runner;
+use compiler::Target;
+use data::{FailureClass, HostFingerprint, Outcome, Report, SampleRecord, Store};
+use featurizer::Dag;
+use search::CostModel;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// What to generate.
+#[derive(Clone, Debug)]
+pub struct GenerateOptions {
+    pub first_seed: u64,
+    pub pipelines: u64,
+    /// The bootstrap round (which weights steer the sampling).
+    pub round: u32,
+    /// The agent's name, recorded with each report and part of its work id.
+    pub agent: String,
+    pub sampling: SamplingOptions,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct GenerateStats {
+    pub pipelines: u64,
+    /// Pipelines already in the store.
+    pub skipped: u64,
+    /// Seeds whose pipeline could not be generated or scheduled.
+    pub unusable: u64,
+    pub measured: u64,
+    pub failed: BTreeMap<FailureClass, u64>,
+    pub wall_seconds: f64,
+}
+
+impl GenerateStats {
+    /// Timed samples per hour of wall time.
+    pub fn samples_per_hour(&self) -> f64 {
+        self.measured as f64 * 3600.0 / self.wall_seconds.max(1e-9)
+    }
+}
+
+/// The work id of `seed` in `round` for `agent`.
+pub fn work_id(agent: &str, round: u32, seed: u64) -> String {
+    format!("{agent}/round{round}/seed{seed}")
+}
+
+/// Generates, measures and records `options.pipelines` pipelines, ranking
+/// schedules with `model`; `progress` is told after each pipeline.
+pub fn generate(
+    store: &mut Store,
+    model: &mut dyn CostModel,
+    runner: &mut Runner,
+    options: &GenerateOptions,
+    mut progress: impl FnMut(&GenerateStats),
+) -> Result<GenerateStats, AgentError> {
+    let started = Instant::now();
+    let host = HostFingerprint::detect()?;
+    let host_key = store.upsert_host(&host)?;
+    let target = Target::host();
+    let mut stats = GenerateStats::default();
+    for seed in options.first_seed..options.first_seed + options.pipelines {
+        let id = work_id(&options.agent, options.round, seed);
+        if store.has_report(&id, &host_key)? {
+            stats.skipped += 1;
+        } else {
+            match measure_pipeline(seed, &target, model, runner, options) {
+                Ok((pipeline, schedules, samples)) => {
+                    for s in &samples {
+                        match s.outcome {
+                            Outcome::Measured(_) => stats.measured += 1,
+                            Outcome::Failed(class) => *stats.failed.entry(class).or_default() += 1,
+                        }
+                    }
+                    let report = Report {
+                        work_id: id,
+                        host: host.clone(),
+                        agent: options.agent.clone(),
+                        round: options.round,
+                        pipeline,
+                        schedules,
+                        samples,
+                    };
+                    store.record_report(&report)?;
+                    stats.pipelines += 1;
+                }
+                Err(e) => {
+                    tracing::warn!(seed, error = %e, "seed skipped");
+                    stats.unusable += 1;
+                }
+            }
+        }
+        stats.wall_seconds = started.elapsed().as_secs_f64();
+        progress(&stats);
+    }
+    Ok(stats)
+}
+
+/// One pipeline's records: the pipeline, its sampled schedules, and a
+/// sample of each.
+fn measure_pipeline(
+    seed: u64,
+    target: &Target,
+    model: &mut dyn CostModel,
+    runner: &mut Runner,
+    options: &GenerateOptions,
+) -> Result<(data::PipelineRecord, Vec<data::ScheduleRecord>, Vec<SampleRecord>), AgentError> {
+    let workload = Workload::random(seed)?;
+    let dag = Dag::new(&workload.pipeline, target)?;
+    let sampled = sample_schedules(&workload.pipeline, target, model, &options.sampling, seed)?;
+    let sampling = training_sampling();
+    let mut schedules = vec![];
+    let mut samples = vec![];
+    for s in &sampled {
+        let (compile_time_s, outcome) = measure(runner, &workload, &s.schedule, &sampling);
+        schedules.push(schedule_record(&dag, s));
+        samples.push(SampleRecord { schedule_hash: s.hash.clone(), compile_time_s, outcome });
+    }
+    Ok((pipeline_record(&dag, &workload), schedules, samples))
+}

@@ -1,0 +1,36 @@
+//! The benchmark agent: it produces the cost model's training data by
+//! measuring schedules on the machine it runs on.
+//!
+//! One unit of work is one pipeline: a random pipeline from a seed
+//! ([`workload`]), a batch of schedules sampled for it by the search under
+//! the current cost model ([`sampling`]: one deterministic beam search and
+//! randomized probes, as Adams et al. do), each compiled and timed in the
+//! isolated runner ([`measure`]), written to the training store as one
+//! report ([`records`]). [`generate`] runs that loop over a range of seeds
+//! without any server; the `datagen` binary drives it.
+
+pub mod generate;
+pub mod measure;
+pub mod records;
+pub mod sampling;
+pub mod workload;
+
+pub use generate::{generate, GenerateOptions, GenerateStats};
+pub use measure::measure;
+pub use sampling::{sample_schedules, SampledSchedule, SamplingOptions};
+pub use workload::Workload;
+
+use thiserror::Error;
+
+/// Why the agent stopped.
+#[derive(Debug, Error)]
+pub enum AgentError {
+    #[error("training store: {0}")]
+    Store(#[from] data::StoreError),
+    #[error("random pipeline: {0}")]
+    Generate(#[from] random_pipelines::GenError),
+    #[error("the pipeline cannot be analysed: {0}")]
+    Dag(#[from] featurizer::DagError),
+    #[error("search: {0}")]
+    Search(#[from] search::SearchError),
+}

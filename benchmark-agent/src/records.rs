@@ -1,0 +1,39 @@
+//! The store's records of a pipeline and its schedules: content hashes and
+//! per-stage feature matrices in the featurizer's layouts (rows in the
+//! DAG's stage order; a stage a schedule does not place has a row of
+//! zeros, as the trainer reads it).
+
+use crate::sampling::{content_hash, SampledSchedule};
+use crate::Workload;
+use data::{Features, PipelineRecord, ScheduleRecord};
+use featurizer::{Dag, Layout, PipelineFeatures, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+
+/// The store's identity of a featurizer layout.
+pub fn store_layout(layout: &Layout) -> data::LayoutId {
+    let id = layout.id();
+    data::LayoutId { version: id.version, names_hash: id.names_hash, len: id.len as u32 }
+}
+
+/// `rows` as a feature matrix of `layout`.
+fn matrix(layout: &Layout, rows: Vec<Vec<f32>>) -> Features {
+    Features { layout: store_layout(layout), stages: rows.len() as u32, values: rows.into_iter().flatten().collect() }
+}
+
+/// The pipeline's record: the hash of its definition, how to rebuild it,
+/// its features per stage.
+pub fn pipeline_record(dag: &Dag, workload: &Workload) -> PipelineRecord {
+    let definition = serde_json::to_string(&workload.pipeline).expect("pipeline definitions serialize");
+    let rows = dag.stages.iter().map(|s| PipelineFeatures::of(dag, s).to_vec()).collect();
+    PipelineRecord { hash: content_hash(&definition), source: workload.source.clone(), features: matrix(&PIPELINE_LAYOUT, rows) }
+}
+
+/// A sampled schedule's record.
+pub fn schedule_record(dag: &Dag, sampled: &SampledSchedule) -> ScheduleRecord {
+    let mut rows = vec![vec![0.0f32; SCHEDULE_LAYOUT.id().len]; dag.stages.len()];
+    for (stage, f) in sampled.features.iter() {
+        if let Some(row) = rows.get_mut(stage.index()) {
+            *row = f.to_array().iter().map(|&v| v as f32).collect();
+        }
+    }
+    ScheduleRecord { hash: sampled.hash.clone(), source: sampled.text.clone(), features: matrix(&SCHEDULE_LAYOUT, rows) }
+}

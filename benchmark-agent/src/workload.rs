@@ -1,0 +1,47 @@
+//! A pipeline with the regions it is timed at, and how to rebuild it.
+
+use compiler::PipelineDef;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use random_pipelines::{GeneratorParams, RandomPipeline};
+
+/// What the agent times: a pipeline, its input and output regions, and how
+/// the store can rebuild the pipeline.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub pipeline: PipelineDef,
+    /// The region of each input, by name.
+    pub inputs: Vec<(String, Vec<(i64, i64)>)>,
+    /// The region of the output computed.
+    pub output: Vec<(i64, i64)>,
+    pub source: data::PipelineSource,
+}
+
+impl Workload {
+    /// A random pipeline, timed at its estimates.
+    pub fn from_random(rp: &RandomPipeline) -> Workload {
+        Workload {
+            pipeline: rp.pipeline.clone(),
+            inputs: rp.inputs.iter().map(|i| (i.name.clone(), i.region.clone())).collect(),
+            output: rp.output_region.clone(),
+            source: data::PipelineSource::Generated {
+                seed: rp.params.seed,
+                params: serde_json::to_value(&rp.params).expect("generator parameters serialize"),
+            },
+        }
+    }
+
+    /// The random pipeline of `seed`, sized for training: 3 to 14 stages
+    /// over an image of 96 to 640 pixels a side (so that one schedule
+    /// compiles and runs in well under a second), drawn from the seed.
+    pub fn random(seed: u64) -> Result<Workload, random_pipelines::GenError> {
+        Ok(Workload::from_random(&random_pipelines::generate(&training_params(seed))?))
+    }
+}
+
+/// The generator parameters the agent uses for `seed`.
+pub fn training_params(seed: u64) -> GeneratorParams {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xA6E7_5EED);
+    let side = |rng: &mut ChaCha8Rng| 32 * rng.random_range(3..=20);
+    GeneratorParams { seed, max_stages: rng.random_range(3..=14), input_size: (side(&mut rng), side(&mut rng), 3) }
+}
