@@ -60,6 +60,7 @@ pub type Region = Vec<(i64, i64)>;
 
 /// An app at one size: its algorithm, its expert schedule, and the regions
 /// its inputs cover and its output is computed over.
+#[derive(Clone, Debug)]
 pub struct App {
     pub name: &'static str,
     pub pipeline: PipelineDef,

@@ -1,6 +1,6 @@
 //! The local data-generation loop: for each seed of a range, a random
-//! pipeline, its sampled schedules timed one at a time in the isolated
-//! runner, one report in the store. Work already in the store (same work
+//! pipeline (or, autotuning, the same app each time), its sampled schedules
+//! timed one at a time in the isolated runner, one report in the store. Work already in the store (same work
 //! id and host) is skipped, so an interrupted run resumes where it
 //! stopped.
 
@@ -26,6 +26,9 @@ pub struct GenerateOptions {
     /// The agent's name, recorded with each report and part of its work id.
     pub agent: String,
     pub sampling: SamplingOptions,
+    /// Autotune this app (its pipeline every time, a new sampling seed per
+    /// batch) instead of random pipelines.
+    pub app: Option<apps::App>,
 }
 
 /// What a run did.
@@ -48,9 +51,12 @@ impl GenerateStats {
     }
 }
 
-/// The work id of `seed` in `round` for `agent`.
-pub fn work_id(agent: &str, round: u32, seed: u64) -> String {
-    format!("{agent}/round{round}/seed{seed}")
+/// The work id of `seed` in `round` for `agent` (and the app autotuned).
+pub fn work_id(agent: &str, round: u32, app: Option<&apps::App>, seed: u64) -> String {
+    match app {
+        Some(app) => format!("{agent}/round{round}/{}/batch{seed}", app.name),
+        None => format!("{agent}/round{round}/seed{seed}"),
+    }
 }
 
 /// Generates, measures and records `options.pipelines` pipelines, ranking
@@ -68,7 +74,7 @@ pub fn generate(
     let target = Target::host();
     let mut stats = GenerateStats::default();
     for seed in options.first_seed..options.first_seed + options.pipelines {
-        let id = work_id(&options.agent, options.round, seed);
+        let id = work_id(&options.agent, options.round, options.app.as_ref(), seed);
         if store.has_report(&id, &host_key)? {
             stats.skipped += 1;
         } else {
@@ -113,7 +119,10 @@ fn measure_pipeline(
     runner: &mut Runner,
     options: &GenerateOptions,
 ) -> Result<(data::PipelineRecord, Vec<data::ScheduleRecord>, Vec<SampleRecord>), AgentError> {
-    let workload = Workload::random(seed)?;
+    let workload = match &options.app {
+        Some(app) => Workload::from_app(app),
+        None => Workload::random(seed)?,
+    };
     let dag = Dag::new(&workload.pipeline, target)?;
     let sampled = sample_schedules(&workload.pipeline, target, model, &options.sampling, seed)?;
     let sampling = training_sampling();

@@ -1,4 +1,5 @@
-//! A pipeline with the regions it is timed at, and how to rebuild it.
+//! A pipeline with the regions it is timed at, and how to rebuild it: a
+//! random pipeline from its seed, or an app (for autotuning one app).
 
 use compiler::PipelineDef;
 use rand::{Rng, SeedableRng};
@@ -18,6 +19,14 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// An app at the size it is built for, timed at the regions it runs
+    /// at (which are also its estimates here).
+    pub fn from_app(app: &apps::App) -> Workload {
+        let pipeline = app.pipeline_estimated_as_run();
+        let json = serde_json::to_string(&pipeline).expect("pipeline definitions serialize");
+        Workload { pipeline, inputs: app.inputs.clone(), output: app.output.clone(), source: data::PipelineSource::Definition { json } }
+    }
+
     /// A random pipeline, timed at its estimates.
     pub fn from_random(rp: &RandomPipeline) -> Workload {
         Workload {

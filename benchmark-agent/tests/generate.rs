@@ -17,6 +17,7 @@ fn options(first_seed: u64, pipelines: u64) -> GenerateOptions {
         round: 0,
         agent: "test".into(),
         sampling: SamplingOptions { schedules: 4, budget: Duration::from_millis(200), ..SamplingOptions::default() },
+        app: None,
     }
 }
 

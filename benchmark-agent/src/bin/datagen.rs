@@ -42,13 +42,23 @@ enum Command {
         /// store's promoted weights for this host, else the analytical model.
         #[arg(long)]
         weights: Option<PathBuf>,
+        /// Autotune this app (at the paper size) instead of random pipelines:
+        /// each "pipeline" is then one batch of the app's schedules.
+        #[arg(long)]
+        app: Option<String>,
     },
 }
 
 fn main() -> Result<()> {
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
     match Args::parse().command {
-        Command::Generate { db, first_seed, pipelines, schedules, round, agent, weights } => {
+        Command::Generate { db, first_seed, pipelines, schedules, round, agent, weights, app } => {
+            let app = match app {
+                Some(name) => Some(
+                    apps::build(&name, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {name}"))?,
+                ),
+                None => None,
+            };
             let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
             let mut model = model(&store, weights.as_deref())?;
             println!("ranking with the {} model", model.name());
@@ -59,6 +69,7 @@ fn main() -> Result<()> {
                 round,
                 agent,
                 sampling: SamplingOptions { schedules, ..SamplingOptions::default() },
+                app,
             };
             let bar = indicatif::ProgressBar::new(pipelines);
             bar.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pipelines {msg} [{elapsed}]")?);
