@@ -17,6 +17,7 @@
 use crate::inputs::{PipelineInputs, PipelineSamples, ScheduleRow, ScheduleSample};
 use compiler::{PipelineDef, Target};
 use data::{PipelineSource, Store, StoreError};
+use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use featurizer::{Dag, Layout, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 use random_pipelines::{generate, GeneratorParams};
@@ -176,10 +177,15 @@ fn rebuild(source: &PipelineSource, target: &Target) -> Result<PipelineInputs, S
 fn to_samples(pipeline: PipelineInputs, stored: &data::PipelineSamples) -> Result<PipelineSamples, String> {
     let stages = pipeline.stages();
     let rebuilt: Vec<f32> = pipeline.stage_features.iter().flatten().copied().collect();
-    if stored.features.stages as usize != stages || stored.features.values != rebuilt {
+    if stored.features.stages as usize != stages || stored.features.values.len() != rebuilt.len() {
+        return Err(format!("it has stored pipeline features of {} stages, the rebuilt pipeline {stages}", stored.features.stages));
+    }
+    if let Some((i, (stored_value, rebuilt_value))) = stored.features.values.iter().zip(&rebuilt).enumerate().find(|(_, (a, b))| a != b) {
+        let len = PIPELINE_FEATURES.max(1);
         return Err(format!(
-            "its stored pipeline features ({} stages) differ from those of the rebuilt pipeline ({stages} stages)",
-            stored.features.stages
+            "its stored pipeline feature {} of stage {} is {stored_value}, the rebuilt pipeline's {rebuilt_value}",
+            i % len,
+            i / len
         ));
     }
     let schedules = stored
@@ -190,11 +196,8 @@ fn to_samples(pipeline: PipelineInputs, stored: &data::PipelineSamples) -> Resul
             if features.stages as usize != stages || features.layout.len as usize != SCHEDULE_FEATURES {
                 return Err(format!("schedule {} has features of {} stages, the pipeline {stages}", sample.schedule_hash, features.stages));
             }
-            let rows: Vec<ScheduleRow> = features
-                .values
-                .chunks_exact(SCHEDULE_FEATURES)
-                .map(|row| std::array::from_fn(|i| row[i]))
-                .collect();
+            let rows: Vec<ScheduleRow> =
+                features.values.chunks_exact(SCHEDULE_FEATURES).map(|row| std::array::from_fn(|i| row[i])).collect();
             if rows.len() != stages {
                 return Err(format!("schedule {} has {} feature values, not {stages} rows", sample.schedule_hash, features.values.len()));
             }

@@ -72,8 +72,11 @@ pub fn metrics_of(predictions: &[Predictions]) -> Metrics {
         agreeing += ordering_accuracy(&p.predicted, &p.measured) * n as f64;
         regret_sum += regret(&p.predicted, &p.measured);
     }
-    let logs: Vec<(f64, f64)> =
-        predictions.iter().flat_map(|p| p.measured.iter().zip(&p.predicted)).map(|(m, q)| (m.ln(), q.max(MIN_PREDICTED_SECONDS).ln())).collect();
+    let logs: Vec<(f64, f64)> = predictions
+        .iter()
+        .flat_map(|p| p.measured.iter().zip(&p.predicted))
+        .map(|(m, q)| (m.ln(), q.max(MIN_PREDICTED_SECONDS).ln()))
+        .collect();
     let mean = logs.iter().map(|(m, _)| m).sum::<f64>() / logs.len().max(1) as f64;
     let total: f64 = logs.iter().map(|(m, _)| (m - mean).powi(2)).sum();
     let residual: f64 = logs.iter().map(|(m, q)| (m - q).powi(2)).sum();

@@ -160,9 +160,7 @@ pub fn should_promote(new: &Metrics, current: Option<&Metrics>) -> (bool, String
 /// The network of a stored version, checked against this build's layouts and shape.
 pub fn stored_network(store: &Store, version: u32) -> Result<CostNetwork, RetrainError> {
     let weights = store.weights(version)?;
-    WeightsFile::decode(&weights.blob)
-        .and_then(|file| file.to_network())
-        .map_err(|source| RetrainError::Weights { version, source })
+    WeightsFile::decode(&weights.blob).and_then(|file| file.to_network()).map_err(|source| RetrainError::Weights { version, source })
 }
 
 /// Retrains the cost model of `host_key` from `store` (see the module

@@ -16,6 +16,9 @@ use trainer::{CostNetwork, WeightsFile};
 #[derive(Parser)]
 #[command(about = "Retrain, evaluate and manage the learned cost model's weights in a training store")]
 struct Cli {
+    /// Threads libtorch uses: one trains these small batches fastest beside other work.
+    #[arg(long, global = true, default_value_t = 1)]
+    torch_threads: i32,
     #[command(subcommand)]
     command: Command,
 }
@@ -48,9 +51,6 @@ enum Command {
         /// Start from random weights instead of the promoted ones.
         #[arg(long)]
         from_scratch: bool,
-        /// libtorch threads (default: libtorch's choice).
-        #[arg(long)]
-        torch_threads: Option<i32>,
         /// Also write the new weights to this file.
         #[arg(long)]
         weights_out: Option<PathBuf>,
@@ -104,8 +104,10 @@ fn main() -> Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().command {
-        Command::Retrain { store, epochs, learning_rate, seed, from_scratch, torch_threads, weights_out, progress } => {
+    let cli = Cli::parse();
+    tch::set_num_threads(cli.torch_threads);
+    match cli.command {
+        Command::Retrain { store, epochs, learning_rate, seed, from_scratch, weights_out, progress } => {
             let host = host_key(store.host)?;
             let mut db = open(&store.db)?;
             let options = RetrainOptions {
@@ -114,7 +116,6 @@ fn main() -> Result<()> {
                 seed,
                 held_out_percent: store.held_out_percent,
                 start: if from_scratch { Start::Random } else { Start::Promoted },
-                torch_threads,
                 ..RetrainOptions::for_host()
             };
             let bar = progress.then(|| {
@@ -131,7 +132,10 @@ fn main() -> Result<()> {
             if let Some(path) = weights_out {
                 outcome.weights.write(&path)?;
             }
-            println!("weights version {} ({} training pipelines, {} samples)", outcome.version, outcome.metrics.train_pipelines, outcome.metrics.train_samples);
+            println!(
+                "weights version {} ({} training pipelines, {} samples)",
+                outcome.version, outcome.metrics.train_pipelines, outcome.metrics.train_samples
+            );
             print_metrics(&format!("v{} (new)", outcome.version), &outcome.metrics.held_out);
             if let Some(incumbent) = &outcome.incumbent {
                 match &incumbent.held_out {
