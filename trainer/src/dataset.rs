@@ -208,3 +208,27 @@ fn to_samples(pipeline: PipelineInputs, stored: &data::PipelineSamples) -> Resul
     samples.validate().map_err(|e| format!("its samples cannot be trained on: {e}"))?;
     Ok(samples)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_split_is_pinned_to_the_pipeline_hash() {
+        // FNV-1a of the hash string mod 100: random-0 → 11, random-1 → 0,
+        // random-2 → 33, random-3 → 22. Changing this moves pipelines
+        // between the sets of stored weights' metrics.
+        assert_eq!(split_of("random-0", 20), Split::HeldOut);
+        assert_eq!(split_of("random-1", 1), Split::HeldOut);
+        assert_eq!(split_of("random-2", 33), Split::Train);
+        assert_eq!(split_of("random-2", 34), Split::HeldOut);
+        assert_eq!(split_of("random-3", 20), Split::Train);
+        assert_eq!(split_of("random-0", 0), Split::Train);
+    }
+
+    #[test]
+    fn about_the_held_out_share_is_held_out() {
+        let held_out = (0..1000).filter(|i| split_of(&format!("{i:016x}"), 20) == Split::HeldOut).count();
+        assert!((150..250).contains(&held_out), "{held_out} of 1000 held out at 20%");
+    }
+}

@@ -177,6 +177,10 @@ fn the_command_retrains_evaluates_plots_and_exports() {
     let (ok, out, err) = trainer(&["evaluate", "--db", db, "--host", &key, "--weights", exported.to_str().expect("a UTF-8 path")]);
     assert!(ok, "{out}{err}");
 
+    let (ok, out, err) = trainer(&["promote", "--db", db, "1"]);
+    assert!(ok && out.contains("promoted weights version 1"), "{out}{err}");
+    let (ok, _, err) = trainer(&["promote", "--db", db, "7"]);
+    assert!(!ok && err.contains("no weights version 7"), "{err}");
     let (ok, _, err) = trainer(&["rollback", "--db", db, "--host", &key]);
     assert!(!ok && err.contains("has no parent"), "{err}");
     let (ok, _, err) = trainer(&["retrain", "--db", db, "--host", "0000000000000000", "--epochs", "1"]);
