@@ -4,21 +4,32 @@
 //! step ([`train`]) over one pipeline's measured schedules ([`inputs`]),
 //! weights files that record the feature layouts and network shape they
 //! fit ([`weights`]), and batched inference behind the search's
-//! `CostModel` trait ([`learned`]).
+//! `CostModel` trait ([`learned`]). Around it, retraining from the
+//! training store: the host's samples rebuilt, checked and split by
+//! pipeline ([`dataset`]), held-out metrics ([`metrics`]), training,
+//! storing and the promotion rule ([`retrain`]), and the charts of the
+//! `trainer` command ([`plot`]).
 //!
 //! Linking libtorch needs `LIBTORCH` (see `scripts/env.sh`); the search
 //! crate does not depend on this one.
 
+pub mod dataset;
 pub mod inputs;
 pub mod learned;
 pub mod loss;
+pub mod metrics;
 pub mod network;
+pub mod plot;
+pub mod retrain;
 pub mod terms;
 pub mod train;
 pub mod weights;
 
+pub use dataset::{store_layout, Dataset, DatasetError, StoredPipeline};
 pub use inputs::{schedule_rows, PipelineInputs, PipelineSamples, SampleError, ScheduleRow, ScheduleSample};
 pub use learned::LearnedModel;
+pub use metrics::Metrics;
 pub use network::{CostNetwork, NetworkShape};
+pub use retrain::{retrain, RetrainError, RetrainOptions, RetrainOutcome, Start};
 pub use train::{ordering_accuracy, predict, StepReport, TrainError, TrainOptions, Trainer};
 pub use weights::{WeightsError, WeightsFile, WeightsHeader};

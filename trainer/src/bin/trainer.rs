@@ -1,0 +1,210 @@
+//! `trainer`: retrain the learned cost model from a training store, judge
+//! weights on the held-out pipelines, draw charts, and manage the stored
+//! weights versions (promote, roll back, export).
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use data::{HostFingerprint, Store};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use trainer::dataset::{host_target, load, DEFAULT_HELD_OUT_PERCENT};
+use trainer::metrics::{evaluate, Metrics};
+use trainer::plot::charts;
+use trainer::retrain::{retrain, stored_network, RetrainOptions, Start};
+use trainer::{CostNetwork, WeightsFile};
+
+#[derive(Parser)]
+#[command(about = "Retrain, evaluate and manage the learned cost model's weights in a training store")]
+struct Cli {
+    /// Threads libtorch uses: one trains these small batches fastest beside other work.
+    #[arg(long, global = true, default_value_t = 1)]
+    torch_threads: i32,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+struct StoreArgs {
+    /// The training store (SQLite file).
+    #[arg(long)]
+    db: PathBuf,
+    /// The host whose samples and weights to use (default: this machine's key).
+    #[arg(long)]
+    host: Option<String>,
+    /// Percentage of pipelines held out (chosen by a hash of the pipeline).
+    #[arg(long, default_value_t = DEFAULT_HELD_OUT_PERCENT)]
+    held_out_percent: u32,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Train new weights from the host's samples, store them, and promote them if they are no worse on the held-out pipelines.
+    Retrain {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long, default_value_t = 50)]
+        epochs: usize,
+        #[arg(long, default_value_t = 1e-3)]
+        learning_rate: f64,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Start from random weights instead of the promoted ones.
+        #[arg(long)]
+        from_scratch: bool,
+        /// Also write the new weights to this file.
+        #[arg(long)]
+        weights_out: Option<PathBuf>,
+        /// Show a progress bar.
+        #[arg(long)]
+        progress: bool,
+    },
+    /// Print held-out metrics of the promoted weights, a stored version or a weights file.
+    Evaluate {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long, conflicts_with = "weights")]
+        version: Option<u32>,
+        #[arg(long)]
+        weights: Option<PathBuf>,
+    },
+    /// Draw PNG charts: held-out predictions, the loss curve, metrics by weights version.
+    Plot {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Promote a stored weights version for its host.
+    Promote {
+        #[arg(long)]
+        db: PathBuf,
+        version: u32,
+    },
+    /// Demote the host's promoted weights and promote their parent.
+    Rollback {
+        #[arg(long)]
+        db: PathBuf,
+        /// The host (default: this machine's key).
+        #[arg(long)]
+        host: Option<String>,
+    },
+    /// Export a stored weights version as a weights file.
+    Weights {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        version: u32,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    tch::set_num_threads(cli.torch_threads);
+    match cli.command {
+        Command::Retrain { store, epochs, learning_rate, seed, from_scratch, weights_out, progress } => {
+            let host = host_key(store.host)?;
+            let mut db = open(&store.db)?;
+            let options = RetrainOptions {
+                epochs,
+                learning_rate,
+                seed,
+                held_out_percent: store.held_out_percent,
+                start: if from_scratch { Start::Random } else { Start::Promoted },
+                ..RetrainOptions::for_host()
+            };
+            let bar = progress.then(|| {
+                let bar = ProgressBar::new(0);
+                if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} steps {elapsed} {msg}") {
+                    bar.set_style(style);
+                }
+                bar
+            });
+            let outcome = retrain(&mut db, &host, &options, bar.as_ref()).with_context(|| format!("retraining for host {host}"))?;
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            if let Some(path) = weights_out {
+                outcome.weights.write(&path)?;
+            }
+            println!(
+                "weights version {} ({} training pipelines, {} samples)",
+                outcome.version, outcome.metrics.train_pipelines, outcome.metrics.train_samples
+            );
+            print_metrics(&format!("v{} (new)", outcome.version), &outcome.metrics.held_out);
+            if let Some(incumbent) = &outcome.incumbent {
+                match &incumbent.held_out {
+                    Some(m) => print_metrics(&format!("v{} (promoted before)", incumbent.version), m),
+                    None => println!("v{} (promoted before) does not fit this build's layouts", incumbent.version),
+                }
+            }
+            println!("{}: {}", if outcome.promoted { "promoted" } else { "not promoted" }, outcome.reason);
+        }
+        Command::Evaluate { store, version, weights } => {
+            let host = host_key(store.host)?;
+            let db = open(&store.db)?;
+            let (label, network): (String, CostNetwork) = match (version, weights) {
+                (_, Some(path)) => (path.display().to_string(), WeightsFile::read(&path).and_then(|f| f.to_network())?),
+                (Some(v), None) => (format!("v{v}"), stored_network(&db, v)?),
+                (None, None) => {
+                    let promoted = db.promoted_weights(Some(&host))?.with_context(|| format!("no promoted weights for host {host}"))?;
+                    let v = promoted.info.version;
+                    (format!("v{v} (promoted)"), stored_network(&db, v)?)
+                }
+            };
+            let dataset = load(&db, &host, &host_target(), store.held_out_percent)?;
+            if dataset.held_out.is_empty() {
+                bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
+            }
+            print_metrics(&label, &evaluate(&network, &dataset.held_out)?);
+        }
+        Command::Plot { store, out } => {
+            let host = host_key(store.host)?;
+            let db = open(&store.db)?;
+            for path in charts(&db, &host, &host_target(), store.held_out_percent, &out)? {
+                println!("{}", path.display());
+            }
+        }
+        Command::Promote { db, version } => {
+            open(&db)?.promote(version)?;
+            println!("promoted weights version {version}");
+        }
+        Command::Rollback { db, host } => {
+            let host = host_key(host)?;
+            let parent = open(&db)?.rollback(Some(&host))?;
+            println!("rolled back host {host} to weights version {parent}");
+        }
+        Command::Weights { db, version, out } => {
+            let weights = open(&db)?.weights(version)?;
+            WeightsFile::decode(&weights.blob).with_context(|| format!("weights version {version}"))?.write(&out)?;
+            println!("wrote weights version {version} to {}", out.display());
+        }
+    }
+    Ok(())
+}
+
+fn host_key(given: Option<String>) -> Result<String> {
+    match given {
+        Some(key) => Ok(key),
+        None => Ok(HostFingerprint::detect().context("detecting this machine's fingerprint")?.key()),
+    }
+}
+
+fn open(path: &Path) -> Result<Store> {
+    if !path.exists() {
+        bail!("no training store at {}", path.display());
+    }
+    Store::open(path).with_context(|| format!("opening {}", path.display()))
+}
+
+fn print_metrics(label: &str, m: &Metrics) {
+    println!("{label}: held-out {} pipelines, {} samples, {} pairs", m.pipelines, m.samples, m.pairs);
+    println!("  pairwise accuracy  {:.4}", m.pairwise_accuracy);
+    println!("  top-1 regret       {:.4}", m.top1_regret);
+    println!("  R² of log runtime  {:.4}", m.r2_log_runtime);
+}

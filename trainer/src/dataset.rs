@@ -1,0 +1,234 @@
+//! Training data from the store: one host's measured samples, each
+//! pipeline rebuilt from its stored source and checked against its stored
+//! features, split by pipeline into a training and a held-out set.
+//!
+//! A pipeline is rebuilt (regenerated from its seed and generator
+//! parameters, or parsed from its definition), analysed for the training
+//! target and featurized again; when its features differ from the stored
+//! ones (another featurizer, another vector width) it is skipped with a
+//! warning, since its schedule features may no longer mean what the model
+//! would read. Pipelines with fewer than two measured samples are skipped:
+//! the loss compares schedules of one pipeline.
+//!
+//! The split is by pipeline, never by sample, and stable across runs and
+//! rounds: a pipeline is held out when the FNV-1a hash (64 bits) of its
+//! hash string, modulo 100, is below the held-out percentage.
+
+use crate::inputs::{PipelineInputs, PipelineSamples, ScheduleRow, ScheduleSample};
+use compiler::{PipelineDef, Target};
+use data::{PipelineSource, Store, StoreError};
+use featurizer::pipeline_features::PIPELINE_FEATURES;
+use featurizer::schedule_features::SCHEDULE_FEATURES;
+use featurizer::{Dag, Layout, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+use random_pipelines::{generate, GeneratorParams};
+use std::collections::{BTreeSet, HashMap};
+use thiserror::Error;
+use tracing::warn;
+
+/// The held-out share of pipelines unless told otherwise, in percent.
+pub const DEFAULT_HELD_OUT_PERCENT: u32 = 20;
+
+/// Why training data could not be read.
+#[derive(Debug, Error)]
+pub enum DatasetError {
+    #[error("training store: {0}")]
+    Store(#[from] StoreError),
+    #[error("the held-out share must be a percentage below 100, not {0}")]
+    HeldOutPercent(u32),
+}
+
+/// A featurizer layout's identity as the store records it.
+pub fn store_layout(layout: &Layout) -> data::LayoutId {
+    let id = layout.id();
+    data::LayoutId { version: id.version, names_hash: id.names_hash, len: id.len as u32 }
+}
+
+/// The target pipelines are analysed for: this machine's vector width and
+/// threads (the trainer runs on the host whose samples it trains on).
+pub fn host_target() -> Target {
+    Target::host()
+}
+
+/// Which set a pipeline belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    Train,
+    HeldOut,
+}
+
+/// The set of the pipeline with this hash: held out when
+/// `fnv1a(hash) % 100 < held_out_percent`.
+pub fn split_of(pipeline_hash: &str, held_out_percent: u32) -> Split {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in pipeline_hash.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    if h % 100 < u64::from(held_out_percent) {
+        Split::HeldOut
+    } else {
+        Split::Train
+    }
+}
+
+/// One stored pipeline, rebuilt, with its measured samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredPipeline {
+    pub hash: String,
+    /// The bootstrap rounds its samples come from.
+    pub rounds: BTreeSet<u32>,
+    pub samples: PipelineSamples,
+}
+
+/// Pipelines left out, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Skipped {
+    /// Fewer than two measured samples.
+    pub too_few_samples: usize,
+    /// The stored source could not be rebuilt, analysed or read.
+    pub unbuildable: usize,
+    /// Rebuilt features differ from the stored ones, or the stored shapes are wrong.
+    pub feature_mismatch: usize,
+}
+
+/// One host's training data, split by pipeline.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dataset {
+    pub train: Vec<StoredPipeline>,
+    pub held_out: Vec<StoredPipeline>,
+    pub skipped: Skipped,
+}
+
+impl Dataset {
+    /// Measured samples over `pipelines`.
+    pub fn sample_count(pipelines: &[StoredPipeline]) -> usize {
+        pipelines.iter().map(|p| p.samples.schedules.len()).sum()
+    }
+
+    /// The rounds the samples come from, over both sets.
+    pub fn rounds(&self) -> BTreeSet<u32> {
+        self.train.iter().chain(&self.held_out).flat_map(|p| p.rounds.iter().copied()).collect()
+    }
+}
+
+/// The measured samples of `host_key` in this build's feature layouts,
+/// rebuilt, checked and split (see the module documentation).
+pub fn load(store: &Store, host_key: &str, target: &Target, held_out_percent: u32) -> Result<Dataset, DatasetError> {
+    if held_out_percent >= 100 {
+        return Err(DatasetError::HeldOutPercent(held_out_percent));
+    }
+    let sources: HashMap<String, PipelineSource> = store.pipelines()?.into_iter().map(|p| (p.hash, p.source)).collect();
+    let stored = store.samples_for_training(host_key, store_layout(&PIPELINE_LAYOUT), store_layout(&SCHEDULE_LAYOUT))?;
+    let mut dataset = Dataset::default();
+    for pipeline in stored {
+        if pipeline.samples.len() < 2 {
+            dataset.skipped.too_few_samples += 1;
+            continue;
+        }
+        let Some(source) = sources.get(&pipeline.pipeline_hash) else {
+            warn!(pipeline = %pipeline.pipeline_hash, "skipped: the store has samples but no source for this pipeline");
+            dataset.skipped.unbuildable += 1;
+            continue;
+        };
+        let inputs = match rebuild(source, target) {
+            Ok(inputs) => inputs,
+            Err(problem) => {
+                warn!(pipeline = %pipeline.pipeline_hash, "skipped: cannot rebuild it: {problem}");
+                dataset.skipped.unbuildable += 1;
+                continue;
+            }
+        };
+        match to_samples(inputs, &pipeline) {
+            Ok(samples) => {
+                let set = match split_of(&pipeline.pipeline_hash, held_out_percent) {
+                    Split::Train => &mut dataset.train,
+                    Split::HeldOut => &mut dataset.held_out,
+                };
+                let rounds = pipeline.samples.iter().map(|s| s.round).collect();
+                set.push(StoredPipeline { hash: pipeline.pipeline_hash, rounds, samples });
+            }
+            Err(problem) => {
+                warn!(pipeline = %pipeline.pipeline_hash, "skipped: {problem}");
+                dataset.skipped.feature_mismatch += 1;
+            }
+        }
+    }
+    Ok(dataset)
+}
+
+/// The model's view of a stored pipeline, rebuilt for `target`.
+fn rebuild(source: &PipelineSource, target: &Target) -> Result<PipelineInputs, String> {
+    let pipeline: PipelineDef = match source {
+        PipelineSource::Generated { seed, params } => {
+            let params: GeneratorParams = serde_json::from_value(params.clone()).map_err(|e| format!("generator parameters: {e}"))?;
+            if params.seed != *seed {
+                return Err(format!("the source's seed {seed} differs from its parameters' seed {}", params.seed));
+            }
+            generate(&params).map_err(|e| e.to_string())?.pipeline
+        }
+        PipelineSource::Definition { json } => serde_json::from_str(json).map_err(|e| format!("pipeline definition: {e}"))?,
+    };
+    let dag = Dag::new(&pipeline, target).map_err(|e| format!("analysis: {e}"))?;
+    Ok(PipelineInputs::of(&dag))
+}
+
+/// The stored samples as training samples, when the stored pipeline
+/// features are the rebuilt ones and every shape fits.
+fn to_samples(pipeline: PipelineInputs, stored: &data::PipelineSamples) -> Result<PipelineSamples, String> {
+    let stages = pipeline.stages();
+    let rebuilt: Vec<f32> = pipeline.stage_features.iter().flatten().copied().collect();
+    if stored.features.stages as usize != stages || stored.features.values.len() != rebuilt.len() {
+        return Err(format!("it has stored pipeline features of {} stages, the rebuilt pipeline {stages}", stored.features.stages));
+    }
+    if let Some((i, (stored_value, rebuilt_value))) = stored.features.values.iter().zip(&rebuilt).enumerate().find(|(_, (a, b))| a != b) {
+        let len = PIPELINE_FEATURES.max(1);
+        return Err(format!(
+            "its stored pipeline feature {} of stage {} is {stored_value}, the rebuilt pipeline's {rebuilt_value}",
+            i % len,
+            i / len
+        ));
+    }
+    let schedules = stored
+        .samples
+        .iter()
+        .map(|sample| {
+            let features = &sample.features;
+            if features.stages as usize != stages || features.layout.len as usize != SCHEDULE_FEATURES {
+                return Err(format!("schedule {} has features of {} stages, the pipeline {stages}", sample.schedule_hash, features.stages));
+            }
+            let rows: Vec<ScheduleRow> =
+                features.values.chunks_exact(SCHEDULE_FEATURES).map(|row| std::array::from_fn(|i| row[i])).collect();
+            if rows.len() != stages {
+                return Err(format!("schedule {} has {} feature values, not {stages} rows", sample.schedule_hash, features.values.len()));
+            }
+            Ok(ScheduleSample { stages: rows, runtime_seconds: sample.runtime.min_s })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let samples = PipelineSamples { pipeline, schedules };
+    samples.validate().map_err(|e| format!("its samples cannot be trained on: {e}"))?;
+    Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_split_is_pinned_to_the_pipeline_hash() {
+        // FNV-1a of the hash string mod 100: random-0 → 11, random-1 → 0,
+        // random-2 → 33, random-3 → 22. Changing this moves pipelines
+        // between the sets of stored weights' metrics.
+        assert_eq!(split_of("random-0", 20), Split::HeldOut);
+        assert_eq!(split_of("random-1", 1), Split::HeldOut);
+        assert_eq!(split_of("random-2", 33), Split::Train);
+        assert_eq!(split_of("random-2", 34), Split::HeldOut);
+        assert_eq!(split_of("random-3", 20), Split::Train);
+        assert_eq!(split_of("random-0", 0), Split::Train);
+    }
+
+    #[test]
+    fn about_the_held_out_share_is_held_out() {
+        let held_out = (0..1000).filter(|i| split_of(&format!("{i:016x}"), 20) == Split::HeldOut).count();
+        assert!((150..250).contains(&held_out), "{held_out} of 1000 held out at 20%");
+    }
+}

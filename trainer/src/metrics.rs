@@ -1,0 +1,138 @@
+//! How well a network predicts a set of pipelines' measured samples
+//! (the held-out set): what decides whether new weights are promoted.
+//!
+//! The network predicts absolute seconds (its loss compares predictions
+//! with the measured times themselves), so predictions are used as they
+//! are:
+//! - `r2_log_runtime`: `1 - SS_res / SS_tot` of `ln(measured)` against
+//!   `ln(predicted)` over every sample (predictions are not refitted, so it
+//!   can be negative);
+//! - `pairwise_accuracy`: of the pairs of one pipeline's schedules with
+//!   different measured times, the fraction the predictions order the same
+//!   way (ties count half), pooled over the pairs of every pipeline;
+//! - `top1_regret`: per pipeline, the measured time of the schedule the
+//!   network ranks fastest over the best measured time, minus one; the
+//!   arithmetic mean over pipelines (0 is perfect).
+
+use crate::dataset::StoredPipeline;
+use crate::network::CostNetwork;
+use crate::train::{ordering_accuracy, predict, TrainError};
+use serde::{Deserialize, Serialize};
+
+/// Predictions below this many seconds count as this in logarithms.
+const MIN_PREDICTED_SECONDS: f64 = 1e-30;
+
+/// A network's metrics over a set of pipelines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub pipelines: usize,
+    pub samples: usize,
+    /// Pairs of one pipeline's schedules with different measured times.
+    pub pairs: usize,
+    pub r2_log_runtime: f64,
+    pub pairwise_accuracy: f64,
+    pub top1_regret: f64,
+}
+
+/// One pipeline's measured and predicted seconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Predictions {
+    pub pipeline_hash: String,
+    pub measured: Vec<f64>,
+    pub predicted: Vec<f64>,
+}
+
+/// The network's predictions for every sample of `pipelines`.
+pub fn predictions(network: &CostNetwork, pipelines: &[StoredPipeline]) -> Result<Vec<Predictions>, TrainError> {
+    pipelines
+        .iter()
+        .map(|p| {
+            Ok(Predictions {
+                pipeline_hash: p.hash.clone(),
+                measured: p.samples.schedules.iter().map(|s| s.runtime_seconds).collect(),
+                predicted: predict(network, &p.samples)?,
+            })
+        })
+        .collect()
+}
+
+/// The metrics of `network` over `pipelines` (see the module documentation).
+pub fn evaluate(network: &CostNetwork, pipelines: &[StoredPipeline]) -> Result<Metrics, TrainError> {
+    Ok(metrics_of(&predictions(network, pipelines)?))
+}
+
+/// The metrics of predictions already made.
+pub fn metrics_of(predictions: &[Predictions]) -> Metrics {
+    let samples = predictions.iter().map(|p| p.measured.len()).sum();
+    let (mut pairs, mut agreeing) = (0usize, 0.0);
+    let mut regret_sum = 0.0;
+    for p in predictions {
+        let n = distinct_pairs(&p.measured);
+        pairs += n;
+        agreeing += ordering_accuracy(&p.predicted, &p.measured) * n as f64;
+        regret_sum += regret(&p.predicted, &p.measured);
+    }
+    let logs: Vec<(f64, f64)> = predictions
+        .iter()
+        .flat_map(|p| p.measured.iter().zip(&p.predicted))
+        .map(|(m, q)| (m.ln(), q.max(MIN_PREDICTED_SECONDS).ln()))
+        .collect();
+    let mean = logs.iter().map(|(m, _)| m).sum::<f64>() / logs.len().max(1) as f64;
+    let total: f64 = logs.iter().map(|(m, _)| (m - mean).powi(2)).sum();
+    let residual: f64 = logs.iter().map(|(m, q)| (m - q).powi(2)).sum();
+    Metrics {
+        pipelines: predictions.len(),
+        samples,
+        pairs,
+        r2_log_runtime: if total > 0.0 { 1.0 - residual / total } else { 0.0 },
+        pairwise_accuracy: if pairs > 0 { agreeing / pairs as f64 } else { 1.0 },
+        top1_regret: regret_sum / predictions.len().max(1) as f64,
+    }
+}
+
+/// Pairs of samples with different measured times.
+fn distinct_pairs(measured: &[f64]) -> usize {
+    (0..measured.len()).map(|i| measured[i + 1..].iter().filter(|&&m| m != measured[i]).count()).sum()
+}
+
+/// Measured time of the predicted-fastest schedule over the fastest measured, minus one.
+fn regret(predicted: &[f64], measured: &[f64]) -> f64 {
+    let best = measured.iter().copied().fold(f64::INFINITY, f64::min);
+    let pick = predicted.iter().zip(measured).min_by(|a, b| a.0.total_cmp(b.0)).map(|(_, &m)| m);
+    match pick {
+        Some(m) if best > 0.0 && best.is_finite() => m / best - 1.0,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(measured: &[f64], predicted: &[f64]) -> Predictions {
+        Predictions { pipeline_hash: "p".into(), measured: measured.to_vec(), predicted: predicted.to_vec() }
+    }
+
+    #[test]
+    fn perfect_predictions_score_perfectly() {
+        let m = metrics_of(&[p(&[1.0, 2.0, 4.0], &[1.0, 2.0, 4.0]), p(&[3.0, 1.0], &[3.0, 1.0])]);
+        assert_eq!((m.pipelines, m.samples, m.pairs), (2, 5, 4));
+        assert_eq!((m.r2_log_runtime, m.pairwise_accuracy, m.top1_regret), (1.0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn reversed_predictions_score_badly() {
+        let m = metrics_of(&[p(&[1.0, 2.0, 4.0], &[4.0, 2.0, 1.0])]);
+        assert_eq!(m.pairwise_accuracy, 0.0);
+        assert_eq!(m.top1_regret, 3.0);
+        assert!(m.r2_log_runtime < 0.0);
+    }
+
+    #[test]
+    fn pairs_are_pooled_over_pipelines() {
+        // 3 pairs all right, 1 pair wrong: 3/4, not the mean of 1 and 0.
+        let m = metrics_of(&[p(&[1.0, 2.0, 4.0], &[1.0, 2.0, 4.0]), p(&[1.0, 2.0], &[2.0, 1.0])]);
+        assert_eq!(m.pairwise_accuracy, 0.75);
+        assert_eq!(m.top1_regret, 0.5);
+    }
+}

@@ -1,0 +1,284 @@
+//! Retraining from the store (Adams et al.'s bootstrap rounds): train from
+//! the host's promoted weights (or a seeded random network) on the
+//! training pipelines, store the result as a new weights version, and
+//! promote it only if it is no worse than the promoted weights.
+//!
+//! Each epoch takes one [`Trainer::step`] per training pipeline, in an
+//! order shuffled by a generator seeded from the options; after each the
+//! held-out metrics are recorded with the epoch's mean loss. The weights
+//! kept are those after the last epoch: choosing the epoch by its held-out
+//! metrics would tune on the set that then decides promotion.
+//!
+//! Promotion rule: new weights are promoted only if their held-out
+//! pairwise accuracy is not lower and their top-1 regret not higher than
+//! the promoted weights', both measured now on the same held-out set;
+//! when the host has no promoted weights, or its promoted weights are for
+//! other feature layouts or network shape, the new weights are promoted.
+
+use crate::dataset::{load, store_layout, Dataset, DatasetError, Skipped};
+use crate::metrics::{evaluate, Metrics};
+use crate::network::CostNetwork;
+use crate::train::{TrainError, TrainOptions, Trainer};
+use crate::weights::{WeightsError, WeightsFile};
+use compiler::Target;
+use data::{NewWeights, Store, StoreError};
+use featurizer::{PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+use indicatif::ProgressBar;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+use tracing::{info, warn};
+
+/// Why retraining stopped.
+#[derive(Debug, Error)]
+pub enum RetrainError {
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    #[error("training store: {0}")]
+    Store(#[from] StoreError),
+    #[error("no training pipelines for host {host_key} in this build's feature layouts (pipelines skipped: {skipped:?}); are there measured samples for this host?")]
+    NoTrainingData { host_key: String, skipped: Skipped },
+    #[error("no held-out pipelines for host {host_key} ({train} training pipelines): nothing to judge new weights on; measure more pipelines or hold out a larger share")]
+    NoHeldOutData { host_key: String, train: usize },
+    #[error("weights version {version}: {source}")]
+    Weights { version: u32, source: WeightsError },
+    #[error(transparent)]
+    Train(#[from] TrainError),
+    #[error("encoding the metrics: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Where training starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// From the host's promoted weights; from `CostNetwork::random(seed)` when there are none.
+    Promoted,
+    /// From `CostNetwork::random(seed)`.
+    Random,
+}
+
+/// Retraining's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetrainOptions {
+    pub epochs: usize,
+    pub learning_rate: f64,
+    /// Seeds the initial network (when random), the epoch order and the batch windows.
+    pub seed: u64,
+    pub held_out_percent: u32,
+    pub start: Start,
+    /// Threads libtorch uses (`tch::set_num_threads`); `None` leaves its default.
+    pub torch_threads: Option<i32>,
+    /// The target pipelines are rebuilt for (see [`crate::dataset::host_target`]).
+    pub target: Target,
+}
+
+impl RetrainOptions {
+    /// Defaults for this machine: 50 epochs at learning rate 1e-3 (the
+    /// paper's 1e-4 is for millions of samples), seed 0, 20% held out,
+    /// starting from the promoted weights.
+    pub fn for_host() -> RetrainOptions {
+        RetrainOptions {
+            epochs: 50,
+            learning_rate: 1e-3,
+            seed: 0,
+            held_out_percent: crate::dataset::DEFAULT_HELD_OUT_PERCENT,
+            start: Start::Promoted,
+            torch_threads: None,
+            target: crate::dataset::host_target(),
+        }
+    }
+}
+
+/// One epoch's record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpochRecord {
+    /// 0 is the starting network, before any step.
+    pub epoch: usize,
+    /// Mean loss of the epoch's steps (`None` for epoch 0).
+    pub mean_loss: Option<f64>,
+    pub held_out: Metrics,
+}
+
+/// What a weights version stores as its metrics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredMetrics {
+    /// Of the kept (last) epoch.
+    pub held_out: Metrics,
+    pub train_pipelines: usize,
+    pub train_samples: usize,
+    pub held_out_percent: u32,
+    pub learning_rate: f64,
+    pub seed: u64,
+    pub epochs: Vec<EpochRecord>,
+}
+
+/// The promoted weights' metrics, measured again on this run's held-out set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Incumbent {
+    pub version: u32,
+    /// `None` when they are for other feature layouts or network shape.
+    pub held_out: Option<Metrics>,
+}
+
+/// What retraining did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetrainOutcome {
+    /// The stored version of the new weights.
+    pub version: u32,
+    pub metrics: StoredMetrics,
+    /// The weights promoted before, if any.
+    pub incumbent: Option<Incumbent>,
+    pub promoted: bool,
+    /// Why (not) promoted, in words.
+    pub reason: String,
+    pub skipped: Skipped,
+    /// The new weights, as stored.
+    pub weights: WeightsFile,
+}
+
+/// Whether weights with `new` held-out metrics replace weights with
+/// `current` ones: neither pairwise accuracy lower nor regret higher.
+pub fn should_promote(new: &Metrics, current: Option<&Metrics>) -> (bool, String) {
+    let Some(current) = current else {
+        return (true, "no comparable promoted weights".to_string());
+    };
+    let accuracy_ok = new.pairwise_accuracy >= current.pairwise_accuracy;
+    let regret_ok = new.top1_regret <= current.top1_regret;
+    let comparison = format!(
+        "held-out pairwise accuracy {:.4} vs {:.4}, top-1 regret {:.4} vs {:.4}",
+        new.pairwise_accuracy, current.pairwise_accuracy, new.top1_regret, current.top1_regret
+    );
+    match (accuracy_ok, regret_ok) {
+        (true, true) => (true, format!("no worse than the promoted weights: {comparison}")),
+        (false, _) => (false, format!("lower pairwise accuracy than the promoted weights: {comparison}")),
+        (true, false) => (false, format!("higher regret than the promoted weights: {comparison}")),
+    }
+}
+
+/// The network of a stored version, checked against this build's layouts and shape.
+pub fn stored_network(store: &Store, version: u32) -> Result<CostNetwork, RetrainError> {
+    let weights = store.weights(version)?;
+    WeightsFile::decode(&weights.blob).and_then(|file| file.to_network()).map_err(|source| RetrainError::Weights { version, source })
+}
+
+/// Retrains the cost model of `host_key` from `store` (see the module
+/// documentation); `progress`, when given, advances by one per step.
+pub fn retrain(
+    store: &mut Store,
+    host_key: &str,
+    options: &RetrainOptions,
+    progress: Option<&ProgressBar>,
+) -> Result<RetrainOutcome, RetrainError> {
+    let dataset = load(store, host_key, &options.target, options.held_out_percent)?;
+    if dataset.train.is_empty() {
+        return Err(RetrainError::NoTrainingData { host_key: host_key.to_string(), skipped: dataset.skipped });
+    }
+    if dataset.held_out.is_empty() {
+        return Err(RetrainError::NoHeldOutData { host_key: host_key.to_string(), train: dataset.train.len() });
+    }
+    let promoted = store.promoted_weights(Some(host_key))?.map(|w| w.info.version);
+    let incumbent_network = match promoted {
+        Some(version) => match stored_network(store, version) {
+            Ok(network) => Some(network),
+            Err(RetrainError::Weights { source, .. }) if matches!(source, WeightsError::Layout(_) | WeightsError::Shape { .. }) => {
+                warn!(version, "the promoted weights do not fit this build ({source}); training from random weights");
+                None
+            }
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    let incumbent = promoted
+        .map(|version| {
+            let held_out = incumbent_network.as_ref().map(|n| evaluate(n, &dataset.held_out)).transpose()?;
+            Ok::<_, RetrainError>(Incumbent { version, held_out })
+        })
+        .transpose()?;
+    let start = match (options.start, incumbent_network) {
+        (Start::Promoted, Some(network)) => network,
+        _ => CostNetwork::random(options.seed),
+    };
+    if let Some(threads) = options.torch_threads {
+        tch::set_num_threads(threads);
+    }
+    let (network, epochs, held_out) = train_epochs(start, &dataset, options, progress)?;
+    let metrics = StoredMetrics {
+        held_out,
+        train_pipelines: dataset.train.len(),
+        train_samples: Dataset::sample_count(&dataset.train),
+        held_out_percent: options.held_out_percent,
+        learning_rate: options.learning_rate,
+        seed: options.seed,
+        epochs,
+    };
+    let label = format!("host {host_key}, parent {}, {} epochs", promoted.map_or("none".to_string(), |v| v.to_string()), options.epochs);
+    let weights = WeightsFile::of(&network, &label);
+    let version = store.insert_weights(&NewWeights {
+        parent: promoted,
+        blob: weights.encode(),
+        pipeline_layout: store_layout(&PIPELINE_LAYOUT),
+        schedule_layout: store_layout(&SCHEDULE_LAYOUT),
+        training_set: training_set_text(host_key, &dataset),
+        metrics: serde_json::to_value(&metrics)?,
+        host_key: Some(host_key.to_string()),
+    })?;
+    let (promote, reason) = should_promote(&metrics.held_out, incumbent.as_ref().and_then(|i| i.held_out.as_ref()));
+    if promote {
+        store.promote(version)?;
+    }
+    info!(version, promote, "{reason}");
+    Ok(RetrainOutcome { version, metrics, incumbent, promoted: promote, reason, skipped: dataset.skipped, weights })
+}
+
+/// The epochs: the trained network, one record per epoch (epoch 0, the
+/// starting network, first) and the trained network's held-out metrics.
+fn train_epochs(
+    start: CostNetwork,
+    dataset: &Dataset,
+    options: &RetrainOptions,
+    progress: Option<&ProgressBar>,
+) -> Result<(CostNetwork, Vec<EpochRecord>, Metrics), RetrainError> {
+    let train_options = TrainOptions { learning_rate: options.learning_rate, seed: options.seed, ..TrainOptions::default() };
+    let mut trainer = Trainer::new(start, &train_options)?;
+    let mut order: Vec<usize> = (0..dataset.train.len()).collect();
+    let mut shuffle = ChaCha8Rng::seed_from_u64(options.seed);
+    let mut held_out = evaluate(trainer.network(), &dataset.held_out)?;
+    let mut epochs = vec![EpochRecord { epoch: 0, mean_loss: None, held_out: held_out.clone() }];
+    if let Some(bar) = progress {
+        bar.set_length((options.epochs * order.len()) as u64);
+    }
+    for epoch in 1..=options.epochs {
+        order.shuffle(&mut shuffle);
+        let mut loss_sum = 0.0;
+        for &i in &order {
+            loss_sum += trainer.step(&dataset.train[i].samples)?.loss;
+            if let Some(bar) = progress {
+                bar.inc(1);
+            }
+        }
+        held_out = evaluate(trainer.network(), &dataset.held_out)?;
+        if let Some(bar) = progress {
+            bar.set_message(format!("epoch {epoch}: held-out pairwise accuracy {:.3}", held_out.pairwise_accuracy));
+        }
+        epochs.push(EpochRecord { epoch, mean_loss: Some(loss_sum / order.len() as f64), held_out: held_out.clone() });
+    }
+    Ok((trainer.into_network(), epochs, held_out))
+}
+
+/// What the weights were trained on, in words.
+fn training_set_text(host_key: &str, dataset: &Dataset) -> String {
+    let rounds: Vec<String> = dataset.rounds().iter().map(u32::to_string).collect();
+    format!(
+        "host {host_key}: {} training pipelines ({} samples), {} held-out pipelines ({} samples), rounds [{}]; skipped: {} with fewer than 2 samples, {} unbuildable, {} with mismatched features",
+        dataset.train.len(),
+        Dataset::sample_count(&dataset.train),
+        dataset.held_out.len(),
+        Dataset::sample_count(&dataset.held_out),
+        rounds.join(", "),
+        dataset.skipped.too_few_samples,
+        dataset.skipped.unbuildable,
+        dataset.skipped.feature_mismatch
+    )
+}

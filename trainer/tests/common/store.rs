@@ -1,0 +1,122 @@
+//! A training store on disk, filled as benchmark agents fill it: small
+//! random pipelines (stored by seed and generator parameters, with their
+//! pipeline features for the training target), schedules sampled by the
+//! search under its random model, and as "measured" runtime of each
+//! schedule the analytical model's prediction from its features: a
+//! synthetic but real target, so no JIT is needed.
+//!
+//! Two extra pipelines are there to be skipped: one whose stored features
+//! were altered, one with a single sample.
+
+use compiler::schedule::text::schedule_to_text;
+use data::{Features, HostFingerprint, Outcome, PipelineRecord, PipelineSource, Report, Runtime, SampleRecord, ScheduleRecord, Store};
+use featurizer::{Dag, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+use random_pipelines::{generate, GeneratorParams};
+use search::apply::to_schedule;
+use search::beam::beam_search;
+use search::featurize::StageFeatures;
+use search::{Analytical, BeamOptions, CostModel, Machine, RandomModel};
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+use trainer::dataset::host_target;
+use trainer::{schedule_rows, store_layout, PipelineInputs};
+
+/// Pipelines trained and judged on (seeds `0..GOOD_PIPELINES`).
+pub const GOOD_PIPELINES: u64 = 14;
+/// Schedules sampled per pipeline.
+pub const SCHEDULES: usize = 16;
+/// The pipeline whose stored features do not match its rebuilt ones.
+pub const MISMATCHED: &str = "random-100";
+/// The pipeline with one sample.
+pub const SINGLE_SAMPLE: &str = "random-101";
+
+/// The fingerprint the reports carry (fixed, so the key is the same on every machine).
+pub fn host() -> HostFingerprint {
+    HostFingerprint::from_sources("processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: avx2 fma\n", vec![])
+}
+
+pub fn pipeline_hash(seed: u64) -> String {
+    format!("random-{seed}")
+}
+
+/// Writes the store to `path`.
+pub fn build_store(path: &Path) {
+    let mut store = Store::open(path).expect("a store");
+    for seed in 0..GOOD_PIPELINES {
+        store.record_report(&report(seed, SCHEDULES, false)).expect("a report");
+    }
+    store.record_report(&report(100, SCHEDULES, true)).expect("a report");
+    store.record_report(&report(101, 1, false)).expect("a report");
+}
+
+fn report(seed: u64, schedules: usize, alter_features: bool) -> Report {
+    let params = GeneratorParams { seed, max_stages: 5, input_size: (64, 64, 3) };
+    let pipeline = generate(&params).expect("a random pipeline");
+    let dag = Dag::new(&pipeline.pipeline, &host_target()).expect("a DAG");
+    let stages = dag.stages.len();
+    let mut values: Vec<f32> = PipelineInputs::of(&dag).stage_features.into_iter().flatten().collect();
+    if alter_features {
+        values[0] += 1.0;
+    }
+    let features = Features { layout: store_layout(&PIPELINE_LAYOUT), stages: stages as u32, values };
+    let mut analytical = Analytical::new(Machine::typical(host_target().threads));
+    analytical.set_pipeline(&dag);
+    let candidates = candidates(&dag, schedules);
+    let refs: Vec<&StageFeatures> = candidates.iter().map(|(_, _, f)| f).collect();
+    let costs = analytical.evaluate(&refs);
+    let schedule_records = candidates
+        .iter()
+        .map(|(hash, text, f)| ScheduleRecord {
+            hash: hash.clone(),
+            source: text.clone(),
+            features: Features {
+                layout: store_layout(&SCHEDULE_LAYOUT),
+                stages: stages as u32,
+                values: schedule_rows(stages, f).into_iter().flatten().collect(),
+            },
+        })
+        .collect();
+    let samples = candidates
+        .iter()
+        .zip(costs)
+        .map(|((hash, _, _), cost)| SampleRecord {
+            schedule_hash: hash.clone(),
+            compile_time_s: None,
+            outcome: Outcome::Measured(Runtime { min_s: cost.total, median_s: cost.total, samples: 1 }),
+        })
+        .collect();
+    Report {
+        work_id: format!("work-{seed}"),
+        host: host(),
+        agent: "test".to_string(),
+        round: (seed % 2) as u32,
+        pipeline: PipelineRecord {
+            hash: pipeline_hash(seed),
+            source: PipelineSource::Generated { seed, params: serde_json::to_value(&params).expect("json") },
+            features,
+        },
+        schedules: schedule_records,
+        samples,
+    }
+}
+
+/// Up to `count` distinct complete candidates (hash, schedule text, features)
+/// from searches ranked at random.
+fn candidates(dag: &Dag, count: usize) -> Vec<(String, String, StageFeatures)> {
+    let mut seen = HashSet::new();
+    let mut out = vec![];
+    for seed in 0..4 * count as u64 {
+        let options = BeamOptions { beam: 4, passes: 1, seed, budget: Duration::from_secs(10), ..BeamOptions::default() };
+        for state in beam_search(dag, &RandomModel::new(seed), &options).complete {
+            if out.len() < count && seen.insert(state.hash) {
+                let text = schedule_to_text(&to_schedule(dag, &state.root));
+                out.push((format!("{:016x}", state.hash), text, (*state.features).clone()));
+            }
+        }
+        if out.len() == count {
+            break;
+        }
+    }
+    out
+}
