@@ -1,7 +1,7 @@
 //! Puts libtorch's library folder on the run path of every binary, test
-//! and example of the crates that link libtorch (this one, and the
-//! benchmark agent, whose manifest names this file as its build script), so they load libtorch without
-//! `LD_LIBRARY_PATH` (torch-sys links it but records no run path).
+//! and example of the crates that link libtorch (this one, and `apps` and
+//! `benchmark-agent`, whose manifests name this file as their build
+//! script), so they load libtorch without `LD_LIBRARY_PATH` (torch-sys links it but records no run path).
 
 fn main() {
     println!("cargo:rerun-if-env-changed=LIBTORCH");

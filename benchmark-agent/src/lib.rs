@@ -7,8 +7,10 @@
 //! randomized probes, as Adams et al. do), each compiled and timed in the
 //! isolated runner ([`measure`]), written to the training store as one
 //! report ([`records`]). [`generate`] runs that loop over a range of seeds
-//! without any server; the `datagen` binary drives it.
+//! without any server; the `datagen` binary drives it, and its `bootstrap` command alternates
+//! it with retraining ([`bootstrap`]).
 
+pub mod bootstrap;
 pub mod generate;
 pub mod measure;
 pub mod records;
@@ -33,4 +35,8 @@ pub enum AgentError {
     Dag(#[from] featurizer::DagError),
     #[error("search: {0}")]
     Search(#[from] search::SearchError),
+    #[error("retraining: {0}")]
+    Retrain(#[from] trainer::RetrainError),
+    #[error("choosing the cost model: {0}")]
+    Model(#[from] trainer::ChooseError),
 }

@@ -7,12 +7,7 @@ use crate::sampling::{content_hash, SampledSchedule};
 use crate::Workload;
 use data::{Features, PipelineRecord, ScheduleRecord};
 use featurizer::{Dag, Layout, PipelineFeatures, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
-
-/// The store's identity of a featurizer layout.
-pub fn store_layout(layout: &Layout) -> data::LayoutId {
-    let id = layout.id();
-    data::LayoutId { version: id.version, names_hash: id.names_hash, len: id.len as u32 }
-}
+use trainer::dataset::store_layout;
 
 /// `rows` as a feature matrix of `layout`.
 fn matrix(layout: &Layout, rows: Vec<Vec<f32>>) -> Features {

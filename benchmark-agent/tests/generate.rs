@@ -2,13 +2,13 @@
 //! schedules timed in the real isolated runner (`hl-runner`, built with the
 //! workspace), reports in a real SQLite store.
 
-use benchmark_agent::records::store_layout;
 use benchmark_agent::{generate, GenerateOptions, SamplingOptions, Workload};
 use codegen::runner::{Runner, RunnerOptions};
 use data::{HostFingerprint, Store};
 use featurizer::{Dag, PipelineFeatures, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 use search::{Analytical, Machine};
 use std::time::Duration;
+use trainer::dataset::store_layout;
 
 fn options(first_seed: u64, pipelines: u64) -> GenerateOptions {
     GenerateOptions {
@@ -62,4 +62,24 @@ fn generated_samples_are_timed_stored_with_their_features_and_never_twice() {
     assert_eq!(again.skipped, stats.pipelines);
     assert_eq!(again.measured, 0);
     assert_eq!(store.summary().unwrap().samples, stats.measured + stats.failed.values().sum::<u64>());
+}
+
+#[test]
+fn bootstrapping_samples_each_round_with_the_weights_the_previous_one_promoted() {
+    tch::set_num_threads(1);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("train.sqlite")).unwrap();
+    let mut runner = Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() });
+    let retrain =
+        trainer::RetrainOptions { epochs: 3, held_out_percent: 50, torch_threads: Some(1), ..trainer::RetrainOptions::for_host() };
+    let rounds = benchmark_agent::bootstrap::bootstrap(&mut store, &mut runner, &options(100, 6), &retrain, 0, 2, |_| {}).unwrap();
+    assert_eq!(rounds.len(), 2);
+    assert!(rounds[0].sampled_with.starts_with("analytical"), "{}", rounds[0].sampled_with);
+    assert!(rounds[0].promoted, "the first weights are promoted: {}", rounds[0].reason);
+    assert_eq!(
+        rounds[1].sampled_with,
+        format!("learned weights v{}, promoted for host {}", rounds[0].version, HostFingerprint::detect().unwrap().key())
+    );
+    assert!(rounds[1].samples_in_store > rounds[0].samples_in_store);
+    assert_eq!(rounds[1].generated.pipelines + rounds[1].generated.unusable, 6, "round 1 works on new seeds");
 }

@@ -8,11 +8,12 @@
 //! training store: the host's samples rebuilt, checked and split by
 //! pipeline ([`dataset`]), held-out metrics ([`metrics`]), training,
 //! storing and the promotion rule ([`retrain`]), and the charts of the
-//! `trainer` command ([`plot`]).
+//! `trainer` command ([`plot`]); which model a search uses ([`choose`]).
 //!
 //! Linking libtorch needs `LIBTORCH` (see `scripts/env.sh`); the search
 //! crate does not depend on this one.
 
+pub mod choose;
 pub mod dataset;
 pub mod inputs;
 pub mod learned;
@@ -25,6 +26,7 @@ pub mod terms;
 pub mod train;
 pub mod weights;
 
+pub use choose::{choose_model, ChooseError, Chosen};
 pub use dataset::{store_layout, Dataset, DatasetError, StoredPipeline};
 pub use inputs::{schedule_rows, PipelineInputs, PipelineSamples, SampleError, ScheduleRow, ScheduleSample};
 pub use learned::LearnedModel;

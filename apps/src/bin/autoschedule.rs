@@ -7,7 +7,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use compiler::{PipelineDef, Schedule, Target};
-use search::{autoschedule, Analytical, BeamOptions, Machine};
+use search::{autoschedule, BeamOptions};
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -35,6 +35,13 @@ struct Args {
     /// Compile and time the schedule beside the naive and expert ones (apps only).
     #[arg(long)]
     run: bool,
+    /// Rank with these learned weights (a trainer weights file).
+    #[arg(long)]
+    weights: Option<std::path::PathBuf>,
+    /// A training store: rank with its newest promoted weights for this
+    /// host, when it has some (else the analytical model).
+    #[arg(long)]
+    db: Option<std::path::PathBuf>,
     /// With `--run`, also time these schedules (text form, one file each).
     #[arg(long, requires = "run")]
     also: Vec<std::path::PathBuf>,
@@ -61,10 +68,14 @@ fn main() -> Result<()> {
         budget: Duration::from_millis(args.budget_ms),
         ..BeamOptions::default()
     };
-    let mut model = Analytical::new(Machine::typical(target.threads));
+    let store = args.db.as_ref().map(|path| data::Store::open(path).with_context(|| format!("opening {}", path.display()))).transpose()?;
+    let host_key = data::HostFingerprint::detect()?.key();
+    let chosen = trainer::choose_model(args.weights.as_deref(), store.as_ref(), &host_key, target.threads)?;
+    println!("# ranked with the {} model", chosen.why);
+    let mut model = chosen.model;
     let progress = indicatif::ProgressBar::new_spinner().with_message("searching");
     progress.enable_steady_tick(Duration::from_millis(100));
-    let result = autoschedule(&pipeline, &target, &mut model, &options, args.top_k)?;
+    let result = autoschedule(&pipeline, &target, model.as_mut(), &options, args.top_k)?;
     progress.finish_and_clear();
     println!("{}", result.schedule);
     if let Some(why) = &result.fallback {

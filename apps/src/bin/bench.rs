@@ -48,6 +48,10 @@ struct Args {
     /// The autoscheduler's budget per app, in milliseconds.
     #[arg(long, default_value_t = 5000)]
     auto_budget_ms: u64,
+    /// With `--auto`, also time the autoscheduler's schedule under these
+    /// learned weights (a trainer weights file), as the row "learned".
+    #[arg(long, requires = "auto")]
+    learned: Option<PathBuf>,
 }
 
 fn write(dir: &Path, file: String, bytes: &[u8]) -> Result<()> {
@@ -98,20 +102,27 @@ fn main() -> Result<()> {
         progress.set_message(format!("timing {name}"));
         let app = apps::build(name, args.size, &host).expect("a listed app");
         let mut schedules = vec![("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
-        let mut search_ms = None;
+        let mut search_ms = vec![];
         if args.auto {
             progress.set_message(format!("scheduling {name}"));
             let options = search::BeamOptions { budget: std::time::Duration::from_millis(args.auto_budget_ms), ..Default::default() };
-            let mut model = search::Analytical::new(search::Machine::typical(codegen::runtime::num_threads()));
-            let started = std::time::Instant::now();
-            let found = search::autoschedule(&app.pipeline_estimated_as_run(), &host, &mut model, &options, 0)?;
-            search_ms = Some(started.elapsed().as_secs_f64() * 1e3);
-            schedules.push(("auto", found.schedule));
+            let mut models: Vec<(&str, Box<dyn search::CostModel>)> =
+                vec![("auto", Box::new(search::Analytical::new(search::Machine::typical(codegen::runtime::num_threads()))))];
+            if let Some(path) = &args.learned {
+                let model = trainer::LearnedModel::load(path).with_context(|| format!("loading {}", path.display()))?;
+                models.push(("learned", Box::new(model)));
+            }
+            for (row, mut model) in models {
+                let started = std::time::Instant::now();
+                let found = search::autoschedule(&app.pipeline_estimated_as_run(), &host, model.as_mut(), &options, 0)?;
+                search_ms.push(started.elapsed().as_secs_f64() * 1e3);
+                schedules.push((row, found.schedule));
+            }
             progress.set_message(format!("timing {name}"));
         }
         let mut measured = measure(&app, &schedules, &SamplingOptions::default())?;
-        if let Some(row) = measured.rows.get_mut(2) {
-            row.search_ms = search_ms;
+        for (row, ms) in measured.rows.iter_mut().skip(2).zip(search_ms) {
+            row.search_ms = Some(ms);
         }
         if let Some(dir) = &args.outputs {
             write(dir, format!("{name}.bin"), measured.output.bytes())?;
@@ -143,11 +154,23 @@ fn main() -> Result<()> {
         host.vector_bytes,
         args.size
     );
-    let auto_head = if args.auto { " auto (ms) | naive / auto | expert / auto | auto search (ms) |" } else { "" };
-    let auto_rule = if args.auto { "---:|---:|---:|---:|" } else { "" };
+    let learned = args.learned.is_some();
+    let auto_head = match (args.auto, learned) {
+        (true, true) => " auto (ms) | naive / auto | expert / auto | auto search (ms) | learned (ms) | auto / learned | expert / learned | learned search (ms) |",
+        (true, false) => " auto (ms) | naive / auto | expert / auto | auto search (ms) |",
+        _ => "",
+    };
+    let auto_rule = "---:|".repeat(if learned {
+        8
+    } else if args.auto {
+        4
+    } else {
+        0
+    });
     println!("| app | naive (ms) | expert (ms) | naive / expert | expert compile (ms) | samples |{auto_head}");
     println!("|---|---:|---:|---:|---:|---:|{auto_rule}");
     let (mut log_speedups, mut log_auto, mut log_auto_expert) = (vec![], vec![], vec![]);
+    let (mut log_learned, mut log_learned_expert) = (vec![], vec![]);
     for (app, rows) in &results {
         let (naive, expert) = (&rows[0], &rows[1]);
         log_speedups.push((naive.min_ms / expert.min_ms).ln());
@@ -162,8 +185,20 @@ fn main() -> Result<()> {
                 a.search_ms.unwrap_or(f64::NAN)
             )
         });
+        let learned = rows.get(3).map_or(String::new(), |l| {
+            let auto_ms = rows[2].min_ms;
+            log_learned.push((auto_ms / l.min_ms).ln());
+            log_learned_expert.push((expert.min_ms / l.min_ms).ln());
+            format!(
+                " {:.3} | {:.2} | {:.2} | {:.0} |",
+                l.min_ms,
+                auto_ms / l.min_ms,
+                expert.min_ms / l.min_ms,
+                l.search_ms.unwrap_or(f64::NAN)
+            )
+        });
         println!(
-            "| {} | {:.3} | {:.3} | {:.1}x | {:.1} | {} |{auto}",
+            "| {} | {:.3} | {:.3} | {:.1}x | {:.1} | {} |{auto}{learned}",
             app.name,
             naive.min_ms,
             expert.min_ms,
@@ -174,7 +209,11 @@ fn main() -> Result<()> {
     }
     let geomean = |logs: &[f64]| (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp();
     if !log_speedups.is_empty() {
-        let auto = if args.auto { format!(" | {:.1}x | {:.2} | |", geomean(&log_auto), geomean(&log_auto_expert)) } else { String::new() };
+        let mut auto =
+            if args.auto { format!(" | {:.1}x | {:.2} | |", geomean(&log_auto), geomean(&log_auto_expert)) } else { String::new() };
+        if learned {
+            auto += &format!(" | {:.2} | {:.2} | |", geomean(&log_learned), geomean(&log_learned_expert));
+        }
         println!("| geometric mean | | | {:.1}x | | |{auto}", geomean(&log_speedups));
     }
     println!("\nJIT compile of a {}-stage 3x3 stencil chain: median {chain_ms:.1} ms over 5 compiles", args.chain_stages);

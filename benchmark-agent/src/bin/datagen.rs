@@ -1,16 +1,17 @@
 //! `datagen`: the local data-generation loop, without a server. Samples
-//! schedules of random pipelines, times them in the isolated runner
-//! (`hl-runner`, beside this executable) and records them in the training
-//! store.
+//! schedules of random pipelines (or of one app, autotuning it), times them
+//! in the isolated runner (`hl-runner`, beside this executable) and records
+//! them in the training store; `bootstrap` alternates that with retraining.
 
 use anyhow::{Context, Result};
+use benchmark_agent::bootstrap::bootstrap;
 use benchmark_agent::{generate, GenerateOptions, SamplingOptions};
-use clap::{Parser, Subcommand};
+use clap::{Args as ClapArgs, Parser, Subcommand};
 use codegen::runner::{Runner, RunnerOptions};
-use data::Store;
-use search::{Analytical, CostModel, Machine};
+use data::{HostFingerprint, Store};
 use std::path::PathBuf;
 use std::time::Duration;
+use trainer::{choose_model, RetrainOptions};
 
 #[derive(Parser)]
 #[command(about = "Generate training data: time sampled schedules of random pipelines into the store")]
@@ -19,61 +20,69 @@ struct Args {
     command: Command,
 }
 
+/// What to generate, common to both commands.
+#[derive(ClapArgs)]
+struct Work {
+    /// The training store (created if missing).
+    #[arg(long)]
+    db: PathBuf,
+    #[arg(long, default_value_t = 0)]
+    first_seed: u64,
+    /// Pipelines (or, with --app, batches) per run or per round.
+    #[arg(long, default_value_t = 10)]
+    pipelines: u64,
+    /// Schedules sampled per pipeline.
+    #[arg(long, default_value_t = 32)]
+    schedules: usize,
+    #[arg(long, default_value = "local")]
+    agent: String,
+    /// Autotune this app (at the paper size) instead of random pipelines.
+    #[arg(long)]
+    app: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Sample, time and record the pipelines of a range of seeds.
     Generate {
-        /// The training store (created if missing).
-        #[arg(long)]
-        db: PathBuf,
-        #[arg(long, default_value_t = 0)]
-        first_seed: u64,
-        #[arg(long, default_value_t = 10)]
-        pipelines: u64,
-        /// Schedules sampled per pipeline.
-        #[arg(long, default_value_t = 32)]
-        schedules: usize,
+        #[command(flatten)]
+        work: Work,
         /// The bootstrap round recorded with the samples.
         #[arg(long, default_value_t = 0)]
         round: u32,
-        #[arg(long, default_value = "local")]
-        agent: String,
         /// Rank with these weights (a trainer weights file); default: the
         /// store's promoted weights for this host, else the analytical model.
         #[arg(long)]
         weights: Option<PathBuf>,
-        /// Autotune this app (at the paper size) instead of random pipelines:
-        /// each "pipeline" is then one batch of the app's schedules.
-        #[arg(long)]
-        app: Option<String>,
+    },
+    /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
+    Bootstrap {
+        #[command(flatten)]
+        work: Work,
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+        /// The first round's number (continue a previous bootstrap).
+        #[arg(long, default_value_t = 0)]
+        first_round: u32,
+        /// Training epochs per round.
+        #[arg(long, default_value_t = 50)]
+        epochs: usize,
     },
 }
 
 fn main() -> Result<()> {
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+    tch::set_num_threads(1);
     match Args::parse().command {
-        Command::Generate { db, first_seed, pipelines, schedules, round, agent, weights, app } => {
-            let app = match app {
-                Some(name) => Some(
-                    apps::build(&name, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {name}"))?,
-                ),
-                None => None,
-            };
-            let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
-            let mut model = model(&store, weights.as_deref())?;
-            println!("ranking with the {} model", model.name());
-            let mut runner = Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() });
-            let options = GenerateOptions {
-                first_seed,
-                pipelines,
-                round,
-                agent,
-                sampling: SamplingOptions { schedules, ..SamplingOptions::default() },
-                app,
-            };
-            let bar = indicatif::ProgressBar::new(pipelines);
+        Command::Generate { work, round, weights } => {
+            let (mut store, options) = open(&work, round)?;
+            let host_key = HostFingerprint::detect()?.key();
+            let chosen = choose_model(weights.as_deref(), Some(&store), &host_key, compiler::Target::host().threads)?;
+            println!("ranking with the {} model", chosen.why);
+            let mut model = chosen.model;
+            let bar = indicatif::ProgressBar::new(work.pipelines);
             bar.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pipelines {msg} [{elapsed}]")?);
-            let stats = generate(&mut store, model.as_mut(), &mut runner, &options, |s| {
+            let stats = generate(&mut store, model.as_mut(), &mut runner(), &options, |s| {
                 bar.set_position(s.pipelines + s.skipped + s.unusable);
                 bar.set_message(format!("{} timed, {:.0}/h", s.measured, s.samples_per_hour()));
             })?;
@@ -89,20 +98,55 @@ fn main() -> Result<()> {
                 stats.samples_per_hour()
             );
         }
+        Command::Bootstrap { work, rounds, first_round, epochs } => {
+            let (mut store, options) = open(&work, first_round)?;
+            let retrain = RetrainOptions { epochs, torch_threads: Some(1), ..RetrainOptions::for_host() };
+            println!("| round | sampled with | pipelines | timed | failed | samples/h | store samples | weights | promoted | held-out pairwise | top-1 regret | R² log |");
+            println!("|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
+            bootstrap(&mut store, &mut runner(), &options, &retrain, first_round, rounds, |r| {
+                let g = &r.generated;
+                println!(
+                    "| {} | {} | {} | {} | {} | {:.0} | {} | v{} | {} | {:.3} | {:.3} | {:.3} |",
+                    r.round,
+                    r.sampled_with,
+                    g.pipelines,
+                    g.measured,
+                    g.failed.values().sum::<u64>(),
+                    g.samples_per_hour(),
+                    r.samples_in_store,
+                    r.version,
+                    if r.promoted { "yes" } else { "no" },
+                    r.held_out.pairwise_accuracy,
+                    r.held_out.top1_regret,
+                    r.held_out.r2_log_runtime
+                );
+            })?;
+        }
     }
     Ok(())
 }
 
-/// The model that ranks the samples.
-fn model(store: &Store, weights: Option<&std::path::Path>) -> Result<Box<dyn CostModel>> {
-    if let Some(path) = weights {
-        return Ok(Box::new(trainer::LearnedModel::load(path).with_context(|| format!("loading {}", path.display()))?));
-    }
-    let host = data::HostFingerprint::detect()?.key();
-    if let Some(w) = store.promoted_weights(Some(&host))? {
-        let model =
-            trainer::LearnedModel::from_bytes(&w.blob).with_context(|| format!("the store's promoted weights v{}", w.info.version))?;
-        return Ok(Box::new(model));
-    }
-    Ok(Box::new(Analytical::new(Machine::typical(compiler::Target::host().threads))))
+/// The store and the generation options of `work`.
+fn open(work: &Work, round: u32) -> Result<(Store, GenerateOptions)> {
+    let store = Store::open(&work.db).with_context(|| format!("opening {}", work.db.display()))?;
+    let app = match &work.app {
+        Some(name) => {
+            Some(apps::build(name, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {name}"))?)
+        }
+        None => None,
+    };
+    let options = GenerateOptions {
+        first_seed: work.first_seed,
+        pipelines: work.pipelines,
+        round,
+        agent: work.agent.clone(),
+        sampling: SamplingOptions { schedules: work.schedules, ..SamplingOptions::default() },
+        app,
+    };
+    Ok((store, options))
+}
+
+/// The isolated runner: `hl-runner` beside this executable, 30 s a schedule.
+fn runner() -> Runner {
+    Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() })
 }

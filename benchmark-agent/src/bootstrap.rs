@@ -1,0 +1,66 @@
+//! Bootstrapped retraining, run locally: rounds of (generate samples with
+//! the current model, retrain on everything stored, promote if the held-out
+//! metrics are no worse). Round 0 samples with the analytical model (or
+//! whatever is promoted already); each round's promoted weights steer the
+//! next round's sampling, as in Adams et al.'s autotuning loop.
+
+use crate::generate::{generate, GenerateOptions, GenerateStats};
+use crate::AgentError;
+use codegen::runner::Runner;
+use data::{HostFingerprint, Store};
+use trainer::{choose_model, RetrainOptions};
+
+/// One round's results.
+#[derive(Clone, Debug)]
+pub struct RoundReport {
+    pub round: u32,
+    /// The model that ranked this round's samples.
+    pub sampled_with: String,
+    pub generated: GenerateStats,
+    /// Measured samples in the store after the round.
+    pub samples_in_store: u64,
+    pub version: u32,
+    pub promoted: bool,
+    pub reason: String,
+    pub held_out: trainer::Metrics,
+}
+
+/// Runs `rounds` rounds from `first_round`; round `r` generates the seeds
+/// `first_seed + r * per_round ..` (or batches of the app). `each` is told
+/// after every round.
+pub fn bootstrap(
+    store: &mut Store,
+    runner: &mut Runner,
+    generate_options: &GenerateOptions,
+    retrain_options: &RetrainOptions,
+    first_round: u32,
+    rounds: u32,
+    mut each: impl FnMut(&RoundReport),
+) -> Result<Vec<RoundReport>, AgentError> {
+    let host_key = HostFingerprint::detect()?.key();
+    let mut reports = vec![];
+    for round in first_round..first_round + rounds {
+        let chosen = choose_model(None, Some(store), &host_key, retrain_options.target.threads)?;
+        let mut model = chosen.model;
+        let options = GenerateOptions {
+            round,
+            first_seed: generate_options.first_seed + u64::from(round) * generate_options.pipelines,
+            ..generate_options.clone()
+        };
+        let generated = generate(store, model.as_mut(), runner, &options, |_| {})?;
+        let outcome = trainer::retrain(store, &host_key, retrain_options, None)?;
+        let report = RoundReport {
+            round,
+            sampled_with: chosen.why,
+            generated,
+            samples_in_store: store.summary()?.samples,
+            version: outcome.version,
+            promoted: outcome.promoted,
+            reason: outcome.reason,
+            held_out: outcome.metrics.held_out,
+        };
+        each(&report);
+        reports.push(report);
+    }
+    Ok(reports)
+}
