@@ -72,12 +72,15 @@ pub fn split_of(pipeline_hash: &str, held_out_percent: u32) -> Split {
 }
 
 /// One stored pipeline, rebuilt, with its measured samples.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct StoredPipeline {
     pub hash: String,
     /// The bootstrap rounds its samples come from.
     pub rounds: BTreeSet<u32>,
     pub samples: PipelineSamples,
+    /// The rebuilt pipeline's DAG (for baselines that read it, such as
+    /// the analytical model).
+    pub dag: std::sync::Arc<Dag>,
 }
 
 /// Pipelines left out, by reason.
@@ -92,7 +95,7 @@ pub struct Skipped {
 }
 
 /// One host's training data, split by pipeline.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Dataset {
     pub train: Vec<StoredPipeline>,
     pub held_out: Vec<StoredPipeline>,
@@ -130,8 +133,8 @@ pub fn load(store: &Store, host_key: &str, target: &Target, held_out_percent: u3
             dataset.skipped.unbuildable += 1;
             continue;
         };
-        let inputs = match rebuild(source, target) {
-            Ok(inputs) => inputs,
+        let (inputs, dag) = match rebuild(source, target) {
+            Ok(rebuilt) => rebuilt,
             Err(problem) => {
                 warn!(pipeline = %pipeline.pipeline_hash, "skipped: cannot rebuild it: {problem}");
                 dataset.skipped.unbuildable += 1;
@@ -145,7 +148,7 @@ pub fn load(store: &Store, host_key: &str, target: &Target, held_out_percent: u3
                     Split::HeldOut => &mut dataset.held_out,
                 };
                 let rounds = pipeline.samples.iter().map(|s| s.round).collect();
-                set.push(StoredPipeline { hash: pipeline.pipeline_hash, rounds, samples });
+                set.push(StoredPipeline { hash: pipeline.pipeline_hash, rounds, samples, dag: dag.clone() });
             }
             Err(problem) => {
                 warn!(pipeline = %pipeline.pipeline_hash, "skipped: {problem}");
@@ -157,7 +160,7 @@ pub fn load(store: &Store, host_key: &str, target: &Target, held_out_percent: u3
 }
 
 /// The model's view of a stored pipeline, rebuilt for `target`.
-fn rebuild(source: &PipelineSource, target: &Target) -> Result<PipelineInputs, String> {
+fn rebuild(source: &PipelineSource, target: &Target) -> Result<(PipelineInputs, std::sync::Arc<Dag>), String> {
     let pipeline: PipelineDef = match source {
         PipelineSource::Generated { seed, params } => {
             let params: GeneratorParams = serde_json::from_value(params.clone()).map_err(|e| format!("generator parameters: {e}"))?;
@@ -169,7 +172,7 @@ fn rebuild(source: &PipelineSource, target: &Target) -> Result<PipelineInputs, S
         PipelineSource::Definition { json } => serde_json::from_str(json).map_err(|e| format!("pipeline definition: {e}"))?,
     };
     let dag = Dag::new(&pipeline, target).map_err(|e| format!("analysis: {e}"))?;
-    Ok(PipelineInputs::of(&dag))
+    Ok((PipelineInputs::of(&dag), std::sync::Arc::new(dag)))
 }
 
 /// The stored samples as training samples, when the stored pipeline

@@ -17,6 +17,9 @@
 use crate::dataset::StoredPipeline;
 use crate::network::CostNetwork;
 use crate::train::{ordering_accuracy, predict, TrainError};
+use featurizer::{ScheduleFeatures, StageIdx};
+use search::featurize::StageFeatures;
+use search::{Analytical, CostModel, Machine};
 use serde::{Deserialize, Serialize};
 
 /// Predictions below this many seconds count as this in logarithms.
@@ -103,6 +106,39 @@ fn regret(predicted: &[f64], measured: &[f64]) -> f64 {
         Some(m) if best > 0.0 && best.is_finite() => m / best - 1.0,
         _ => 0.0,
     }
+}
+
+/// The analytical model's predictions for every sample of `pipelines`:
+/// the baseline the learned model has to beat (its schedule features are
+/// read back from the stored rows; a stage with a row of zeros is one the
+/// schedule does not place).
+pub fn analytical_predictions(pipelines: &[StoredPipeline], machine: &Machine) -> Vec<Predictions> {
+    pipelines
+        .iter()
+        .map(|p| {
+            let mut model = Analytical::new(machine.clone());
+            model.set_pipeline(&p.dag);
+            let features: Vec<StageFeatures> = p
+                .samples
+                .schedules
+                .iter()
+                .map(|s| {
+                    s.stages
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, row)| row.iter().any(|&v| v != 0.0))
+                        .map(|(i, row)| (StageIdx(i as u32), ScheduleFeatures::from_array(&row.map(f64::from))))
+                        .collect()
+                })
+                .collect();
+            let batch: Vec<&StageFeatures> = features.iter().collect();
+            Predictions {
+                pipeline_hash: p.hash.clone(),
+                measured: p.samples.schedules.iter().map(|s| s.runtime_seconds).collect(),
+                predicted: model.evaluate(&batch).into_iter().map(|c| c.total).collect(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

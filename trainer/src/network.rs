@@ -156,6 +156,17 @@ impl CostNetwork {
         Some(CostNetwork { store, head1_filter, head1_bias, head2_filter, head2_bias, conv1_filter, conv1_bias })
     }
 
+    /// The same network with every prediction multiplied by `factor` (> 0):
+    /// the coefficients are a ReLU of an affine map, so scaling that map's
+    /// filter and bias scales them, and the costs, exactly.
+    pub fn with_output_scaled(&self, factor: f32) -> CostNetwork {
+        let mut values = self.values();
+        for v in &mut values[4..6] {
+            v.iter_mut().for_each(|x| *x *= factor);
+        }
+        Self::from_values(&values).expect("the values of a network")
+    }
+
     /// Each parameter's values, flat (row-major), in [`PARAMETERS`] order.
     pub fn values(&self) -> [Vec<f32>; 6] {
         self.parameters().map(|t| {

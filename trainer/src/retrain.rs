@@ -16,7 +16,7 @@
 //! other feature layouts or network shape, the new weights are promoted.
 
 use crate::dataset::{load, store_layout, Dataset, DatasetError, Skipped};
-use crate::metrics::{evaluate, Metrics};
+use crate::metrics::{analytical_predictions, evaluate, metrics_of, Metrics};
 use crate::network::CostNetwork;
 use crate::train::{TrainError, TrainOptions, Trainer};
 use crate::weights::{WeightsError, WeightsFile};
@@ -27,6 +27,7 @@ use indicatif::ProgressBar;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use search::Machine;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tracing::{info, warn};
@@ -106,6 +107,9 @@ pub struct EpochRecord {
 pub struct StoredMetrics {
     /// Of the kept (last) epoch.
     pub held_out: Metrics,
+    /// The analytical model's metrics on the same held-out samples: the
+    /// baseline the learned model has to beat.
+    pub analytical_held_out: Metrics,
     pub train_pipelines: usize,
     pub train_samples: usize,
     pub held_out_percent: u32,
@@ -204,8 +208,11 @@ pub fn retrain(
         tch::set_num_threads(threads);
     }
     let (network, epochs, held_out) = train_epochs(start, &dataset, options, progress)?;
+    let machine = Machine::typical(options.target.threads);
+    let analytical_held_out = metrics_of(&analytical_predictions(&dataset.held_out, &machine));
     let metrics = StoredMetrics {
         held_out,
+        analytical_held_out,
         train_pipelines: dataset.train.len(),
         train_samples: Dataset::sample_count(&dataset.train),
         held_out_percent: options.held_out_percent,
@@ -241,6 +248,10 @@ fn train_epochs(
     progress: Option<&ProgressBar>,
 ) -> Result<(CostNetwork, Vec<EpochRecord>, Metrics), RetrainError> {
     let train_options = TrainOptions { learning_rate: options.learning_rate, seed: options.seed, ..TrainOptions::default() };
+    let start = match options.start {
+        Start::Random => calibrated(start, &dataset.train)?,
+        Start::Promoted => start,
+    };
     let mut trainer = Trainer::new(start, &train_options)?;
     let mut order: Vec<usize> = (0..dataset.train.len()).collect();
     let mut shuffle = ChaCha8Rng::seed_from_u64(options.seed);
@@ -265,6 +276,28 @@ fn train_epochs(
         epochs.push(EpochRecord { epoch, mean_loss: Some(loss_sum / order.len() as f64), held_out: held_out.clone() });
     }
     Ok((trainer.into_network(), epochs, held_out))
+}
+
+/// A fresh network scaled so that its median prediction over `train`
+/// matches the median measured runtime: the loss compares inverse relative
+/// runtimes, whose gradient vanishes when predictions start orders of
+/// magnitude too high, so a random network would otherwise barely move.
+fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]) -> Result<CostNetwork, RetrainError> {
+    let mut log_ratios = vec![];
+    for p in train {
+        let predicted = crate::train::predict(&network, &p.samples)?;
+        for (s, &pred) in p.samples.schedules.iter().zip(&predicted) {
+            if pred > 0.0 && pred.is_finite() {
+                log_ratios.push((s.runtime_seconds / pred).ln());
+            }
+        }
+    }
+    if log_ratios.is_empty() {
+        return Ok(network);
+    }
+    log_ratios.sort_by(f64::total_cmp);
+    let factor = log_ratios[log_ratios.len() / 2].exp() as f32;
+    Ok(if factor.is_finite() && factor > 0.0 { network.with_output_scaled(factor) } else { network })
 }
 
 /// What the weights were trained on, in words.

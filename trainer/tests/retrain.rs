@@ -59,7 +59,11 @@ fn the_dataset_is_split_by_pipeline_stably_and_skips_what_cannot_be_trained_on()
     let key = host().key();
     let first = load(&store, &key, &host_target(), HELD_OUT_PERCENT).expect("a dataset");
     let again = load(&store, &key, &host_target(), HELD_OUT_PERCENT).expect("a dataset");
-    assert_eq!(first, again);
+    let contents = |d: &trainer::Dataset| {
+        let set = |ps: &[trainer::StoredPipeline]| ps.iter().map(|p| (p.hash.clone(), p.samples.clone())).collect::<Vec<_>>();
+        (set(&d.train), set(&d.held_out), d.skipped)
+    };
+    assert_eq!(contents(&first), contents(&again));
 
     let train: HashSet<&str> = first.train.iter().map(|p| p.hash.as_str()).collect();
     let held_out: HashSet<&str> = first.held_out.iter().map(|p| p.hash.as_str()).collect();

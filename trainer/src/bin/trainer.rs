@@ -8,7 +8,7 @@ use data::{HostFingerprint, Store};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use trainer::dataset::{host_target, load, DEFAULT_HELD_OUT_PERCENT};
-use trainer::metrics::{evaluate, Metrics};
+use trainer::metrics::{analytical_predictions, evaluate, metrics_of, Metrics};
 use trainer::plot::charts;
 use trainer::retrain::{retrain, stored_network, RetrainOptions, Start};
 use trainer::{CostNetwork, WeightsFile};
@@ -137,6 +137,7 @@ fn main() -> Result<()> {
                 outcome.version, outcome.metrics.train_pipelines, outcome.metrics.train_samples
             );
             print_metrics(&format!("v{} (new)", outcome.version), &outcome.metrics.held_out);
+            print_metrics("analytical model (baseline)", &outcome.metrics.analytical_held_out);
             if let Some(incumbent) = &outcome.incumbent {
                 match &incumbent.held_out {
                     Some(m) => print_metrics(&format!("v{} (promoted before)", incumbent.version), m),
@@ -162,6 +163,8 @@ fn main() -> Result<()> {
                 bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
             }
             print_metrics(&label, &evaluate(&network, &dataset.held_out)?);
+            let machine = search::Machine::typical(host_target().threads);
+            print_metrics("analytical model (baseline)", &metrics_of(&analytical_predictions(&dataset.held_out, &machine)));
         }
         Command::Plot { store, out } => {
             let host = host_key(store.host)?;
