@@ -18,6 +18,7 @@ fn options(first_seed: u64, pipelines: u64) -> GenerateOptions {
         agent: "test".into(),
         sampling: SamplingOptions { schedules: 4, budget: Duration::from_millis(200), ..SamplingOptions::default() },
         app: None,
+        timing_passes: 2,
     }
 }
 

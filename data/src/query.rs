@@ -95,6 +95,19 @@ impl Store {
             .query_row(params![work_id, host_key], |r| r.get(0))?)
     }
 
+    /// The measured schedules of one report, in storage order: each one's
+    /// hash, source text and best runtime in seconds (to measure them again
+    /// and see how repeatable the stored times are).
+    pub fn report_runtimes(&self, work_id: &str, host_key: &str) -> Result<Vec<(String, String, f64)>, StoreError> {
+        let mut statement = self.conn.prepare_cached(
+            "SELECT sc.hash, sc.source, s.runtime_min_s FROM samples s \
+             JOIN reports r ON r.id = s.report_id JOIN hosts h ON h.id = r.host_id JOIN schedules sc ON sc.id = s.schedule_id \
+             WHERE r.work_id = ?1 AND h.key = ?2 AND s.runtime_min_s IS NOT NULL ORDER BY s.id",
+        )?;
+        let rows = statement.query_map(params![work_id, host_key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     /// Counts of everything, and of samples per host, round and outcome.
     pub fn summary(&self) -> Result<Summary, StoreError> {
         let count = |table: &str| -> Result<u64, StoreError> {

@@ -39,6 +39,9 @@ struct Work {
     /// Autotune this app (at the paper size) instead of random pipelines.
     #[arg(long)]
     app: Option<String>,
+    /// Timing passes over each batch (the best time over the passes is kept).
+    #[arg(long, default_value_t = 2)]
+    timing_passes: usize,
 }
 
 #[derive(Subcommand)]
@@ -54,6 +57,18 @@ enum Command {
         /// store's promoted weights for this host, else the analytical model.
         #[arg(long)]
         weights: Option<PathBuf>,
+    },
+    /// Time a stored random pipeline's schedules again: how repeatable the
+    /// stored times are (the ceiling of any model's pairwise accuracy).
+    Remeasure {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        seed: u64,
+        #[arg(long, default_value_t = 0)]
+        round: u32,
+        #[arg(long, default_value = "local")]
+        agent: String,
     },
     /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
     Bootstrap {
@@ -97,6 +112,20 @@ fn main() -> Result<()> {
                 stats.wall_seconds,
                 stats.samples_per_hour()
             );
+        }
+        Command::Remeasure { db, seed, round, agent } => {
+            let store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
+            let id = benchmark_agent::generate::work_id(&agent, round, None, seed);
+            let stored = store.report_runtimes(&id, &HostFingerprint::detect()?.key())?;
+            anyhow::ensure!(!stored.is_empty(), "no measured samples of work {id} on this host");
+            let workload = benchmark_agent::Workload::random(seed)?;
+            let again = benchmark_agent::measure::remeasure(&mut runner(), &workload, &stored);
+            println!("| schedule | stored (ms) | again (ms) | again / stored |\n|---|---:|---:|---:|");
+            for r in &again {
+                let again = r.again_s.map_or("failed".to_string(), |a| format!("{:.3} | {:.2}", a * 1e3, a / r.stored_s));
+                println!("| {} | {:.3} | {again} |", &r.schedule_hash[..12], r.stored_s * 1e3);
+            }
+            println!("pairs ordered the same way by both measurements: {:.3}", benchmark_agent::measure::pairwise_agreement(&again));
         }
         Command::Bootstrap { work, rounds, first_round, epochs } => {
             let (mut store, options) = open(&work, first_round)?;
@@ -142,6 +171,7 @@ fn open(work: &Work, round: u32) -> Result<(Store, GenerateOptions)> {
         agent: work.agent.clone(),
         sampling: SamplingOptions { schedules: work.schedules, ..SamplingOptions::default() },
         app,
+        timing_passes: work.timing_passes,
     };
     Ok((store, options))
 }
