@@ -6,9 +6,11 @@
 //! handles: Funcs are named, reduction variables are plain `Var`s named after
 //! their RDom dimension, and params are `Param` nodes.
 
+use crate::error::LangError;
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name, RDomDef};
 use crate::ir::types::{ScalarType, Type};
 use crate::ir::visit::{walk_expr, Visitor};
+use crate::lang::checks::{check_calls, check_names};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -174,6 +176,15 @@ impl PipelineDef {
 
     pub fn is_output(&self, name: &str) -> bool {
         self.outputs.iter().any(|o| &**o == name)
+    }
+
+    /// The checks `Pipeline::new` runs once a pipeline is collected (names
+    /// free of reserved characters; every call names something defined,
+    /// with the right arity, integer coordinates and the callee's type),
+    /// for a `PipelineDef` built some other way (decoded from the wire).
+    pub fn check(&self) -> Result<(), LangError> {
+        check_names(self)?;
+        check_calls(self)
     }
 }
 

@@ -1,0 +1,44 @@
+//! Why a wire message is not a valid compiler value, and why a compiler
+//! value has no wire form. Every message names where the problem is: the
+//! Func (and its definition or stage) or the input, param or field.
+
+use thiserror::Error;
+
+/// A wire message that is not a valid pipeline, schedule or target.
+#[derive(Debug, Error)]
+pub enum FromWireError {
+    #[error("{at}: missing {field}")]
+    Missing { at: String, field: &'static str },
+    #[error("{at}: {field} has unknown value {value}")]
+    UnknownEnum { at: String, field: &'static str, value: i32 },
+    #[error("{at}: calls unknown Func {callee}")]
+    UnknownFunc { at: String, callee: String },
+    #[error("{at}: calls Func {callee}, which is listed after it (Funcs are listed producers first)")]
+    CallsLater { at: String, callee: String },
+    #[error("{at}: calls {callee} with {got} coordinates, but it has {expected} dimensions")]
+    Arity { at: String, callee: String, expected: usize, got: usize },
+    #[error("Func {name} is defined twice")]
+    DuplicateFunc { name: String },
+    #[error("{at}: {why}")]
+    Invalid { at: String, why: String },
+    #[error("the pipeline fails the compiler's checks: {0}")]
+    Lang(#[from] compiler::LangError),
+}
+
+impl FromWireError {
+    pub(crate) fn invalid(at: &str, why: impl Into<String>) -> FromWireError {
+        FromWireError::Invalid { at: at.to_string(), why: why.into() }
+    }
+
+    pub(crate) fn missing(at: &str, field: &'static str) -> FromWireError {
+        FromWireError::Missing { at: at.to_string(), field }
+    }
+}
+
+/// A compiler value with no wire form: the wire carries algorithms, whose
+/// expressions are scalar and free of the nodes only lowering makes.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ToWireError {
+    #[error("{at}: {what} has no wire form (algorithms are scalar and hold no lowered nodes)")]
+    NotAnAlgorithm { at: String, what: String },
+}
