@@ -74,7 +74,11 @@ impl<'a> Scope<'a> {
         let a = self.child(a, "operand a")?;
         let b = self.child(b, "operand b")?;
         if a.ty() != b.ty() {
-            return Err(self.err(format!("the operands of {op} have types {} and {} (send an explicit cast)", a.ty().scalar.name(), b.ty().scalar.name())));
+            return Err(self.err(format!(
+                "the operands of {op} have types {} and {} (send an explicit cast)",
+                a.ty().scalar.name(),
+                b.ty().scalar.name()
+            )));
         }
         Ok((a, b))
     }
@@ -171,7 +175,12 @@ impl<'a> Scope<'a> {
         let t = type_from_wire(v.r#type, &self.at, "variable type")?;
         if let Some((_, let_ty)) = self.lets.iter().rev().find(|(n, _)| **n == *v.name) {
             if *let_ty != t {
-                return Err(self.err(format!("variable {} is bound by a let to a {} but used as a {}", v.name, let_ty.scalar.name(), t.scalar.name())));
+                return Err(self.err(format!(
+                    "variable {} is bound by a let to a {} but used as a {}",
+                    v.name,
+                    let_ty.scalar.name(),
+                    t.scalar.name()
+                )));
             }
         } else if !self.vars.iter().any(|n| **n == *v.name) {
             let allowed: Vec<&str> = self.vars.iter().map(|n| &**n).collect();
@@ -238,7 +247,11 @@ impl<'a> Scope<'a> {
             return Err(self.err(format!("coordinate {i} of the call of {callee} is {}, not i32", args[i].ty().scalar.name())));
         }
         if ty != callee_ty {
-            return Err(self.err(format!("the call of {callee} has type {}, but {callee} is {}", ty.scalar.name(), callee_ty.scalar.name())));
+            return Err(self.err(format!(
+                "the call of {callee} has type {}, but {callee} is {}",
+                ty.scalar.name(),
+                callee_ty.scalar.name()
+            )));
         }
         Ok(Expr::call(target, args, ty))
     }
@@ -263,7 +276,12 @@ impl<'a> Scope<'a> {
             return Err(FromWireError::Arity { at: self.at.clone(), callee: f.name().to_string(), expected: f.arity(), got: args.len() });
         }
         if args.iter().any(|a| a.ty() != ty) || (f != MathFn::Abs && !ty.is_float()) {
-            return Err(self.err(format!("{} takes and returns one {} type, but is called as {}", f.name(), if f == MathFn::Abs { "" } else { "float" }, ty.scalar.name())));
+            return Err(self.err(format!(
+                "{} takes and returns one {} type, but is called as {}",
+                f.name(),
+                if f == MathFn::Abs { "" } else { "float" },
+                ty.scalar.name()
+            )));
         }
         Ok(Expr::math(f, args))
     }

@@ -40,7 +40,13 @@ impl TryFrom<&PipelineDef> for v1::Pipeline {
             params: p
                 .params
                 .iter()
-                .map(|q| Ok(v1::ParamDef { name: q.name.to_string(), r#type: type_to_wire(q.ty, &format!("param {}", q.name))?, estimate: q.estimate }))
+                .map(|q| {
+                    Ok(v1::ParamDef {
+                        name: q.name.to_string(),
+                        r#type: type_to_wire(q.ty, &format!("param {}", q.name))?,
+                        estimate: q.estimate,
+                    })
+                })
                 .collect::<Result<_, ToWireError>>()?,
             outputs: p.outputs.iter().map(|o| o.to_string()).collect(),
         })
@@ -65,7 +71,11 @@ fn func_to_wire(f: &FuncDef) -> Result<v1::FuncDef, ToWireError> {
                             .dims
                             .iter()
                             .map(|d| {
-                                Ok(v1::RDomDim { name: d.name.to_string(), min: Some(expr_to_wire(&d.min, &at)?), extent: Some(expr_to_wire(&d.extent, &at)?) })
+                                Ok(v1::RDomDim {
+                                    name: d.name.to_string(),
+                                    min: Some(expr_to_wire(&d.min, &at)?),
+                                    extent: Some(expr_to_wire(&d.extent, &at)?),
+                                })
                             })
                             .collect::<Result<_, ToWireError>>()?,
                         predicate: r.predicate.as_ref().map(|p| expr_to_wire(p, &at)).transpose()?,
@@ -99,7 +109,9 @@ fn estimates_from_wire(e: &[v1::DimEstimate], dims: usize, at: &str) -> Result<V
     }
     e.iter()
         .map(|d| match d.estimate {
-            Some(v1::Estimate { extent, .. }) if extent < 0 => Err(FromWireError::invalid(at, format!("an estimate has negative extent {extent}"))),
+            Some(v1::Estimate { extent, .. }) if extent < 0 => {
+                Err(FromWireError::invalid(at, format!("an estimate has negative extent {extent}")))
+            }
             Some(v1::Estimate { min, extent }) => Ok(Some(Estimate { min, extent })),
             None => Ok(None),
         })
@@ -129,7 +141,11 @@ impl TryFrom<&v1::Pipeline> for PipelineDef {
             .params
             .iter()
             .map(|q| {
-                Ok(ParamDef { name: q.name.as_str().into(), ty: type_from_wire(q.r#type, &format!("param {}", q.name), "type")?, estimate: q.estimate })
+                Ok(ParamDef {
+                    name: q.name.as_str().into(),
+                    ty: type_from_wire(q.r#type, &format!("param {}", q.name), "type")?,
+                    estimate: q.estimate,
+                })
             })
             .collect::<Result<Vec<_>, FromWireError>>()?;
         if w.outputs.is_empty() {
@@ -202,11 +218,27 @@ fn func_from_wire(f: &v1::FuncDef, index: usize, decls: &Decls) -> Result<FuncDe
     }
     let mut pure = Scope::new(decls, index, None, format!("{at}, pure definition"), args.clone());
     let value = pure.typed_child(f.value.as_ref(), "value", ty)?;
-    let updates = f.updates.iter().enumerate().map(|(k, u)| update_from_wire(u, k, f, &args, ty, index, decls)).collect::<Result<_, _>>()?;
-    Ok(FuncDef { name: f.name.as_str().into(), args: args.clone(), ty, value, updates, estimates: estimates_from_wire(&f.estimates, args.len(), &at)? })
+    let updates =
+        f.updates.iter().enumerate().map(|(k, u)| update_from_wire(u, k, f, &args, ty, index, decls)).collect::<Result<_, _>>()?;
+    Ok(FuncDef {
+        name: f.name.as_str().into(),
+        args: args.clone(),
+        ty,
+        value,
+        updates,
+        estimates: estimates_from_wire(&f.estimates, args.len(), &at)?,
+    })
 }
 
-fn update_from_wire(u: &v1::UpdateDef, k: usize, f: &v1::FuncDef, args: &[Name], ty: Type, index: usize, decls: &Decls) -> Result<UpdateDef, FromWireError> {
+fn update_from_wire(
+    u: &v1::UpdateDef,
+    k: usize,
+    f: &v1::FuncDef,
+    args: &[Name],
+    ty: Type,
+    index: usize,
+    decls: &Decls,
+) -> Result<UpdateDef, FromWireError> {
     let at = format!("Func {}, update {k}", f.name);
     let rdom = match &u.rdom {
         Some(r) => {

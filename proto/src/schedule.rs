@@ -62,10 +62,16 @@ fn tail_to_wire(t: TailStrategy) -> i32 {
 fn directive_to_wire(d: &Directive) -> v1::Directive {
     let var = |v: &Name| v1::LoopVar { var: v.to_string() };
     let kind = match d {
-        Directive::Split { var, outer, inner, factor, tail } => {
-            Kind::Split(v1::Split { var: var.to_string(), outer: outer.to_string(), inner: inner.to_string(), factor: *factor, tail: tail_to_wire(*tail) })
+        Directive::Split { var, outer, inner, factor, tail } => Kind::Split(v1::Split {
+            var: var.to_string(),
+            outer: outer.to_string(),
+            inner: inner.to_string(),
+            factor: *factor,
+            tail: tail_to_wire(*tail),
+        }),
+        Directive::Fuse { inner, outer, fused } => {
+            Kind::Fuse(v1::Fuse { inner: inner.to_string(), outer: outer.to_string(), fused: fused.to_string() })
         }
-        Directive::Fuse { inner, outer, fused } => Kind::Fuse(v1::Fuse { inner: inner.to_string(), outer: outer.to_string(), fused: fused.to_string() }),
         Directive::Reorder { vars } => Kind::Reorder(v1::Reorder { vars: names(vars) }),
         Directive::Tile { x, y, xo, yo, xi, yi, x_factor, y_factor, tail } => Kind::Tile(v1::Tile {
             x: x.to_string(),
@@ -117,7 +123,12 @@ fn func_from_wire(f: &v1::FuncSchedule, at: &str) -> Result<FuncSchedule, FromWi
     let mut stages = BTreeMap::new();
     for s in &f.stages {
         let at = format!("{at}, stage {}", s.stage);
-        let directives = s.directives.iter().enumerate().map(|(i, d)| directive_from_wire(d, &format!("{at}, directive {i}"))).collect::<Result<_, _>>()?;
+        let directives = s
+            .directives
+            .iter()
+            .enumerate()
+            .map(|(i, d)| directive_from_wire(d, &format!("{at}, directive {i}")))
+            .collect::<Result<_, _>>()?;
         if stages.insert(s.stage as usize, StageSchedule { directives }).is_some() {
             return Err(FromWireError::invalid(&at, "the stage is scheduled twice"));
         }

@@ -44,7 +44,9 @@ fn a_call_with_the_wrong_arity_says_how_many() {
     let callee = w.funcs[0].clone();
     let last = w.funcs.last_mut().unwrap();
     last.r#type = callee.r#type;
-    last.value = Some(v1::Expr { node: Some(Node::Call(v1::Call { target: Some(v1::call::Target::Func(callee.name.clone())), args: vec![], r#type: callee.r#type })) });
+    last.value = Some(v1::Expr {
+        node: Some(Node::Call(v1::Call { target: Some(v1::call::Target::Func(callee.name.clone())), args: vec![], r#type: callee.r#type })),
+    });
     let e = error_of(&w);
     assert!(e.contains(&format!("calls {} with 0 coordinates, but it has {} dimensions", callee.name, callee.args.len())), "{e}");
 }
@@ -74,7 +76,11 @@ fn operands_of_different_types_are_refused() {
     let i = |t: v1::ScalarType| v1::Expr { node: Some(Node::IntImm(v1::IntImm { value: 1, r#type: t as i32 })) };
     w.funcs[0].r#type = v1::ScalarType::I32 as i32;
     w.funcs[0].value = Some(v1::Expr {
-        node: Some(Node::Binary(Box::new(v1::Binary { op: v1::BinaryOp::Add as i32, a: Some(Box::new(i(v1::ScalarType::I32))), b: Some(Box::new(i(v1::ScalarType::I16))) }))),
+        node: Some(Node::Binary(Box::new(v1::Binary {
+            op: v1::BinaryOp::Add as i32,
+            a: Some(Box::new(i(v1::ScalarType::I32))),
+            b: Some(Box::new(i(v1::ScalarType::I16))),
+        }))),
     });
     let e = error_of(&w);
     assert!(e.contains("types i32 and i16"), "{e}");

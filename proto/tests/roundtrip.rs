@@ -6,8 +6,8 @@
 use compiler::schedule::random::{random_schedule, RandomScheduleOptions};
 use compiler::{PipelineDef, Schedule};
 use proptest::prelude::*;
-use proto::v1;
 use prost::Message;
+use proto::v1;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random_pipelines::{generate, GeneratorParams};

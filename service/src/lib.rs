@@ -1,1 +1,28 @@
-//! placeholder
+//! The scheduling service: a gRPC server (tonic) whose `Schedule` RPC
+//! turns a wire pipeline into a schedule with the autoscheduler and the
+//! learned cost model, beside gRPC health checking and reflection.
+//!
+//! [`deadline`] turns a call's `grpc-timeout` into the search budget,
+//! [`scheduler`] implements the RPC (conversion, concurrency limit, model
+//! choice, the search on a blocking thread, the reply), [`server`] puts the
+//! services together with message size limits and graceful shutdown.
+//!
+//! It lives in its own crate rather than in `search` (as the design's
+//! table has it) because it needs `trainer` (the learned model), which
+//! depends on `search`: a server inside `search` would make a cycle.
+//!
+//! Invariants: bad input is `INVALID_ARGUMENT` naming the problem, never a
+//! panic; a call with a deadline is answered within it (the budget is
+//! clamped to leave room for the checks that follow the search); the same
+//! request, weights and seed give the same schedule when the search
+//! completes within its budget; at most `max_concurrent` searches run at
+//! once, and a call that waits longer than its deadline for a slot is
+//! `RESOURCE_EXHAUSTED`.
+
+pub mod deadline;
+pub mod scheduler;
+pub mod server;
+
+pub use scheduler::SchedulerService;
+pub use scheduler::SchedulerSettings;
+pub use server::{serve, ServerConfig, MAX_MESSAGE_BYTES};

@@ -1,0 +1,253 @@
+//! The `Schedule` RPC.
+//!
+//! A call is converted (a bad pipeline or target is `INVALID_ARGUMENT`),
+//! fingerprinted, waits for one of the server's search slots (at most
+//! until its deadline, then `RESOURCE_EXHAUSTED`), chooses its cost model
+//! (the requested weights version of the store, else the store's promoted
+//! weights for the target's host, else the analytical model) and searches
+//! on a blocking thread under a budget clamped by the deadline. One
+//! tracing span per call records the fingerprint, budget, model, outcome
+//! and wall time.
+
+use crate::deadline::{parse_grpc_timeout, search_budget, RESERVE};
+use compiler::schedule::text::schedule_to_text;
+use compiler::{PipelineDef, Target};
+use data::{Store, StoreError};
+use proto::v1;
+use proto::v1::scheduler_server::Scheduler;
+use search::{autoschedule, AutoSchedule, BeamOptions, CostModel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use tonic::{Request, Response, Status};
+use tracing::{field, info, info_span, Instrument};
+
+/// The most alternatives a reply carries.
+const MAX_TOP_K: usize = 16;
+
+/// Settings of the RPC.
+#[derive(Clone, Debug)]
+pub struct SchedulerSettings {
+    /// The budget when a request asks for none.
+    pub default_budget: Duration,
+    /// The largest budget a request may ask for.
+    pub max_budget: Duration,
+    /// The beam width when a request asks for none, and the largest.
+    pub default_beam: usize,
+    pub max_beam: usize,
+    /// How long a call without a deadline waits for a search slot.
+    pub max_queue_wait: Duration,
+    /// This host's fingerprint key (the promoted weights that apply when a
+    /// request names no host).
+    pub host_key: String,
+}
+
+impl SchedulerSettings {
+    pub fn new(host_key: String) -> SchedulerSettings {
+        SchedulerSettings {
+            default_budget: Duration::from_secs(1),
+            max_budget: Duration::from_secs(60),
+            default_beam: 32,
+            max_beam: 256,
+            max_queue_wait: Duration::from_secs(30),
+            host_key,
+        }
+    }
+}
+
+/// The `Scheduler` service.
+pub struct SchedulerService {
+    settings: SchedulerSettings,
+    store: Option<Arc<Mutex<Store>>>,
+    slots: Arc<Semaphore>,
+}
+
+impl SchedulerService {
+    /// A service running at most `max_concurrent` searches at once, with
+    /// models from `store` when given.
+    pub fn new(settings: SchedulerSettings, store: Option<Store>, max_concurrent: usize) -> SchedulerService {
+        SchedulerService { settings, store: store.map(|s| Arc::new(Mutex::new(s))), slots: Arc::new(Semaphore::new(max_concurrent.max(1))) }
+    }
+}
+
+/// A request converted and checked.
+struct Job {
+    pipeline: PipelineDef,
+    target: Target,
+    host_key: String,
+    requested: Duration,
+    options: BeamOptions,
+    weights_version: Option<u32>,
+    top_k: usize,
+}
+
+fn invalid(e: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(e.to_string())
+}
+
+impl SchedulerService {
+    fn job(&self, r: &v1::ScheduleRequest) -> Result<Job, Status> {
+        let wire = r.pipeline.as_ref().ok_or_else(|| Status::invalid_argument("the request has no pipeline"))?;
+        let pipeline = PipelineDef::try_from(wire).map_err(invalid)?;
+        let (target, host_key) = match &r.target {
+            Some(t) => {
+                let host_key = if t.host_key.is_empty() { self.settings.host_key.clone() } else { t.host_key.clone() };
+                (Target::try_from(t).map_err(invalid)?, host_key)
+            }
+            None => (Target::host(), self.settings.host_key.clone()),
+        };
+        let s = &self.settings;
+        let requested = if r.budget_ms == 0 { s.default_budget } else { Duration::from_millis(r.budget_ms).min(s.max_budget) };
+        let beam = if r.beam == 0 { s.default_beam } else { (r.beam as usize).min(s.max_beam) };
+        let options = BeamOptions { beam, seed: r.seed, ..BeamOptions::default() };
+        Ok(Job {
+            pipeline,
+            target,
+            host_key,
+            requested,
+            options,
+            weights_version: r.weights_version,
+            top_k: (r.top_k as usize).min(MAX_TOP_K),
+        })
+    }
+
+    /// The model for a job and the sentence saying which it is.
+    fn model(&self, job: &Job) -> Result<(Box<dyn CostModel>, String), Status> {
+        let store = match &self.store {
+            Some(s) => Some(s.lock().map_err(|_| Status::internal("the training store's lock is poisoned"))?),
+            None => None,
+        };
+        match job.weights_version {
+            Some(version) => {
+                let store = store.ok_or_else(|| {
+                    Status::failed_precondition(format!(
+                        "weights v{version} were asked for, but the server has no training store (start it with --db)"
+                    ))
+                })?;
+                let w = store.weights(version).map_err(|e| match e {
+                    StoreError::UnknownWeights(_) => Status::not_found(format!("the training store has no weights v{version}")),
+                    e => Status::internal(format!("training store: {e}")),
+                })?;
+                let model = trainer::LearnedModel::from_bytes(&w.blob)
+                    .map_err(|e| Status::failed_precondition(format!("weights v{version} cannot be used: {e}")))?;
+                Ok((Box::new(model), format!("learned weights v{version}, as requested")))
+            }
+            None => {
+                let chosen = trainer::choose_model(None, store.as_deref(), &job.host_key, job.target.threads)
+                    .map_err(|e| Status::failed_precondition(format!("no cost model: {e}")))?;
+                Ok((chosen.model, chosen.why))
+            }
+        }
+    }
+
+    /// Waits for a search slot for `wait` (or the longest wait), so that a
+    /// refusal reaches the client before tonic cancels the call at its
+    /// deadline.
+    async fn slot(&self, wait: Option<Duration>) -> Result<tokio::sync::OwnedSemaphorePermit, Status> {
+        let wait = wait.unwrap_or(self.settings.max_queue_wait);
+        match tokio::time::timeout(wait, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) => Err(Status::unavailable("the server is shutting down")),
+            Err(_) => Err(Status::resource_exhausted(format!("every search slot stayed busy for {} ms", wait.as_millis()))),
+        }
+    }
+
+    async fn run(&self, request: Request<v1::ScheduleRequest>, started: Instant) -> Result<v1::ScheduleReply, Status> {
+        let deadline =
+            request.metadata().get("grpc-timeout").and_then(|v| v.to_str().ok()).and_then(parse_grpc_timeout).map(|d| started + d);
+        let span = tracing::Span::current();
+        let mut job = self.job(request.get_ref())?;
+        let fingerprint = proto::fingerprint(&job.pipeline).map_err(invalid)?;
+        span.record("fingerprint", field::display(fingerprint));
+        let permit = self.slot(deadline.map(|d| d.saturating_duration_since(Instant::now()).saturating_sub(RESERVE))).await?;
+        let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        job.options.budget = search_budget(job.requested, remaining)
+            .ok_or_else(|| Status::deadline_exceeded("too little time is left before the deadline to search"))?;
+        span.record("budget_ms", job.options.budget.as_millis() as u64);
+        let (mut model, why) = self.model(&job)?;
+        span.record("model", why.as_str());
+        let job = Arc::new(job);
+        let search_job = job.clone();
+        // The slot goes with the search: if tonic drops this call at its
+        // deadline, the search (which cannot be interrupted) still holds it.
+        let result = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &search_job.options, search_job.top_k)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("the search failed: {e}")))?
+        .map_err(invalid)?;
+        Ok(reply(&result, &job, fingerprint, why))
+    }
+}
+
+fn reply(a: &AutoSchedule, job: &Job, fingerprint: proto::Fingerprint, why: String) -> v1::ScheduleReply {
+    let ms = |s: f64| s * 1e3;
+    v1::ScheduleReply {
+        schedule: Some(v1::Schedule::from(&a.schedule)),
+        schedule_text: schedule_to_text(&a.schedule),
+        predicted_seconds: a.predicted_seconds,
+        per_stage: a.per_stage.iter().map(|s| v1::StageCost { func: s.func.clone(), stage: s.stage as u32, seconds: s.seconds }).collect(),
+        alternatives: a
+            .alternatives
+            .iter()
+            .map(|alt| v1::Alternative {
+                schedule: Some(v1::Schedule::from(&alt.schedule)),
+                schedule_text: schedule_to_text(&alt.schedule),
+                predicted_seconds: alt.predicted_seconds,
+            })
+            .collect(),
+        model: why,
+        pipeline_fingerprint: fingerprint.0.to_vec(),
+        stats: Some(v1::SearchStats {
+            states_generated: a.stats.states_generated as u64,
+            states_evaluated: a.stats.states_evaluated as u64,
+            states_pruned: a.stats.states_pruned as u64,
+            passes_completed: a.stats.passes_completed as u32,
+            hit_deadline: a.stats.hit_deadline,
+            wall_ms: ms(a.stats.wall_seconds),
+            evaluation_ms: ms(a.stats.evaluation_seconds),
+            legality_check_ms: ms(a.check_seconds),
+        }),
+        fallback: a.fallback.clone().unwrap_or_default(),
+        target: Some(proto::target::target_to_wire(&job.target, &job.host_key)),
+        budget_ms: job.options.budget.as_millis() as u64,
+    }
+}
+
+#[tonic::async_trait]
+impl Scheduler for SchedulerService {
+    async fn schedule(&self, request: Request<v1::ScheduleRequest>) -> Result<Response<v1::ScheduleReply>, Status> {
+        let started = Instant::now();
+        let span = info_span!(
+            "schedule",
+            fingerprint = field::Empty,
+            budget_ms = field::Empty,
+            model = field::Empty,
+            outcome = field::Empty,
+            wall_ms = field::Empty
+        );
+        async move {
+            let result = self.run(request, started).await;
+            let span = tracing::Span::current();
+            span.record("wall_ms", started.elapsed().as_secs_f64() * 1e3);
+            match &result {
+                Ok(r) => {
+                    span.record("outcome", "ok");
+                    info!(
+                        predicted_seconds = r.predicted_seconds,
+                        hit_deadline = r.stats.as_ref().is_some_and(|s| s.hit_deadline),
+                        "scheduled"
+                    );
+                }
+                Err(status) => {
+                    span.record("outcome", field::debug(status.code()));
+                    info!(message = status.message(), "refused");
+                }
+            }
+            result.map(Response::new)
+        }
+        .instrument(span)
+        .await
+    }
+}
