@@ -25,7 +25,6 @@ pub use error::{FromWireError, ToWireError};
 pub use fingerprint::{fingerprint, Fingerprint};
 
 /// The generated messages, client and server of package `scheduler.v1`.
-#[allow(clippy::large_enum_variant, clippy::doc_lazy_continuation)]
 pub mod v1 {
     include!(concat!(env!("OUT_DIR"), "/scheduler.v1.rs"));
 }
