@@ -30,8 +30,9 @@ proptest! {
     #[test]
     fn random_pipelines_and_schedules_round_trip(seed in 0u64..1_000_000, stages in 2usize..8, side in 16i64..96, schedule_seed in any::<u64>()) {
         let params = GeneratorParams { seed, max_stages: stages, input_size: (side, side, 3) };
-        let Ok(generated) = generate(&params) else { return Ok(()) };
-        let p = generated.pipeline;
+        let generated = generate(&params);
+        prop_assume!(generated.is_ok());
+        let p = generated.unwrap().pipeline;
         let back = pipeline_through_bytes(&p);
         prop_assert_eq!(&back, &p);
         prop_assert_eq!(proto::fingerprint(&back).unwrap(), proto::fingerprint(&p).unwrap());
@@ -47,4 +48,49 @@ fn fingerprints_differ_between_pipelines() {
     let b = generate(&GeneratorParams { seed: 2, max_stages: 4, input_size: (32, 32, 3) }).unwrap().pipeline;
     assert_ne!(proto::fingerprint(&a).unwrap(), proto::fingerprint(&b).unwrap());
     assert_eq!(proto::fingerprint(&a).unwrap().to_string().len(), 64);
+}
+
+/// A pipeline written with the language's handles that uses every node
+/// kind the wire carries: params, input buffer fields, lets, selects,
+/// logic, casts, math, an inline reduction (a `$` helper Func), an update
+/// over a reduction domain with a predicate, a boundary condition.
+fn every_node_kind() -> PipelineDef {
+    use compiler::lang::boundary::repeat_edge;
+    use compiler::lang::ops::{abs, cast, let_in, pow, select, sqrt, CompareExt};
+    use compiler::lang::reductions::sum;
+    use compiler::{Expr, Func, ImageParam, Param, Pipeline, RDom, ScalarType, Type, Var};
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::U8, 2);
+    input.set_estimate(0, 0, 64).set_estimate(1, 0, 48);
+    let gain = Param::new("gain", Type::f32());
+    let clamped = repeat_edge(&input);
+    let f = Func::new("f");
+    let v = cast(Type::f32(), clamped.at([x.expr(), y.expr()]));
+    f.define(
+        &[&x, &y],
+        let_in("v", v, |v| {
+            select(
+                Expr::and(v.gt(Expr::float(0.5, Type::f32())), v.lt(Expr::float(200.0, Type::f32()))),
+                sqrt(v.clone()) * gain.expr(),
+                pow(v, Expr::float(2.0, Type::f32())),
+            )
+        }),
+    );
+    let r = RDom::new("r", &[(Expr::i32(-1), Expr::i32(3))]);
+    let blur = Func::new("blur");
+    blur.define(&[&x, &y], sum(f.at([x.expr() + r.x().expr(), y.expr()])));
+    let tri = RDom::with_where("t", &[(Expr::i32(0), input.extent(0) - 1), (Expr::i32(0), Expr::i32(4))], |t| {
+        Expr::or(t.x().lt(t.y()), Expr::not(t.y().eq_(3)))
+    });
+    let acc = Func::new("acc");
+    acc.define(&[&x, &y], abs(blur.at([x.expr(), y.expr()])));
+    acc.update([x.expr(), y.expr()], acc.at([x.expr(), y.expr()]) + cast(Type::f32(), tri.x().expr() + input.min(1)));
+    acc.set_estimate(0, 0, 64).set_estimate(1, 0, 48);
+    Pipeline::new(&[&acc]).expect("the pipeline checks")
+}
+
+#[test]
+fn every_node_kind_round_trips() {
+    let p = every_node_kind();
+    assert_eq!(pipeline_through_bytes(&p), p);
 }

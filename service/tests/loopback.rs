@@ -26,10 +26,14 @@ struct TestServer {
 }
 
 async fn start(max_concurrent: usize) -> TestServer {
+    start_with(max_concurrent, None).await
+}
+
+async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let config = ServerConfig { settings: SchedulerSettings::new("test-host".into()), store: None, max_concurrent };
+    let config = ServerConfig { settings: SchedulerSettings::new("test-host".into()), store, max_concurrent };
     tokio::spawn(async move {
         serve(listener, config, async {
             let _ = rx.await;
@@ -131,6 +135,19 @@ async fn bad_requests_are_invalid_argument_or_failed_precondition() {
     let status = call(&mut c, weights, Duration::from_secs(10)).await.unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
     assert!(status.message().contains("--db"), "{}", status.message());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weights_come_from_the_store() {
+    let server = start_with(1, Some(data::Store::open_in_memory().unwrap())).await;
+    let mut c = client(&server).await;
+    let p = pipeline(5, 3, 64);
+    let status =
+        call(&mut c, ScheduleRequest { weights_version: Some(7), ..request(&p, 100, 8) }, Duration::from_secs(10)).await.unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    assert!(status.message().contains("v7"), "{}", status.message());
+    let reply = call(&mut c, request(&p, 100, 8), Duration::from_secs(10)).await.unwrap();
+    assert_eq!(reply.model, "analytical (no promoted weights for host test-host)");
 }
 
 /// A pipeline large enough that a search uses its whole budget.
