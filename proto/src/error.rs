@@ -41,4 +41,8 @@ impl FromWireError {
 pub enum ToWireError {
     #[error("{at}: {what} has no wire form (algorithms are scalar and hold no lowered nodes)")]
     NotAnAlgorithm { at: String, what: String },
+    #[error(
+        "{at}: an expression is nested more than {max} deep, more than the wire decodes (bind parts with lets or compute them in Funcs)"
+    )]
+    TooDeep { at: String, max: usize },
 }

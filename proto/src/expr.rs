@@ -287,9 +287,23 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// The deepest expression the wire carries. prost refuses to decode
+/// messages nested more than 100 deep (which keeps decoding hostile input
+/// off the end of the stack); each expression level is two messages (the
+/// `Expr` and its node), and a `ScheduleRequest` puts the outermost
+/// expression of an RDom bound 7 messages deep.
+pub const MAX_EXPR_DEPTH: usize = 45;
+
 /// An expression's wire form; `at` names where it is, for errors.
 pub(crate) fn expr_to_wire(e: &Expr, at: &str) -> Result<v1::Expr, ToWireError> {
-    let boxed = |e: &Expr| expr_to_wire(e, at).map(Box::new);
+    expr_to_wire_at(e, at, 1)
+}
+
+fn expr_to_wire_at(e: &Expr, at: &str, depth: usize) -> Result<v1::Expr, ToWireError> {
+    if depth > MAX_EXPR_DEPTH {
+        return Err(ToWireError::TooDeep { at: at.to_string(), max: MAX_EXPR_DEPTH });
+    }
+    let boxed = |e: &Expr| expr_to_wire_at(e, at, depth + 1).map(Box::new);
     let ty = |t: Type| type_to_wire(t, at);
     let not_algorithm = |what: &str| ToWireError::NotAnAlgorithm { at: at.to_string(), what: what.to_string() };
     let node = match e.node() {
@@ -337,7 +351,7 @@ pub(crate) fn expr_to_wire(e: &Expr, at: &str) -> Result<v1::Expr, ToWireError> 
                 CallTarget::Input(r) => v1::call::Target::Input(r.name.to_string()),
                 CallTarget::Math(m) => v1::call::Target::Math(math_to_wire(*m).ok_or_else(|| not_algorithm(m.name()))? as i32),
             };
-            let args = args.iter().map(|a| expr_to_wire(a, at)).collect::<Result<_, _>>()?;
+            let args = args.iter().map(|a| expr_to_wire_at(a, at, depth + 1)).collect::<Result<_, _>>()?;
             Node::Call(v1::Call { target: Some(target), args, r#type: ty(*t)? })
         }
         ExprNode::RVar { .. } => return Err(not_algorithm("an unlowered reduction variable")),

@@ -22,6 +22,7 @@ pub mod target;
 mod types;
 
 pub use error::{FromWireError, ToWireError};
+pub use expr::MAX_EXPR_DEPTH;
 pub use fingerprint::{fingerprint, Fingerprint};
 
 /// The generated messages, client and server of package `scheduler.v1`.

@@ -94,3 +94,30 @@ fn every_node_kind_round_trips() {
     let p = every_node_kind();
     assert_eq!(pipeline_through_bytes(&p), p);
 }
+
+/// A pipeline whose output sums `terms` calls of its input, left to right
+/// (an expression `terms` deep).
+fn deep_sum(terms: usize) -> PipelineDef {
+    use compiler::{Func, ImageParam, Pipeline, ScalarType, Var};
+    let x = Var::new("x");
+    let input = ImageParam::new("input", ScalarType::I32, 1);
+    let mut e = input.at([x.expr()]);
+    for k in 1..terms {
+        e = e + input.at([x.expr() + k as i32]);
+    }
+    let out = Func::new("out");
+    out.define(&[&x], e);
+    Pipeline::new(&[&out]).unwrap()
+}
+
+#[test]
+fn expressions_as_deep_as_the_wire_decodes_round_trip_and_deeper_ones_are_refused() {
+    // `a + b` nests the left operand one level deeper, and each call's
+    // coordinate one more: `terms - 1` additions then a call then `x + k`.
+    let deepest = deep_sum(proto::MAX_EXPR_DEPTH - 2);
+    let request = v1::ScheduleRequest { pipeline: Some(v1::Pipeline::try_from(&deepest).unwrap()), ..Default::default() };
+    let decoded = v1::ScheduleRequest::decode(request.encode_to_vec().as_slice()).expect("prost decodes it");
+    assert_eq!(PipelineDef::try_from(decoded.pipeline.as_ref().unwrap()).unwrap(), deepest);
+    let e = v1::Pipeline::try_from(&deep_sum(proto::MAX_EXPR_DEPTH)).unwrap_err();
+    assert!(e.to_string().contains("Func out: an expression is nested more than 45 deep"), "{e}");
+}

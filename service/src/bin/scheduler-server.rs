@@ -6,6 +6,7 @@
 use anyhow::Context;
 use clap::Parser;
 use service::{serve, SchedulerSettings, ServerConfig};
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -43,6 +44,7 @@ async fn shutdown_signal() {
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
