@@ -5,7 +5,7 @@
 //! until its deadline, then `RESOURCE_EXHAUSTED`), chooses its cost model
 //! (the requested weights version of the store, else the store's promoted
 //! weights for the target's host, else the analytical model) and searches
-//! on a blocking thread under a budget clamped by the deadline. One
+//! under a budget clamped by the deadline, both on a blocking thread. One
 //! tracing span per call records the fingerprint, budget, model, outcome
 //! and wall time.
 
@@ -111,35 +111,6 @@ impl SchedulerService {
         })
     }
 
-    /// The model for a job and the sentence saying which it is.
-    fn model(&self, job: &Job) -> Result<(Box<dyn CostModel>, String), Status> {
-        let store = match &self.store {
-            Some(s) => Some(s.lock().map_err(|_| Status::internal("the training store's lock is poisoned"))?),
-            None => None,
-        };
-        match job.weights_version {
-            Some(version) => {
-                let store = store.ok_or_else(|| {
-                    Status::failed_precondition(format!(
-                        "weights v{version} were asked for, but the server has no training store (start it with --db)"
-                    ))
-                })?;
-                let w = store.weights(version).map_err(|e| match e {
-                    StoreError::UnknownWeights(_) => Status::not_found(format!("the training store has no weights v{version}")),
-                    e => Status::internal(format!("training store: {e}")),
-                })?;
-                let model = trainer::LearnedModel::from_bytes(&w.blob)
-                    .map_err(|e| Status::failed_precondition(format!("weights v{version} cannot be used: {e}")))?;
-                Ok((Box::new(model), format!("learned weights v{version}, as requested")))
-            }
-            None => {
-                let chosen = trainer::choose_model(None, store.as_deref(), &job.host_key, job.target.threads)
-                    .map_err(|e| Status::failed_precondition(format!("no cost model: {e}")))?;
-                Ok((chosen.model, chosen.why))
-            }
-        }
-    }
-
     /// Waits for a search slot for `wait` (or the longest wait), so that a
     /// refusal reaches the client before tonic cancels the call at its
     /// deadline.
@@ -164,20 +135,52 @@ impl SchedulerService {
         job.options.budget = search_budget(job.requested, remaining)
             .ok_or_else(|| Status::deadline_exceeded("too little time is left before the deadline to search"))?;
         span.record("budget_ms", job.options.budget.as_millis() as u64);
-        let (mut model, why) = self.model(&job)?;
-        span.record("model", why.as_str());
         let job = Arc::new(job);
         let search_job = job.clone();
+        let store = self.store.clone();
         // The slot goes with the search: if tonic drops this call at its
         // deadline, the search (which cannot be interrupted) still holds it.
-        let result = tokio::task::spawn_blocking(move || {
+        let (result, why) = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &search_job.options, search_job.top_k)
+            let (mut model, why) = choose(store.as_deref(), &search_job)?;
+            let result = autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &search_job.options, search_job.top_k)
+                .map_err(invalid)?;
+            Ok::<_, Status>((result, why))
         })
         .await
-        .map_err(|e| Status::internal(format!("the search failed: {e}")))?
-        .map_err(invalid)?;
+        .map_err(|e| Status::internal(format!("the search failed: {e}")))??;
+        span.record("model", why.as_str());
         Ok(reply(&result, &job, fingerprint, why))
+    }
+}
+
+/// The model for a job and the sentence saying which it is (blocking:
+/// it reads the store and loads weights).
+fn choose(store: Option<&Mutex<Store>>, job: &Job) -> Result<(Box<dyn CostModel>, String), Status> {
+    let store = match store {
+        Some(s) => Some(s.lock().map_err(|_| Status::internal("the training store's lock is poisoned"))?),
+        None => None,
+    };
+    match job.weights_version {
+        Some(version) => {
+            let store = store.ok_or_else(|| {
+                Status::failed_precondition(format!(
+                    "weights v{version} were asked for, but the server has no training store (start it with --db)"
+                ))
+            })?;
+            let w = store.weights(version).map_err(|e| match e {
+                StoreError::UnknownWeights(_) => Status::not_found(format!("the training store has no weights v{version}")),
+                e => Status::internal(format!("training store: {e}")),
+            })?;
+            let model = trainer::LearnedModel::from_bytes(&w.blob)
+                .map_err(|e| Status::failed_precondition(format!("weights v{version} cannot be used: {e}")))?;
+            Ok((Box::new(model), format!("learned weights v{version}, as requested")))
+        }
+        None => {
+            let chosen = trainer::choose_model(None, store.as_deref(), &job.host_key, job.target.threads)
+                .map_err(|e| Status::failed_precondition(format!("no cost model: {e}")))?;
+            Ok((chosen.model, chosen.why))
+        }
     }
 }
 
