@@ -1,8 +1,8 @@
 //! The server on an ephemeral loopback port in the test process, called by
 //! a real tonic client: schedules that parse, check at the estimates and
 //! carry the client's fingerprint; determinism; errors; budgets and
-//! deadlines; concurrency and back-pressure; health; reflection; mutated
-//! requests.
+//! deadlines; concurrency and back-pressure; graceful shutdown; health;
+//! reflection; mutated requests.
 
 use compiler::schedule::legality::{check_at_estimates, Limits};
 use compiler::schedule::text::parse_schedule;
@@ -44,19 +44,19 @@ async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> TestSe
     TestServer { addr, _shutdown: tx }
 }
 
-async fn channel(server: &TestServer) -> Channel {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr)).unwrap();
+async fn channel(addr: SocketAddr) -> Channel {
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
     for _ in 0..50 {
         if let Ok(c) = endpoint.connect().await {
             return c;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    panic!("the server at {} does not accept connections", server.addr)
+    panic!("the server at {addr} does not accept connections")
 }
 
-async fn client(server: &TestServer) -> SchedulerClient<Channel> {
-    SchedulerClient::new(channel(server).await).max_decoding_message_size(service::MAX_MESSAGE_BYTES)
+async fn client(addr: SocketAddr) -> SchedulerClient<Channel> {
+    SchedulerClient::new(channel(addr).await).max_decoding_message_size(service::MAX_MESSAGE_BYTES)
 }
 
 fn pipeline(seed: u64, stages: usize, side: i64) -> PipelineDef {
@@ -84,7 +84,7 @@ async fn call(c: &mut SchedulerClient<Channel>, r: ScheduleRequest, deadline: Du
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_schedule_parses_checks_and_carries_the_clients_fingerprint() {
     let server = start(2).await;
-    let mut c = client(&server).await;
+    let mut c = client(server.addr).await;
     let p = pipeline(3, 4, 64);
     let reply = call(&mut c, request(&p, 2000, 8), Duration::from_secs(30)).await.unwrap();
     let parsed = parse_schedule(&reply.schedule_text).unwrap();
@@ -102,7 +102,7 @@ async fn a_schedule_parses_checks_and_carries_the_clients_fingerprint() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_request_gives_the_same_schedule() {
     let server = start(2).await;
-    let mut c = client(&server).await;
+    let mut c = client(server.addr).await;
     let p = pipeline(11, 5, 64);
     let a = call(&mut c, request(&p, 20_000, 8), Duration::from_secs(60)).await.unwrap();
     let b = call(&mut c, request(&p, 20_000, 8), Duration::from_secs(60)).await.unwrap();
@@ -115,7 +115,7 @@ async fn the_same_request_gives_the_same_schedule() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_are_invalid_argument_or_failed_precondition() {
     let server = start(2).await;
-    let mut c = client(&server).await;
+    let mut c = client(server.addr).await;
     let p = pipeline(5, 4, 64);
     let mut r = request(&p, 100, 8);
     let wire = r.pipeline.as_mut().unwrap();
@@ -140,7 +140,7 @@ async fn bad_requests_are_invalid_argument_or_failed_precondition() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn weights_come_from_the_store() {
     let server = start_with(1, Some(data::Store::open_in_memory().unwrap())).await;
-    let mut c = client(&server).await;
+    let mut c = client(server.addr).await;
     let p = pipeline(5, 3, 64);
     let status =
         call(&mut c, ScheduleRequest { weights_version: Some(7), ..request(&p, 100, 8) }, Duration::from_secs(10)).await.unwrap_err();
@@ -164,7 +164,7 @@ async fn a_100ms_budget_is_answered_within_budget_and_margin() {
     // Printed so CI logs show it.
     const MARGIN: Duration = Duration::from_millis(500);
     let server = start(2).await;
-    let mut c = client(&server).await;
+    let mut c = client(server.addr).await;
     let p = large();
     let mut worst = Duration::ZERO;
     for _ in 0..5 {
@@ -201,7 +201,7 @@ fn peak_rss_kib() -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_concurrent_calls_are_all_answered() {
     let server = start(4).await;
-    let channel = channel(&server).await;
+    let channel = channel(server.addr).await;
     let started = Instant::now();
     let calls: Vec<_> = (0..16)
         .map(|i| {
@@ -224,7 +224,7 @@ async fn sixteen_concurrent_calls_are_all_answered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_that_waits_past_its_deadline_for_a_slot_is_resource_exhausted() {
     let server = start(1).await;
-    let channel = channel(&server).await;
+    let channel = channel(server.addr).await;
     let p = large();
     let mut first = SchedulerClient::new(channel.clone());
     let busy = {
@@ -239,11 +239,30 @@ async fn a_call_that_waits_past_its_deadline_for_a_slot_is_resource_exhausted() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_the_call_in_flight_finish() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let config = ServerConfig { settings: SchedulerSettings::new("test-host".into()), store: None, max_concurrent: 1 };
+    let serving = tokio::spawn(serve(listener, config, async {
+        let _ = stopped.await;
+    }));
+    let mut c = client(addr).await;
+    let p = large();
+    let in_flight = tokio::spawn(async move { call(&mut c, request(&p, 1000, 32), Duration::from_secs(30)).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.send(()).unwrap();
+    let reply = in_flight.await.unwrap().expect("the call in flight is answered");
+    assert!(!reply.schedule_text.is_empty());
+    tokio::time::timeout(Duration::from_secs(10), serving).await.expect("the server stops").unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_reports_serving() {
     use tonic_health::pb::health_client::HealthClient;
     use tonic_health::pb::{health_check_response::ServingStatus, HealthCheckRequest};
     let server = start(1).await;
-    let mut health = HealthClient::new(channel(&server).await);
+    let mut health = HealthClient::new(channel(server.addr).await);
     for service in ["", proto::SCHEDULER_SERVICE] {
         let reply = health.check(HealthCheckRequest { service: service.into() }).await.unwrap().into_inner();
         assert_eq!(reply.status, ServingStatus::Serving as i32, "{service:?}");
@@ -257,7 +276,7 @@ async fn reflection_lists_the_scheduler_and_describes_it() {
     use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
     use tonic_reflection::pb::v1::ServerReflectionRequest;
     let server = start(1).await;
-    let mut reflection = ServerReflectionClient::new(channel(&server).await);
+    let mut reflection = ServerReflectionClient::new(channel(server.addr).await);
     let ask = |m: MessageRequest| ServerReflectionRequest { host: String::new(), message_request: Some(m) };
     let requests =
         vec![ask(MessageRequest::ListServices(String::new())), ask(MessageRequest::FileContainingSymbol(proto::SCHEDULER_SERVICE.into()))];
@@ -344,7 +363,7 @@ async fn mutated_requests_get_a_status_or_a_schedule_and_the_server_survives() {
     // gRPC prescribes for parse errors), the others by our conversion or
     // answered.
     let server = start(2).await;
-    let channel = channel(&server).await;
+    let channel = channel(server.addr).await;
     let p = pipeline(9, 4, 64);
     let valid = request(&p, 10, 4).encode_to_vec();
     assert!(call_raw(&channel, valid.clone(), Duration::from_secs(10)).await.is_ok());
@@ -365,6 +384,6 @@ async fn mutated_requests_get_a_status_or_a_schedule_and_the_server_survives() {
     }
     println!("1000 mutated requests: {undecodable} do not decode (INTERNAL), {refused} refused, {answered} answered");
     assert!(undecodable > 0 && refused > 0 && answered > 0);
-    let reply = call(&mut client(&server).await, request(&p, 100, 8), Duration::from_secs(30)).await.unwrap();
+    let reply = call(&mut client(server.addr).await, request(&p, 100, 8), Duration::from_secs(30)).await.unwrap();
     assert_eq!(reply.pipeline_fingerprint, proto::fingerprint(&p).unwrap().0.to_vec());
 }
