@@ -6,7 +6,7 @@
 //! state, the legality checks of up to three candidates (lowering each)
 //! and, when no nested schedule runs, a flat search of a quarter of the
 //! budget. The overshoot grows with the pipeline, not with the budget
-//! (150-270 ms on a 12-stage 512x512 random pipeline on a loaded 2-core
+//! (140-330 ms on a 12-stage 512x512 random pipeline on a loaded 2-core
 //! machine, `service/tests/loopback.rs`), so the budget is at most half
 //! the time left after a fixed reserve. tonic itself cancels a call at its
 //! deadline (CANCELLED, "Timeout expired"): everything here aims to answer
