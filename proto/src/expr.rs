@@ -275,13 +275,9 @@ impl<'a> Scope<'a> {
         if args.len() != f.arity() {
             return Err(FromWireError::Arity { at: self.at.clone(), callee: f.name().to_string(), expected: f.arity(), got: args.len() });
         }
+        let kind = if f == MathFn::Abs { "" } else { "float " };
         if args.iter().any(|a| a.ty() != ty) || (f != MathFn::Abs && !ty.is_float()) {
-            return Err(self.err(format!(
-                "{} takes and returns one {} type, but is called as {}",
-                f.name(),
-                if f == MathFn::Abs { "" } else { "float" },
-                ty.scalar.name()
-            )));
+            return Err(self.err(format!("{} takes and returns one {kind}type, but is called as {}", f.name(), ty.scalar.name())));
         }
         Ok(Expr::math(f, args))
     }
