@@ -137,17 +137,43 @@ async fn bad_requests_are_invalid_argument_or_failed_precondition() {
     assert!(status.message().contains("--db"), "{}", status.message());
 }
 
+fn insert_weights(store: &mut data::Store, blob: Vec<u8>) -> u32 {
+    use featurizer::{PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+    store
+        .insert_weights(&data::NewWeights {
+            parent: None,
+            blob,
+            pipeline_layout: trainer::store_layout(&PIPELINE_LAYOUT),
+            schedule_layout: trainer::store_layout(&SCHEDULE_LAYOUT),
+            training_set: "test".into(),
+            metrics: serde_json::json!({}),
+            host_key: Some("test-host".into()),
+        })
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn weights_come_from_the_store() {
-    let server = start_with(1, Some(data::Store::open_in_memory().unwrap())).await;
+    let mut store = data::Store::open_in_memory().unwrap();
+    let learned = insert_weights(&mut store, trainer::WeightsFile::of(&trainer::CostNetwork::random(3), "test").encode());
+    let broken = insert_weights(&mut store, b"not weights".to_vec());
+    let server = start_with(1, Some(store)).await;
     let mut c = client(server.addr).await;
     let p = pipeline(5, 3, 64);
-    let status =
-        call(&mut c, ScheduleRequest { weights_version: Some(7), ..request(&p, 100, 8) }, Duration::from_secs(10)).await.unwrap_err();
-    assert_eq!(status.code(), Code::NotFound, "{status:?}");
-    assert!(status.message().contains("v7"), "{}", status.message());
     let reply = call(&mut c, request(&p, 100, 8), Duration::from_secs(10)).await.unwrap();
     assert_eq!(reply.model, "analytical (no promoted weights for host test-host)");
+    let reply =
+        call(&mut c, ScheduleRequest { weights_version: Some(learned), ..request(&p, 100, 8) }, Duration::from_secs(10)).await.unwrap();
+    assert_eq!(reply.model, format!("learned weights v{learned}, as requested"));
+    parse_schedule(&reply.schedule_text).unwrap();
+    let status =
+        call(&mut c, ScheduleRequest { weights_version: Some(broken), ..request(&p, 100, 8) }, Duration::from_secs(10)).await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    assert!(status.message().contains(&format!("weights v{broken} cannot be used")), "{}", status.message());
+    let status =
+        call(&mut c, ScheduleRequest { weights_version: Some(99), ..request(&p, 100, 8) }, Duration::from_secs(10)).await.unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    assert!(status.message().contains("v99"), "{}", status.message());
 }
 
 /// A pipeline large enough that a search uses its whole budget.
