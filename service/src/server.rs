@@ -1,6 +1,6 @@
 //! The server: the `Scheduler` service with message size limits, gRPC
-//! health (the Scheduler reported SERVING while it serves, NOT_SERVING
-//! once shutdown begins) and reflection (v1, over the proto crate's
+//! health (the Scheduler and the server as a whole reported SERVING while
+//! it serves, NOT_SERVING once shutdown begins) and reflection (v1, over the proto crate's
 //! descriptor set), on a listener the caller bound, until a shutdown
 //! future completes (in-flight calls finish first).
 
@@ -12,6 +12,7 @@ use thiserror::Error;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
+use tonic_health::ServingStatus;
 
 /// The largest message the server reads or writes.
 pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
@@ -25,6 +26,7 @@ pub struct ServerConfig {
     pub max_concurrent: usize,
 }
 
+/// Why the server could not start or stopped with an error.
 #[derive(Debug, Error)]
 pub enum ServeError {
     #[error("reflection: {0}")]
@@ -48,6 +50,7 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
     let shutdown = async move {
         shutdown.await;
         reporter.set_not_serving::<Service>().await;
+        reporter.set_service_status("", ServingStatus::NotServing).await;
         tracing::info!("shutting down: in-flight calls finish first");
     };
     Server::builder()
