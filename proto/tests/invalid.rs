@@ -4,7 +4,11 @@
 //! name the compiler reserves; mutated encodings never make conversion
 //! panic.
 
+#[path = "common/mutate.rs"]
+mod mutate;
+
 use compiler::{PipelineDef, Schedule};
+use mutate::mutate;
 use proto::v1;
 use proto::v1::expr::Node;
 use random_pipelines::{generate, GeneratorParams};
@@ -141,15 +145,7 @@ fn mutated_encodings_are_errors_or_pipelines_never_panics() {
     for _ in 0..5000 {
         let mut b = bytes.clone();
         for _ in 0..rng.random_range(1..3) {
-            let at = rng.random_range(0..b.len());
-            match rng.random_range(0..10) {
-                0 => b.truncate(at),
-                1 => b.insert(at, rng.random()),
-                2 => {
-                    b.remove(at);
-                }
-                _ => b[at] ^= 1 << rng.random_range(0..8),
-            }
+            b = mutate(&b, &mut rng);
         }
         match v1::Pipeline::decode(b.as_slice()) {
             Err(_) => undecodable += 1,

@@ -4,13 +4,17 @@
 //! deadlines; concurrency and back-pressure; graceful shutdown; health;
 //! reflection; mutated requests.
 
+#[path = "../../proto/tests/common/mutate.rs"]
+mod mutate;
+
 use compiler::schedule::legality::{check_at_estimates, Limits};
 use compiler::schedule::text::parse_schedule;
 use compiler::{PipelineDef, Schedule};
+use mutate::mutate;
 use prost::Message;
 use proto::v1::scheduler_client::SchedulerClient;
 use proto::v1::{self, ScheduleReply, ScheduleRequest};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random_pipelines::{generate, GeneratorParams};
 use service::{serve, SchedulerSettings, ServerConfig};
@@ -316,23 +320,6 @@ async fn reflection_lists_the_scheduler_and_describes_it() {
         panic!("no descriptor")
     };
     assert!(!files.file_descriptor_proto.is_empty());
-}
-
-/// One random mutation: mostly a bit flip (which often still decodes, so
-/// the conversion is exercised), else a truncation, an inserted byte or a
-/// deleted byte.
-fn mutate(bytes: &[u8], rng: &mut ChaCha8Rng) -> Vec<u8> {
-    let mut b = bytes.to_vec();
-    let at = rng.random_range(0..b.len());
-    match rng.random_range(0..10) {
-        0 => b.truncate(at),
-        1 => b.insert(at, rng.random()),
-        2 => {
-            b.remove(at);
-        }
-        _ => b[at] ^= 1 << rng.random_range(0..8),
-    }
-    b
 }
 
 /// A codec that sends and receives message bytes as they are, so that
