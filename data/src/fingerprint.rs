@@ -7,6 +7,7 @@
 //! `/sys/devices/system/cpu/cpu0/cache`; nothing is hard-coded.
 
 use std::fs;
+use std::hash::Hasher;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -112,12 +113,9 @@ impl HostFingerprint {
 
     /// The host's key: FNV-1a (64 bits) of [`HostFingerprint::canonical`], as 16 hex digits.
     pub fn key(&self) -> String {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in self.canonical().bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        format!("{h:016x}")
+        let mut hasher = fnv::FnvHasher::default();
+        hasher.write(self.canonical().as_bytes());
+        format!("{:016x}", hasher.finish())
     }
 }
 

@@ -6,6 +6,7 @@
 //! it was trained on ([`Layout::check`] says which differs, never silently).
 
 use serde::{Deserialize, Serialize};
+use std::hash::Hasher;
 use thiserror::Error;
 
 /// The identity of a feature layout.
@@ -65,12 +66,12 @@ impl Layout {
 
 /// FNV-1a over the names, each followed by a zero byte.
 pub fn names_hash(names: &[String]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in names.iter().flat_map(|n| n.bytes().chain([0])) {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    let mut hasher = fnv::FnvHasher::default();
+    for name in names {
+        hasher.write(name.as_bytes());
+        hasher.write(&[0]);
     }
-    h
+    hasher.finish()
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use featurizer::schedule_features::SCHEDULE_FEATURES;
 use featurizer::{Dag, Layout, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 use random_pipelines::{generate, GeneratorParams};
 use std::collections::{BTreeSet, HashMap};
+use std::hash::Hasher;
 use thiserror::Error;
 use tracing::warn;
 
@@ -59,12 +60,9 @@ pub enum Split {
 /// The set of the pipeline with this hash: held out when
 /// `fnv1a(hash) % 100 < held_out_percent`.
 pub fn split_of(pipeline_hash: &str, held_out_percent: u32) -> Split {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in pipeline_hash.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    if h % 100 < u64::from(held_out_percent) {
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(pipeline_hash.as_bytes());
+    if hasher.finish() % 100 < u64::from(held_out_percent) {
         Split::HeldOut
     } else {
         Split::Train

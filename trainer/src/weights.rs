@@ -16,6 +16,7 @@
 
 use crate::network::{CostNetwork, NetworkShape, PARAMETERS};
 use featurizer::{Layout, LayoutMismatch, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+use std::hash::Hasher;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -226,7 +227,9 @@ fn put_string(out: &mut Vec<u8>, s: &str) {
 
 /// FNV-1a, 64 bits.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    let mut hasher = fnv::FnvHasher::default();
+    hasher.write(bytes);
+    hasher.finish()
 }
 
 fn truncated(what: &str) -> WeightsError {
