@@ -46,3 +46,51 @@ fn a_serial_scalar_schedule_stays_scalar() {
     assert!(!ir.contains("vector.body") && !ir.contains("x float>"), "LLVM did not vectorize a loop the schedule left scalar");
     assert!(ir.contains("llvm.loop.vectorize.enable"), "loops carry the hint that keeps LLVM's vectorizer off");
 }
+
+/// A reduction in register tiles whose splits guard their tails: the tiles
+/// of the steady state run without the guards (loop partitioning), the last
+/// row and column of tiles keep them, and every size computes what the
+/// reference does, including sizes the tiles do not divide and sizes
+/// smaller than one tile.
+#[test]
+fn guarded_tiles_run_unguarded_in_the_steady_state() {
+    use compiler::ir::expr::Expr;
+    use compiler::ir::types::Type;
+    use compiler::lang::RDom;
+    use compiler::schedule::TailStrategy;
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let a = ImageParam::new("A", ScalarType::F32, 2);
+    let b = ImageParam::new("B", ScalarType::F32, 2);
+    let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(16))]);
+    let c = Func::new("C");
+    c.define(&[&x, &y], Expr::float(0.0, Type::f32()));
+    c.update([x.expr(), y.expr()], c.at([x.expr(), y.expr()]) + a.at([r.x().expr(), y.expr()]) * b.at([x.expr(), r.x().expr()]));
+    let p = Pipeline::new(&[&c]).unwrap();
+    let mut s = Schedule::new();
+    s.func("C")
+        .update(0)
+        .split_with("x", "xo", "xi", 8, TailStrategy::GuardWithIf)
+        .split_with("y", "yo", "yi", 4, TailStrategy::GuardWithIf)
+        .reorder(&["xi", "yi", "r.x", "xo", "yo"])
+        .vectorize("xi")
+        .unroll("yi")
+        .parallel("yo");
+    let lowered = lower(&p, &s).unwrap();
+    let text = lowered.stmt.to_string();
+    let steady = text.split("for C.s1.r.x").nth(1).expect("a reduction loop");
+    let steady = &steady[..steady.find("\n    }").unwrap_or(steady.len())];
+    assert!(!steady.contains("if ("), "the first reduction loop (steady state) still has guards:\n{text}");
+    let compiled = codegen::compile(&lowered).unwrap();
+    for n in [3, 8, 13, 32, 35] {
+        let mut inputs = BTreeMap::new();
+        for name in ["A", "B"] {
+            let mut buf = Buffer::new(name, ScalarType::F32, &[(0, n.max(16)), (0, n.max(16))]).unwrap();
+            buf.fill(|k| Scalar::Float(((k[0] * 5 + k[1] * 3) % 11) as f64 / 4.0));
+            inputs.insert(name.to_string(), buf);
+        }
+        let region = vec![(0, n), (0, n)];
+        let got = compiled.run(&inputs, &BTreeMap::new(), &[("C", region.clone())]).unwrap().remove("C").unwrap();
+        let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "C", &region).unwrap();
+        assert_eq!(got, expected, "{n}x{n}");
+    }
+}

@@ -5,7 +5,8 @@
 //! a reorder that puts the levels outermost first (reduction loops stay in
 //! their order, inside the pure loops of the innermost level except the
 //! vectorized one), the parallel level's loops fused into one parallel
-//! loop, and the vectorized loop. A Func computed at a level of another
+//! loop, the vectorized loop, and the innermost level's other pure loops
+//! unrolled (a register tile's rows). A Func computed at a level of another
 //! stage's chain is `compute_at` that level's innermost loop. Splits of a
 //! pure definition shift their last tile inwards where the region at the
 //! estimates is at least a tile wide, as Halide's autoschedulers do (so
@@ -47,10 +48,12 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
     for (i, l) in stage.loops.iter().enumerate() {
         let leaf = chain.len() - 1;
         let vectorized = chain[leaf].vector_loop == Some(i);
-        // The vectorized loop always gets a split of its own, so that its
-        // extent is a constant even when one vector covers the region.
+        let unrolled = !l.is_rvar && !vectorized && chain[leaf].size[i] > 1;
+        // The vectorized and unrolled loops always get a split of their
+        // own, so that their extent is a constant even when one vector or
+        // tile covers the region.
         let mut levels: Vec<usize> = (0..chain.len()).filter(|&j| chain[j].size[i] > 1 || (vectorized && j == leaf)).collect();
-        if vectorized && levels.len() == 1 {
+        if (vectorized || unrolled) && levels.len() == 1 {
             levels.insert(0, 0);
         }
         let mut current = l.var.clone();
@@ -85,6 +88,11 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
     let mut fuses: Vec<(Name, Name, Name)> = vec![];
     let mut parallel: Vec<Name> = vec![];
     let mut vectorized: Option<Name> = None;
+    let leaf = chain.len() - 1;
+    let unrolled: Vec<Name> = (0..loops)
+        .filter(|&i| !stage.loops[i].is_rvar && chain[leaf].vector_loop != Some(i) && chain[leaf].size[i] > 1)
+        .filter_map(|i| names[leaf][i].clone())
+        .collect();
     for j in (0..chain.len()).rev() {
         let mut here: Vec<Name> = vec![];
         if let Some(v) = chain[j].vector_loop {
@@ -130,7 +138,10 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
             b = b.parallel(p);
         }
         if let Some(v) = &vectorized {
-            b.vectorize(v);
+            b = b.vectorize(v);
+        }
+        for u in &unrolled {
+            b = b.unroll(u);
         }
     }
     if stage.index == 0 {

@@ -101,12 +101,16 @@ impl Analytical {
         let rounds = (tasks / m.threads).ceil().max(1.0);
         let utilization = (tasks / m.threads / rounds).min(1.0);
         let parallel_speedup = (busy * utilization.max(1.0 / m.threads)).max(1.0);
+        // A vector wider than the machine's runs as several.
+        let registers_per_vector = (f.vector_size / f.native_vector_size.max(1.0)).max(1.0);
+        let vector_ops = f.num_vectors * registers_per_vector;
         if f.inlined_calls > 0.0 {
             // Recomputed at every use, vectorized as its users are.
-            return (f.num_vectors + f.num_scalars) * ops / parallel_speedup;
+            return (vector_ops + f.num_scalars) * ops / parallel_speedup;
         }
-        let arithmetic = (f.num_vectors + f.num_scalars) * ops;
-        let loads = f.num_vectors * (f.vector_loads_per_vector + f.scalar_loads_per_vector) + f.num_scalars * f.scalar_loads_per_scalar;
+        let arithmetic = (vector_ops + f.num_scalars) * ops;
+        let loads =
+            vector_ops * f.vector_loads_per_vector + f.num_vectors * f.scalar_loads_per_vector + f.num_scalars * f.scalar_loads_per_scalar;
         // Memory traffic, priced by where each production's footprint fits.
         let footprint = f.unique_bytes_read_per_realization + f.bytes_at_realization;
         let per_byte = m.cycles_per_byte_for(footprint.max(f.working_set_at_production));

@@ -6,7 +6,8 @@
 //! consuming subtree: at any level of a consumer's chain, either as the
 //! chain is or after tiling that level into outer tiles (where the Func is
 //! computed) and the tile's loops. Placements whose region does not shrink
-//! below the root's are pruned. Phase 1 gives a root-level Func's loops
+//! below the root's are pruned. Phase 1 tiles the Func's reductions for
+//! registers (or leaves them as they are), then gives its root-level chains
 //! parallel outer tiles, enough for the machine's threads and not too many.
 
 use crate::loop_nest::{compute_here, LoopNest};
@@ -28,7 +29,7 @@ pub fn children(dag: &Dag, root: &Arc<LoopNest>, order: &[NodeId], d: usize, nes
     if d.is_multiple_of(2) {
         place(dag, root, node, nested)
     } else {
-        parallelize(dag, root, node)
+        register_tilings(dag, root, node).iter().flat_map(|r| parallelize(dag, r, node)).collect()
     }
 }
 
@@ -61,7 +62,8 @@ fn place_inside(dag: &Dag, at: &Arc<LoopNest>, node: NodeId, root_volume: i64, o
     }
     let i = callers[0];
     let child = &at.children[i];
-    if child.innermost {
+    // Nothing is computed inside a reduction's loops.
+    if child.innermost || iterates_reduction(dag, child) {
         return;
     }
     let with_child = |c: Arc<LoopNest>| {
@@ -152,7 +154,105 @@ fn inline(dag: &Dag, at: &Arc<LoopNest>, node: NodeId) -> Option<Arc<LoopNest>> 
     copy.map(Arc::new)
 }
 
-/// Phase 1: parallel outer tiles of `node`'s root-level chains. Leaves the
+/// Whether a level runs a reduction loop.
+fn iterates_reduction(dag: &Dag, level: &LoopNest) -> bool {
+    level.stage.is_some_and(|s| dag.stage(s).loops.iter().zip(&level.size).any(|(l, &n)| l.is_rvar && n > 1))
+}
+
+/// Accumulator vectors a register tile may hold: half the vector registers
+/// of the ISA (16 below AVX-512, 32 with it), the rest for operands.
+fn max_accumulators(dag: &Dag) -> i64 {
+    if dag.target.vector_bytes >= 64 {
+        16
+    } else {
+        8
+    }
+}
+
+/// Phase 1, first half: `root` as it is, then with `node`'s reductions in
+/// register tiles. A tile covers `rows` iterations of one pure loop (the
+/// same Func dimension in every update) by `vectors` vectors of the
+/// vectorized loop, unrolled inside the reduction loops, so that loads
+/// which do not vary along the tiled loop are shared by its rows.
+fn register_tilings(dag: &Dag, root: &Arc<LoopNest>, node: NodeId) -> Vec<Arc<LoopNest>> {
+    let mut out = vec![root.clone()];
+    let n = dag.node(node);
+    let reductions: Vec<_> = n.stages.iter().copied().filter(|&s| dag.stage(s).loops.iter().any(|l| l.is_rvar)).collect();
+    if reductions.is_empty() {
+        return out;
+    }
+    let limit = max_accumulators(dag);
+    for dim in 0..n.dims.len() {
+        for (rows, vectors) in [(2, 1), (4, 1), (8, 1), (16, 1), (2, 2), (4, 2), (8, 2)] {
+            if rows * vectors > limit {
+                continue;
+            }
+            let mut changed = root.clone();
+            let mut all = true;
+            for &s in &reductions {
+                match with_chain(&changed, s, &|top| register_tile(dag, top, dim, rows, vectors)) {
+                    Some(next) => changed = next,
+                    None => all = false,
+                }
+            }
+            if all {
+                out.push(changed);
+            }
+        }
+    }
+    out
+}
+
+/// `at` with the chain of stage `s` (wherever it is computed) replaced by
+/// `f` of it, or `None` where `f` declines or the stage is not computed.
+fn with_chain(at: &Arc<LoopNest>, s: featurizer::StageIdx, f: &dyn Fn(&LoopNest) -> Option<LoopNest>) -> Option<Arc<LoopNest>> {
+    for (i, c) in at.children.iter().enumerate() {
+        let replaced = if c.stage == Some(s) && at.stage != Some(s) { f(c).map(Arc::new) } else { with_chain(c, s, f) };
+        if let Some(new) = replaced {
+            let mut copy = (**at).clone();
+            copy.children[i] = new;
+            return Some(Arc::new(copy));
+        }
+    }
+    None
+}
+
+/// A chain as [`compute_here`] makes it (its top, then an innermost node
+/// running the vectorized loop and the reduction loops) in register tiles
+/// of `rows` iterations of the loop over Func dimension `dim` by `vectors`
+/// vectors: the top runs the tiles, a middle level the reduction loops, and
+/// a new innermost node one tile.
+fn register_tile(dag: &Dag, top: &LoopNest, dim: usize, rows: i64, vectors: i64) -> Option<LoopNest> {
+    let [leaf] = top.children.as_slice() else { return None };
+    let v = leaf.vector_loop?;
+    let stage = dag.stage(top.stage?);
+    let j = stage.loops.iter().position(|l| l.pure_dim == Some(dim))?;
+    if !leaf.innermost || j == v || top.size[j] < rows || top.size[v] < vectors || !leaf.children.is_empty() {
+        return None;
+    }
+    let mut tiled = top.clone();
+    tiled.size[j] = (top.size[j] + rows - 1) / rows;
+    tiled.size[v] = (top.size[v] + vectors - 1) / vectors;
+    let reduction_sizes: Vec<i64> = stage.loops.iter().zip(&leaf.size).map(|(l, &n)| if l.is_rvar { n } else { 1 }).collect();
+    let middle = LoopNest {
+        size: reduction_sizes,
+        whole: tiled.inner(),
+        children: vec![],
+        inlined: Default::default(),
+        innermost: false,
+        vector_loop: None,
+        ..(**leaf).clone()
+    };
+    let mut tile_size = vec![1; stage.loops.len()];
+    tile_size[j] = rows;
+    tile_size[v] = leaf.size[v] * vectors;
+    let tile = LoopNest { size: tile_size, whole: middle.inner(), ..(**leaf).clone() };
+    let middle = LoopNest { children: vec![Arc::new(tile)], ..middle };
+    tiled.children = vec![Arc::new(middle)];
+    Some(tiled)
+}
+
+/// Phase 1, second half: parallel outer tiles of `node`'s root-level chains. Leaves the
 /// nest as it is when `node` is not at the root or the machine has one
 /// thread.
 fn parallelize(dag: &Dag, root: &Arc<LoopNest>, node: NodeId) -> Vec<Arc<LoopNest>> {

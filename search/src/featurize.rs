@@ -91,7 +91,7 @@ fn chain(
         points_computed_minimum: Span::volume(&stage.loop_spans(&n.region_computed)) as f64,
         innermost_loop_extent: leaf.iterations() as f64,
         innermost_pure_loop_extent: stage.loops.iter().zip(&leaf.size).filter(|(l, _)| !l.is_rvar).map(|(_, &s)| s as f64).product(),
-        unrolled_loop_extent: 1.0,
+        unrolled_loop_extent: unrolled(stage, leaf).iter().map(|&(_, n)| n as f64).product(),
         inner_parallelism: inner_par,
         outer_parallelism: outer_par,
         bytes_at_realization,
@@ -142,6 +142,15 @@ fn chain(
     f.working_set_at_realization = f.working_set_at_production;
     f.working_set_at_task = f.working_set_at_production / inner_par.max(1.0);
     out.insert(s, f);
+}
+
+/// The innermost node's unrolled loops (pure, not vectorized, more than one
+/// iteration: a register tile's rows), with their iterations.
+fn unrolled(stage: &featurizer::Stage, leaf: &LoopNest) -> Vec<(usize, i64)> {
+    (0..stage.loops.len())
+        .filter(|&i| !stage.loops[i].is_rvar && leaf.vector_loop != Some(i) && leaf.size[i] > 1)
+        .map(|i| (i, leaf.size[i]))
+        .collect()
 }
 
 /// A producer a stage reads, directly or through Funcs inlined into it,
@@ -210,7 +219,12 @@ fn loads(dag: &Dag, s: StageIdx, leaf: &LoopNest, top: &LoopNest, inner_par: f64
     let (vbytes, vlines) = footprint(&one_vector);
     let (mut scalar_per_vector, mut vector_per_vector, mut per_scalar) = (0.0, 0.0, 0.0);
     let zero = |c: &Option<featurizer::Rational>| c.is_some_and(|r| r.is_zero());
+    let unrolled = unrolled(stage, leaf);
     for (rows, count) in accesses(dag, stage, &leaf.inlined) {
+        // A load that does not move along an unrolled loop is shared by
+        // its iterations.
+        let shared: i64 = unrolled.iter().filter(|&&(u, _)| rows.iter().all(|r| zero(&r[u]))).map(|&(_, n)| n).product();
+        let count = count / shared as f64;
         per_scalar += count;
         let Some(v) = leaf.vector_loop else {
             continue;

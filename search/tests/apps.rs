@@ -64,3 +64,21 @@ fn a_tiny_budget_still_gives_a_legal_schedule_for_every_app() {
         assert!(result.stats.wall_seconds < 0.5, "{name}: the search ran {:.3} s past a 10 ms budget", result.stats.wall_seconds);
     }
 }
+
+/// A matrix multiply's reduction runs in register tiles: the update's rows
+/// are unrolled inside its reduction loop, so each vector of `B` loaded
+/// serves several rows, and the schedule still runs at the estimates.
+#[test]
+fn reductions_are_tiled_for_registers() {
+    let app = apps::build("matmul", Size::Paper, &target()).unwrap();
+    let mut model = Analytical::new(Machine::typical(target().threads));
+    let result = autoschedule(&app.pipeline, &target(), &mut model, &options(8, 5000), 0).unwrap();
+    let text = result.schedule.to_string();
+    let unrolled = text.lines().find(|l| l.starts_with("C.update(0).unroll(")).unwrap_or_else(|| panic!("no unrolled rows:\n{text}"));
+    let row = unrolled.trim_start_matches("C.update(0).unroll(").trim_end_matches(')');
+    let reorder = text.lines().find(|l| l.starts_with("C.update(0).reorder(")).expect("the update is reordered");
+    assert!(reorder.find(row) < reorder.find("r.x"), "the unrolled rows run inside the reduction loop: {reorder}");
+    let update = result.features.iter().find(|(s, _)| s.index() == 1).map(|(_, f)| f).expect("the update has features");
+    assert!(update.unrolled_loop_extent > 1.0, "{update:?}");
+    assert!(update.vector_loads_per_vector < 1.0, "B's vector loads are shared by the rows: {update:?}");
+}

@@ -45,6 +45,10 @@ struct Args {
     /// With `--run`, also time these schedules (text form, one file each).
     #[arg(long, requires = "run")]
     also: Vec<std::path::PathBuf>,
+    /// With `--run`, write each timed schedule's lowered statement to
+    /// DIR/{n}.stmt (0 naive, 1 expert, 2 auto, then the `--also` files).
+    #[arg(long, requires = "run")]
+    emit: Option<std::path::PathBuf>,
 }
 
 fn main() -> Result<()> {
@@ -115,6 +119,14 @@ fn main() -> Result<()> {
             schedules.push((path.display().to_string(), schedule));
         }
         let schedules: Vec<(&str, Schedule)> = schedules.iter().map(|(n, s)| (n.as_str(), s.clone())).collect();
+        if let Some(dir) = &args.emit {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            for (k, (name, schedule)) in schedules.iter().enumerate() {
+                let lowered = compiler::lower(&app.pipeline, schedule).with_context(|| format!("lowering the {name} schedule"))?;
+                let path = dir.join(format!("{k}.stmt"));
+                std::fs::write(&path, format!("# {name}\n{}", lowered.stmt)).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
         let measured = apps::bench::measure(&app, &schedules, &apps::bench::SamplingOptions::default())?;
         for row in &measured.rows {
             println!("{}: compile {:.1} ms, run {:.3} ms (min of {})", row.schedule, row.compile_ms, row.min_ms, row.samples);

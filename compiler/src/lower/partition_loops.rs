@@ -1,23 +1,36 @@
-//! Loop partitioning: an innermost serial loop over the outer variable of a
-//! shift-inwards split runs its steady state without the clamp that only
-//! the last iteration needs.
+//! Loop partitioning: a loop over the outer variable of a split runs its
+//! steady state without what only its last iteration needs.
 //!
-//! Loop synthesis places the split's outer iteration `o` (of
-//! `ceil(n / c)`) at `max(min(o * c, n - c), 0)`. For every `o` but the
-//! last, `o * c <= (ceil(n / c) - 2) * c < n - c` and `o * c >= 0`, so the
-//! clamp is just `o * c`. This pass checks exactly that shape (the loop
-//! starts at 0, its extent is `(n + c - 1) / c` through the enclosing lets,
-//! and the clamp names the same `n` and `c`) and splits the loop into
-//! `[0, e - 1)` with the clamp replaced, then the last iteration as it was.
+//! Two shapes are partitioned, both for a loop over `o` from 0 whose extent
+//! is `(n + c - 1) / c` through the enclosing lets (the outer loop of a
+//! split of `n` by `c`):
+//!
+//! - Shift-inwards clamps: loop synthesis places the outer iteration at
+//!   `max(min(o * c, n - c), 0)`. For every `o` but the last,
+//!   `o * c <= (ceil(n / c) - 2) * c < n - c` and `o * c >= 0`, so the clamp
+//!   is just `o * c`. Only innermost serial loops are split this way.
+//! - Tail guards of guard-with-if splits (`if (base + o * c + k < base + n)`,
+//!   the vectorizer's all-lanes checks of them, their unrolled copies): in
+//!   the steady state `0 <= o * c <= n - c`, so a conjunct that is affine in
+//!   `o * c` with a non-negative coefficient and holds at `o * c = n - c`
+//!   holds throughout, and a guard all of whose conjuncts hold is dropped.
+//!   Serial and parallel loops of any depth are split this way, as long as
+//!   the body stays small (so that nested partitions grow code boundedly).
+//!
+//! Each partitioned loop becomes `[0, e - 1)` with the simplified body, then
+//! the last iteration as it was.
 //!
 //! Requires: simplified, vectorized and unrolled IR. Guarantees: the same
-//! iterations in the same order with the same values; only loops without
-//! inner loops are split, so code grows at most twofold.
+//! iterations in the same order with the same values.
 
-use crate::ir::expr::{BinOp, Expr, ExprNode, Name};
+use crate::ir::expr::{BinOp, CmpOp, Expr, ExprNode, Name};
 use crate::ir::stmt::{ForKind, Stmt, StmtNode};
-use crate::ir::visit::{mutate_expr_children, mutate_stmt_children, walk_stmt, Mutator, Visitor};
-use crate::simplify::simplify;
+use crate::ir::visit::{expr_uses_var, mutate_expr_children, mutate_stmt_children, substitute, walk_expr, walk_stmt, Mutator, Visitor};
+use crate::simplify::{can_prove, simplify};
+
+/// The largest body (in statement and expression nodes) whose loop is
+/// partitioned for its guards: nested partitions copy it once per level.
+const MAX_GUARDED_BODY_NODES: usize = 20_000;
 
 /// Partitions every loop of `s` that the shape above allows.
 pub fn partition_loops(s: &Stmt) -> Stmt {
@@ -38,20 +51,29 @@ impl Partition {
     }
 
     /// The loop split into its steady state and its last iteration, when
-    /// its body clamps a shift-inwards split of its variable.
-    fn partition(&self, var: &Name, extent: &Expr, body: &Stmt) -> Option<Stmt> {
+    /// its body clamps a shift-inwards split of its variable or guards the
+    /// tail of a split of it.
+    fn partition(&self, var: &Name, extent: &Expr, kind: ForKind, body: &Stmt) -> Option<Stmt> {
         let (n, c) = ceil_division(&self.value_of(extent))?;
         let o = Expr::ivar(var.clone());
-        let clamp = simplify(&Expr::max(Expr::min(o.clone() * Expr::i32(c), n.clone() - Expr::i32(c)), Expr::i32(0)));
-        let mut replace = Replace { from: clamp, to: simplify(&(o * Expr::i32(c))), replaced: false };
-        let steady = replace.mutate_stmt(body);
-        if !replace.replaced {
-            return None;
-        }
+        let outer = simplify(&(o.clone() * Expr::i32(c)));
+        let mut guards = DropGuards { lets: vec![], var: var.clone(), outer: outer.clone(), n: n.clone(), c, dropped: false };
+        let steady = if has_loop(body) {
+            if node_count(body) > MAX_GUARDED_BODY_NODES {
+                return None;
+            }
+            let steady = guards.mutate_stmt(body);
+            guards.dropped.then_some(steady)?
+        } else {
+            let clamp = simplify(&Expr::max(Expr::min(o * Expr::i32(c), n - Expr::i32(c)), Expr::i32(0)));
+            let mut replace = Replace { from: clamp, to: outer, replaced: false };
+            let steady = guards.mutate_stmt(&replace.mutate_stmt(body));
+            (replace.replaced || guards.dropped).then_some(steady)?
+        };
         let split = simplify(&Expr::max(extent.clone() - Expr::i32(1), Expr::i32(0)));
         Some(Stmt::block(vec![
-            Stmt::for_loop(var.clone(), Expr::i32(0), split.clone(), ForKind::Serial, steady),
-            Stmt::for_loop(var.clone(), split.clone(), simplify(&(extent.clone() - split)), ForKind::Serial, body.clone()),
+            Stmt::for_loop(var.clone(), Expr::i32(0), split.clone(), kind, steady),
+            Stmt::for_loop(var.clone(), split.clone(), simplify(&(extent.clone() - split)), kind, body.clone()),
         ]))
     }
 }
@@ -65,8 +87,11 @@ impl Mutator for Partition {
                 self.lets.pop();
                 Stmt::let_stmt(name.clone(), value.clone(), body)
             }
-            StmtNode::For { name, min, extent, kind: ForKind::Serial, body } if min.as_int() == Some(0) && !has_loop(body) => {
-                self.partition(name, extent, body).unwrap_or_else(|| s.clone())
+            StmtNode::For { name, min, extent, kind: kind @ (ForKind::Serial | ForKind::Parallel), body } if min.as_int() == Some(0) => {
+                let body = self.mutate_stmt(body);
+                let partitioned =
+                    if *kind == ForKind::Serial || has_loop(&body) { self.partition(name, extent, *kind, &body) } else { None };
+                partitioned.unwrap_or_else(|| Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *kind, body))
             }
             _ => mutate_stmt_children(self, s),
         }
@@ -113,4 +138,94 @@ impl Mutator for Replace {
         }
         mutate_expr_children(self, e)
     }
+}
+
+/// Drops the guards that hold in the steady state of a loop whose variable
+/// appears as `outer` (`o * c`), where `0 <= o * c <= n - c`.
+struct DropGuards {
+    /// Enclosing let statements inside the loop, innermost last.
+    lets: Vec<(Name, Expr)>,
+    /// The loop variable `o`.
+    var: Name,
+    /// `o * c`, as the simplifier writes it.
+    outer: Expr,
+    n: Expr,
+    c: i64,
+    dropped: bool,
+}
+
+impl DropGuards {
+    /// Whether `cond` holds whenever `0 <= o * c <= n - c`.
+    fn holds(&self, cond: &Expr) -> bool {
+        match cond.node() {
+            ExprNode::And { a, b } => self.holds(a) && self.holds(b),
+            ExprNode::Cmp { op, a, b } if a.ty().is_int() && !a.ty().is_vector() => {
+                // `d < 0` or `d <= 0`.
+                let (d, strict) = match op {
+                    CmpOp::Lt => (a.clone() - b.clone(), true),
+                    CmpOp::Le => (a.clone() - b.clone(), false),
+                    CmpOp::Gt => (b.clone() - a.clone(), true),
+                    CmpOp::Ge => (b.clone() - a.clone(), false),
+                    CmpOp::Eq | CmpOp::Ne => return false,
+                };
+                let mut d = d;
+                for (name, value) in self.lets.iter().rev() {
+                    d = substitute(name, value, &d);
+                }
+                // `d` as a function of t = o * c alone (o appears nowhere else).
+                let t: Name = "partition$t".into();
+                let mut replace = Replace { from: self.outer.clone(), to: Expr::ivar(t.clone()), replaced: false };
+                let d = simplify(&replace.mutate_expr(&simplify(&d)));
+                if !replace.replaced || expr_uses_var(&d, &self.var) {
+                    return false;
+                }
+                // Affine in t with a non-negative coefficient: largest at the
+                // steady state's largest t.
+                let step = simplify(&(substitute(&t, &(Expr::ivar(t.clone()) + Expr::i32(1)), &d) - d.clone()));
+                if step.as_int().is_none_or(|k| k < 0) {
+                    return false;
+                }
+                let at_max = simplify(&substitute(&t, &(self.n.clone() - Expr::i32(self.c)), &d));
+                let zero = Expr::i32(0);
+                can_prove(&Expr::cmp(if strict { CmpOp::Lt } else { CmpOp::Le }, at_max, zero))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Mutator for DropGuards {
+    fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
+        match s.node() {
+            StmtNode::LetStmt { name, value, body } => {
+                self.lets.push((name.clone(), value.clone()));
+                let body = self.mutate_stmt(body);
+                self.lets.pop();
+                Stmt::let_stmt(name.clone(), value.clone(), body)
+            }
+            StmtNode::IfThenElse { cond, then_case, .. } if self.holds(cond) => {
+                self.dropped = true;
+                self.mutate_stmt(then_case)
+            }
+            _ => mutate_stmt_children(self, s),
+        }
+    }
+}
+
+/// Statement and expression nodes of `s`.
+fn node_count(s: &Stmt) -> usize {
+    struct Counter(usize);
+    impl Visitor for Counter {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            self.0 += 1;
+            walk_stmt(self, s);
+        }
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0 += 1;
+            walk_expr(self, e);
+        }
+    }
+    let mut c = Counter(0);
+    walk_stmt(&mut c, s);
+    c.0
 }
