@@ -34,6 +34,10 @@ pub enum LangError {
     CoordinateType { func: String, callee: String, position: usize, ty: Type },
     #[error("Func {func}: {why}")]
     Invalid { func: String, why: String },
+    #[error("Func {func}: `{op}` {why}, in {expr}")]
+    Operands { func: String, op: &'static str, why: String, expr: String },
+    #[error("Func {func}: the literal {value:e} does not fit {ty}, the type of the float expression it meets (write it in range, or cast the expression to f64)")]
+    FloatLiteral { func: String, value: f64, ty: Type },
     #[error("{kind} name `{name}` is not allowed: {why}")]
     InvalidName { kind: &'static str, name: String, why: String },
 }

@@ -12,6 +12,7 @@
 
 use compiler::ir::expr::{BinOp, CmpOp, Expr, ExprNode};
 use compiler::ir::semantics;
+use compiler::ir::types::ScalarType;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -198,6 +199,9 @@ fn fold(op: BinOp, x: i64, y: i64) -> i64 {
         BinOp::Mod => semantics::mod_euclid(x as i128, y as i128) as i64,
         BinOp::Min => x.min(y),
         BinOp::Max => x.max(y),
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+            semantics::bit_op(op, ScalarType::I64, x as i128, y as i128) as i64
+        }
     }
 }
 

@@ -163,6 +163,9 @@ impl Visitor for Counter<'_> {
                 BinOp::Div => 8,
                 BinOp::Min => 9,
                 BinOp::Max => 10,
+                // Halide's bitwise operators and shifts are intrinsic calls,
+                // which its featurizer counts as extern calls.
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => 22,
             }),
             ExprNode::Cmp { op, .. } => Some(match op {
                 CmpOp::Eq => 11,

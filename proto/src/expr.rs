@@ -123,10 +123,18 @@ impl<'a> Scope<'a> {
                     Ok(v1::BinaryOp::Mod) => BinOp::Mod,
                     Ok(v1::BinaryOp::Min) => BinOp::Min,
                     Ok(v1::BinaryOp::Max) => BinOp::Max,
+                    Ok(v1::BinaryOp::BitAnd) => BinOp::BitAnd,
+                    Ok(v1::BinaryOp::BitOr) => BinOp::BitOr,
+                    Ok(v1::BinaryOp::BitXor) => BinOp::BitXor,
+                    Ok(v1::BinaryOp::Shl) => BinOp::Shl,
+                    Ok(v1::BinaryOp::Shr) => BinOp::Shr,
                     Ok(v1::BinaryOp::Unspecified) => return Err(FromWireError::missing(&self.at, "binary op")),
                     Err(_) => return Err(FromWireError::UnknownEnum { at: self.at.clone(), field: "binary op", value: b.op }),
                 };
                 let (a, c) = self.operands(b.a.as_deref(), b.b.as_deref(), &format!("{op:?}"))?;
+                if !op.accepts(a.ty().scalar) {
+                    return Err(self.err(format!("{op:?} needs integer operands, not {}", a.ty().scalar.name())));
+                }
                 Ok(Expr::binary(op, a, c))
             }
             Node::Compare(c) => {
@@ -318,6 +326,11 @@ fn expr_to_wire_at(e: &Expr, at: &str, depth: usize) -> Result<v1::Expr, ToWireE
                 BinOp::Mod => v1::BinaryOp::Mod,
                 BinOp::Min => v1::BinaryOp::Min,
                 BinOp::Max => v1::BinaryOp::Max,
+                BinOp::BitAnd => v1::BinaryOp::BitAnd,
+                BinOp::BitOr => v1::BinaryOp::BitOr,
+                BinOp::BitXor => v1::BinaryOp::BitXor,
+                BinOp::Shl => v1::BinaryOp::Shl,
+                BinOp::Shr => v1::BinaryOp::Shr,
             };
             Node::Binary(Box::new(v1::Binary { op: op as i32, a: Some(boxed(a)?), b: Some(boxed(b)?) }))
         }

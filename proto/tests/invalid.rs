@@ -158,3 +158,20 @@ fn mutated_encodings_are_errors_or_pipelines_never_panics() {
     println!("5000 mutated pipelines: {undecodable} do not decode, {refused} refused, {accepted} accepted");
     assert!(refused > 0 && accepted > 0);
 }
+
+#[test]
+fn a_bitwise_operator_on_floats_is_named() {
+    let mut w = valid();
+    let float = |v: f64| v1::Expr { node: Some(Node::FloatImm(v1::FloatImm { value: v, r#type: v1::ScalarType::F32 as i32 })) };
+    let last = w.funcs.last_mut().unwrap();
+    last.r#type = v1::ScalarType::F32 as i32;
+    last.value = Some(v1::Expr {
+        node: Some(Node::Binary(Box::new(v1::Binary {
+            op: v1::BinaryOp::BitXor as i32,
+            a: Some(Box::new(float(1.0))),
+            b: Some(Box::new(float(2.0))),
+        }))),
+    });
+    let e = error_of(&w);
+    assert!(e.contains(&w.funcs.last().unwrap().name) && e.contains("BitXor needs integer operands, not f32"), "{e}");
+}

@@ -52,7 +52,7 @@ fn fingerprints_differ_between_pipelines() {
 
 /// A pipeline written with the language's handles that uses every node
 /// kind the wire carries: params, input buffer fields, lets, selects,
-/// logic, casts, math, an inline reduction (a `$` helper Func), an update
+/// logic, casts, math, bitwise operators and shifts, an inline reduction (a `$` helper Func), an update
 /// over a reduction domain with a predicate, a boundary condition.
 fn every_node_kind() -> PipelineDef {
     use compiler::lang::boundary::repeat_edge;
@@ -82,9 +82,15 @@ fn every_node_kind() -> PipelineDef {
     let tri = RDom::with_where("t", &[(Expr::i32(0), input.extent(0) - 1), (Expr::i32(0), Expr::i32(4))], |t| {
         Expr::or(t.x().lt(t.y()), Expr::not(t.y().eq_(3)))
     });
+    let bits = Func::new("bits");
+    let px = clamped.at([x.expr(), y.expr()]);
+    bits.define(&[&x, &y], ((px.clone() & 0x0F) | (px.clone() >> 4)) ^ (px << y.expr()) ^ !clamped.at([y.expr(), x.expr()]));
     let acc = Func::new("acc");
     acc.define(&[&x, &y], abs(blur.at([x.expr(), y.expr()])));
-    acc.update([x.expr(), y.expr()], acc.at([x.expr(), y.expr()]) + cast(Type::f32(), tri.x().expr() + input.min(1)));
+    acc.update(
+        [x.expr(), y.expr()],
+        acc.at([x.expr(), y.expr()]) + cast(Type::f32(), tri.x().expr() + input.min(1)) + cast(Type::f32(), bits.at([x.expr(), y.expr()])),
+    );
     acc.set_estimate(0, 0, 64).set_estimate(1, 0, 48);
     Pipeline::new(&[&acc]).expect("the pipeline checks")
 }

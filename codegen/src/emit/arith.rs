@@ -1,6 +1,7 @@
 //! Arithmetic with the interpreter's value semantics: wrapping integer
 //! operations (`nsw` on index arithmetic), Euclidean division and modulo
-//! with zero for a zero divisor, NaN rules of float min and max, ordered
+//! with zero for a zero divisor, bitwise operators, shifts defined for
+//! every count, NaN rules of float min and max, ordered
 //! float comparisons, selects, and casts (float-to-int saturating, wide
 //! integers to f32 through f64).
 
@@ -92,6 +93,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
                     let pick = self.builder.build_binop(Op::Or, better, nan, "")?;
                     self.select(pick, x, y)
                 }
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                    Err(CodegenError::Unsupported(format!("{op:?} of {ty} operands")))
+                }
             };
         }
         let signed = s.is_signed_int();
@@ -118,6 +122,50 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
                 self.select(c, x, y)
             }
             BinOp::Div | BinOp::Mod => self.euclidean(op, ty, x, y),
+            BinOp::BitAnd => Ok(self.builder.build_binop(Op::And, x, y, "")?),
+            BinOp::BitOr => Ok(self.builder.build_binop(Op::Or, x, y, "")?),
+            BinOp::BitXor => Ok(self.builder.build_binop(Op::Xor, x, y, "")?),
+            BinOp::Shl | BinOp::Shr => self.shift(op, ty, x, y),
+        }
+    }
+
+    /// `x << n` or `x >> n` with the language's semantics for every count
+    /// (`compiler::ir::semantics::bit_op`): a negative count (of a signed
+    /// type) shifts the other way, and a count of the width or more shifts
+    /// every bit out. LLVM's shifts give poison for a count of the width or
+    /// more, so the count is clamped to `width - 1` and the shifted-out
+    /// result selected where it is that large (an arithmetic shift right
+    /// by `width - 1` already is that result).
+    fn shift(&mut self, op: BinOp, ty: Type, x: Value<'ctx>, n: Value<'ctx>) -> Result<Value<'ctx>> {
+        use inkwell::values::InstructionOpcode as Op;
+        let bits = ty.bits() as i128;
+        let zero = self.constant(ty, 0, 0.0)?;
+        let width = self.constant(ty, bits, 0.0)?;
+        let last = self.constant(ty, bits - 1, 0.0)?;
+        let signed = ty.is_signed_int();
+        // The count's magnitude, as an unsigned value (`-MIN` is `MIN`,
+        // whose unsigned value is at least the width).
+        let (negative, magnitude) = if signed {
+            let negative = self.icmp(IntPredicate::SLT, n, zero)?;
+            let negated = self.builder.build_binop(Op::Sub, zero, n, "")?;
+            (Some(negative), self.select(negative, negated, n)?)
+        } else {
+            (None, n)
+        };
+        let out = self.icmp(IntPredicate::UGE, magnitude, width)?;
+        let amount = self.select(out, last, magnitude)?;
+        let shl = self.builder.build_binop(Op::Shl, x, amount, "")?;
+        let left = self.select(out, zero, shl)?;
+        let right = if signed {
+            self.builder.build_binop(Op::AShr, x, amount, "")?
+        } else {
+            let lshr = self.builder.build_binop(Op::LShr, x, amount, "")?;
+            self.select(out, zero, lshr)?
+        };
+        let (forward, back) = if op == BinOp::Shl { (left, right) } else { (right, left) };
+        match negative {
+            Some(negative) => self.select(negative, back, forward),
+            None => Ok(forward),
         }
     }
 

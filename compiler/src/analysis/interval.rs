@@ -10,7 +10,8 @@
 //! statement touches is built on this in [`crate::analysis::footprint`].
 
 use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode, Name};
-use crate::ir::types::Type;
+use crate::ir::semantics::bit_op_range;
+use crate::ir::types::{ScalarType, Type};
 use crate::simplify::simplify;
 use std::collections::HashMap;
 
@@ -221,6 +222,7 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
             }
             _ => Interval::everything(),
         },
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => bitwise_bounds(op, a.ty(), &ai, &bi),
         BinOp::Mod => {
             if a.ty().is_float() {
                 return Interval::everything();
@@ -246,6 +248,43 @@ fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
                 },
             }
         }
+    }
+}
+
+/// Bounds of a bitwise operator or shift of `ty` values: exact ranges
+/// ([`bit_op_range`]) for constant operand bounds; `x & m` within `[0, m]`
+/// for a non-negative `m`; a shift by a constant count as a monotone map
+/// of the bounds (a left shift only of index types, whose arithmetic is
+/// assumed not to overflow, as for `*`); otherwise the type's range.
+fn bitwise_bounds(op: BinOp, ty: Type, ai: &Interval, bi: &Interval) -> Interval {
+    let int = |e: &Option<Expr>| e.as_ref().and_then(|e| simplify(e).as_int()).map(i128::from);
+    let constant = |i: &Interval| int(&i.min).zip(int(&i.max));
+    let of = |v: i128| Expr::int(v as i64, ty);
+    if let (Some(x), Some(y)) = (constant(ai), constant(bi)) {
+        let (lo, hi) = bit_op_range(op, ty.scalar, x, y);
+        return Interval::new(of(lo), of(hi));
+    }
+    let non_negative = |i: &Interval| int(&i.min).is_some_and(|m| m >= 0) && i.max.is_some();
+    // A constant count, as a shift left by it, clamped to [-bits, bits]
+    // (every count beyond gives the same result).
+    let bits = ty.bits() as i128;
+    let count = constant(bi).filter(|(lo, hi)| lo == hi).map(|(n, _)| if op == BinOp::Shr { -n } else { n }.clamp(-bits, bits));
+    match op {
+        BinOp::BitAnd if non_negative(ai) || non_negative(bi) => {
+            let max = |i: &Interval| if non_negative(i) { i.max.clone() } else { None };
+            Interval { min: Some(of(0)), max: one_or_both(&max(ai), &max(bi), Expr::min) }
+        }
+        BinOp::Shl | BinOp::Shr => match count {
+            Some(n) if n <= 0 => {
+                let shift = |e: &Option<Expr>| e.clone().map(|e| Expr::shift(BinOp::Shr, e, of(-n)));
+                Interval { min: shift(&ai.min), max: shift(&ai.max) }
+            }
+            Some(n) if n < bits - 1 && matches!(ty.scalar, ScalarType::I32 | ScalarType::I64) => {
+                mul_bounds(ai, &Interval::point(of(1 << n)), &of(1 << n))
+            }
+            _ => type_range(ty),
+        },
+        _ => type_range(ty),
     }
 }
 
@@ -321,5 +360,39 @@ mod tests {
         assert!(!bounds_of(&load, &scope).is_bounded());
         let small = Expr::load("b", Expr::i32(0), Type::u8());
         assert!(bounds_of(&small, &scope).is_bounded());
+    }
+
+    fn constant_bounds(e: &Expr, scope: &Scope) -> Option<(i64, i64)> {
+        let i = bounds_of(e, scope);
+        i.min.and_then(|m| m.as_int()).zip(i.max.and_then(|m| m.as_int()))
+    }
+
+    #[test]
+    fn bitwise_operators_and_shifts_are_bounded() {
+        let mut scope = Scope::default();
+        scope.push("x".into(), Interval::new(Expr::i32(-1000), Expr::i32(1000)));
+        let x = Expr::ivar("x");
+        let and = |a: Expr, b: Expr| Expr::bitwise(BinOp::BitAnd, a, b);
+        // A non-negative mask bounds the result whatever the sign of the other operand.
+        assert_eq!(constant_bounds(&and(x.clone(), Expr::i32(255)), &scope), Some((0, 255)));
+        let shr = Expr::shift(BinOp::Shr, x.clone(), Expr::i32(2));
+        assert_eq!(constant_bounds(&shr, &scope), Some((-250, 250)));
+        let shl = Expr::shift(BinOp::Shl, x.clone(), Expr::i32(3));
+        assert_eq!(constant_bounds(&shl, &scope), Some((-8000, 8000)));
+        // A negative count shifts the other way.
+        assert_eq!(constant_bounds(&Expr::shift(BinOp::Shl, x.clone(), Expr::i32(-1)), &scope), Some((-500, 500)));
+        // Symbolic bounds of a shift right by a constant stay symbolic.
+        let mut outer = Scope::default();
+        outer.push("y".into(), Interval::new(Expr::ivar("lo"), Expr::ivar("hi")));
+        let i = bounds_of(&Expr::shift(BinOp::Shr, Expr::ivar("y"), Expr::i32(1)), &outer);
+        assert!(i.is_bounded(), "{i:?}");
+        // Otherwise the type's range: bounded for narrow types only.
+        let narrow = Expr::cast(Type::u8(), x.clone());
+        let xor = Expr::bitwise(BinOp::BitXor, x.clone(), Expr::ivar("k"));
+        assert!(!bounds_of(&xor, &scope).is_bounded(), "an i32 operand of unknown sign");
+        let xor = Expr::bitwise(BinOp::BitXor, narrow.clone(), Expr::cast(Type::u8(), Expr::ivar("k")));
+        assert_eq!(constant_bounds(&Expr::cast(Type::i32(), xor), &scope), Some((0, 255)));
+        let by_var = Expr::shift(BinOp::Shl, x.clone(), Expr::ivar("k"));
+        assert!(!bounds_of(&by_var, &scope).is_bounded());
     }
 }

@@ -17,6 +17,12 @@ pub type Name = Arc<str>;
 /// Binary arithmetic operators. Integer division and modulo are Euclidean
 /// (division floors for positive divisors; modulo is never negative), and
 /// both yield 0 for a zero divisor.
+///
+/// The bitwise operators and shifts take integer operands only (both of the
+/// result's type); their semantics are in [`crate::ir::semantics::bit_op`]:
+/// a shift by a negative count shifts the other way, and a count of the
+/// type's width or more shifts every bit out (`<<` gives 0, `>>` gives 0 or,
+/// for a negative signed value, -1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BinOp {
     Add,
@@ -26,6 +32,44 @@ pub enum BinOp {
     Mod,
     Min,
     Max,
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// Shift left: `a * 2^b`, wrapped.
+    Shl,
+    /// Shift right: `floor(a / 2^b)` (arithmetic for signed types, logical
+    /// for unsigned ones).
+    Shr,
+}
+
+impl BinOp {
+    /// Whether this is a bitwise operator or a shift (integer operands only).
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr)
+    }
+
+    /// Whether operands of type `t` are allowed: every type for arithmetic,
+    /// integers (not bool, not floats) for bitwise operators and shifts.
+    pub fn accepts(self, t: ScalarType) -> bool {
+        !self.is_bitwise() || t.is_int()
+    }
+
+    /// The operator as written (`+`, `<<`, ...), or `None` for `min`/`max`.
+    pub fn symbol(self) -> Option<&'static str> {
+        match self {
+            BinOp::Add => Some("+"),
+            BinOp::Sub => Some("-"),
+            BinOp::Mul => Some("*"),
+            BinOp::Div => Some("/"),
+            BinOp::Mod => Some("%"),
+            BinOp::BitAnd => Some("&"),
+            BinOp::BitOr => Some("|"),
+            BinOp::BitXor => Some("^"),
+            BinOp::Shl => Some("<<"),
+            BinOp::Shr => Some(">>"),
+            BinOp::Min | BinOp::Max => None,
+        }
+    }
 }
 
 /// Comparison operators (their result is bool).
@@ -452,9 +496,76 @@ impl Expr {
         Expr::new(ExprNode::Or { a, b })
     }
 
-    #[allow(clippy::should_implement_trait)] // `!` is left for the bitwise not of integers, as in Halide
+    #[allow(clippy::should_implement_trait)] // `!` is the bitwise not of integers, as in Halide
     pub fn not(a: Expr) -> Expr {
         Expr::new(ExprNode::Not { a: a.into_bool() })
+    }
+
+    /// `a & b`, `a | b` or `a ^ b` (`op` one of `BitAnd`, `BitOr`,
+    /// `BitXor`): logical on bools (`^` is `!=`), bitwise on integers with
+    /// Halide's typing (an integer literal takes the other operand's type
+    /// and must fit it; integers of one signedness widen to the wider; the
+    /// result has the operands' type). Floats, a bool with an integer, and
+    /// integers of mixed signedness give an ill-typed node that
+    /// `Pipeline::new` reports, naming the Func.
+    pub fn bitwise(op: BinOp, a: Expr, b: Expr) -> Expr {
+        if a.ty().is_bool() && b.ty().is_bool() {
+            match op {
+                BinOp::BitAnd => return Expr::and(a, b),
+                BinOp::BitOr => return Expr::or(a, b),
+                BinOp::BitXor => return Expr::cmp(CmpOp::Ne, a, b),
+                _ => {}
+            }
+        }
+        let (a, b) = bitwise_operands(a, b);
+        Expr::new(ExprNode::Binary { op, a, b })
+    }
+
+    /// `!a`: logical not of a bool, bitwise not (`a ^ !0`) of an integer;
+    /// of anything else an ill-typed node `Pipeline::new` reports.
+    pub fn bit_not(a: Expr) -> Expr {
+        let ty = a.ty();
+        if ty.is_bool() {
+            return Expr::not(a);
+        }
+        let ones = if ty.is_int() { Expr::int(-1, ty) } else { Expr::float(-1.0, ty) };
+        Expr::new(ExprNode::Binary { op: BinOp::BitXor, a, b: ones })
+    }
+
+    /// `x << n` or `x >> n` (`op` one of `Shl`, `Shr`), of the type of `x`
+    /// (as in Halide), with the semantics of
+    /// [`crate::ir::semantics::bit_op`]. The count is converted to that
+    /// type without changing the result: first clamped to `[-bits, bits]`
+    /// (every count beyond gives the same result), and a negative count of
+    /// an unsigned `x` (which its type cannot hold) becomes the other shift
+    /// by `-n`. A float operand gives an ill-typed node `Pipeline::new`
+    /// reports.
+    pub fn shift(op: BinOp, x: Expr, n: Expr) -> Expr {
+        let (t, c) = (x.ty().element(), n.ty().element());
+        if !(t.is_int() && c.is_int()) {
+            return Expr::new(ExprNode::Binary { op, a: x, b: n });
+        }
+        let other = if op == BinOp::Shl { BinOp::Shr } else { BinOp::Shl };
+        let node = |op: BinOp, x: Expr, n: Expr| {
+            let (x, n) = match_lanes(x, Expr::cast(t, n));
+            Expr::new(ExprNode::Binary { op, a: x, b: n })
+        };
+        let bits = t.bits() as i64;
+        if let Some(v) = n.as_int() {
+            let v = v.clamp(-bits, bits);
+            return if v < 0 && t.is_unsigned_int() { node(other, x, Expr::int(-v, t)) } else { node(op, x, Expr::int(v, t)) };
+        }
+        if t == c {
+            return node(op, x, n);
+        }
+        let lo = if c.is_signed_int() { -bits } else { 0 };
+        let n = Expr::clamp(n, Expr::int(lo, c), Expr::int(bits, c));
+        if t.is_unsigned_int() && c.is_signed_int() {
+            let negated = Expr::binary(BinOp::Sub, Expr::int(0, c), n.clone());
+            let non_negative = Expr::cmp(CmpOp::Ge, n.clone(), Expr::int(0, c));
+            return Expr::select(non_negative, node(op, x.clone(), n), node(other, x, negated));
+        }
+        node(op, x, n)
     }
 
     /// `cond ? t : f`, evaluated eagerly on both sides.
@@ -560,6 +671,10 @@ pub fn matched_type(a: &Expr, b: &Expr) -> Type {
         return ta;
     }
     match (ta.is_float(), tb.is_float()) {
+        // A float literal takes the type of a narrower float expression it
+        // meets (`e * 0.5` stays f32), as in Halide; otherwise the wider wins.
+        (true, true) if ta.bits() < tb.bits() && b.as_float().is_some() && a.as_float().is_none() => return ta,
+        (true, true) if tb.bits() < ta.bits() && a.as_float().is_some() && b.as_float().is_none() => return tb,
         (true, true) => return if ta.bits() >= tb.bits() { ta } else { tb },
         (true, false) => return ta,
         (false, true) => return tb,
@@ -591,12 +706,65 @@ pub fn matched_type(a: &Expr, b: &Expr) -> Type {
     })
 }
 
-/// Casts both operands to their matched type and lane count.
+/// Casts both operands to their matched type and lane count (a float
+/// literal narrowed to a float expression's type becomes a literal of that
+/// type, see [`float_literal`]).
 pub fn match_types(a: Expr, b: Expr) -> (Expr, Expr) {
     let t = matched_type(&a, &b);
-    let a = Expr::cast(t, a);
-    let b = Expr::cast(t, b);
-    match_lanes(a, b)
+    let convert = |e: Expr| match e.as_float() {
+        Some(v) if t.is_float() && t.bits() < e.ty().bits() => float_literal(v, t),
+        _ => Expr::cast(t, e),
+    };
+    match_lanes(convert(a), convert(b))
+}
+
+/// Whether the literal `v` fits the float type `ty`: it rounds to a value
+/// of `ty` that is neither infinite (from a finite `v`) nor zero (from a
+/// nonzero `v`). Rounding to the nearest value is fine (`0.1` meeting an
+/// f32 expression is `0.1f32`, as in Halide and C).
+pub fn float_fits(v: f64, ty: ScalarType) -> bool {
+    if ty != ScalarType::F32 {
+        return true;
+    }
+    let r = v as f32;
+    let overflows = v.is_finite() && r.is_infinite();
+    let underflows = v != 0.0 && r == 0.0;
+    !(overflows || underflows)
+}
+
+/// The literal `v` as a constant of the float type `ty`. A value that does
+/// not fit ([`float_fits`]) is kept unrounded in a constant of type `ty`, an
+/// ill-formed node the language's checks report (naming the Func) before
+/// anything evaluates it.
+fn float_literal(v: f64, ty: Type) -> Expr {
+    if float_fits(v, ty.scalar) {
+        Expr::float(v, ty)
+    } else {
+        Expr::new(ExprNode::FloatImm { value: v, ty })
+    }
+}
+
+/// The operands of a bitwise operator (`&`, `|`, `^`) with Halide's typing:
+/// an integer literal takes the other operand's type (it must fit it), and
+/// integers of one signedness widen to the wider. Any other pair (floats,
+/// bools, mixed signedness, a literal that does not fit) is left as it is,
+/// an ill-typed node the language's checks report.
+fn bitwise_operands(a: Expr, b: Expr) -> (Expr, Expr) {
+    let (ta, tb) = (a.ty().element(), b.ty().element());
+    let fits = |v: i64, t: Type| t.is_int() && (t.scalar.int_min()..=t.scalar.int_max()).contains(&(v as i128));
+    let t = match (a.as_int(), b.as_int()) {
+        _ if ta == tb => Some(ta),
+        (Some(v), None) if fits(v, tb) => Some(tb),
+        (None, Some(v)) if fits(v, ta) => Some(ta),
+        (None, None) if ta.is_int() && tb.is_int() && ta.is_signed_int() == tb.is_signed_int() => {
+            Some(if ta.bits() >= tb.bits() { ta } else { tb })
+        }
+        _ => None,
+    };
+    match t {
+        Some(t) => match_lanes(Expr::cast(t, a), Expr::cast(t, b)),
+        None => (a, b),
+    }
 }
 
 impl From<i32> for Expr {

@@ -8,17 +8,6 @@ use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::types::ScalarType;
 use std::fmt::{self, Display, Formatter, Write};
 
-fn bin_symbol(op: BinOp) -> Option<&'static str> {
-    match op {
-        BinOp::Add => Some("+"),
-        BinOp::Sub => Some("-"),
-        BinOp::Mul => Some("*"),
-        BinOp::Div => Some("/"),
-        BinOp::Mod => Some("%"),
-        BinOp::Min | BinOp::Max => None,
-    }
-}
-
 fn cmp_symbol(op: CmpOp) -> &'static str {
     match op {
         CmpOp::Eq => "==",
@@ -64,7 +53,7 @@ impl Display for Expr {
             ExprNode::Var { name, .. } | ExprNode::Param { name, .. } => f.write_str(name),
             ExprNode::RVar { rdom, dim } => f.write_str(&rdom.dims[*dim].name),
             ExprNode::Cast { ty, value } => write!(f, "{ty}({value})"),
-            ExprNode::Binary { op, a, b } => match bin_symbol(*op) {
+            ExprNode::Binary { op, a, b } => match op.symbol() {
                 Some(sym) => write!(f, "({a} {sym} {b})"),
                 None => write!(f, "{}({a}, {b})", if *op == BinOp::Min { "min" } else { "max" }),
             },

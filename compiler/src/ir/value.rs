@@ -6,7 +6,7 @@
 //! float to integer truncate toward zero and saturate (NaN gives 0).
 
 use crate::ir::expr::{BinOp, CmpOp, Expr, ExprNode, MathFn};
-use crate::ir::semantics::{div_euclid, mod_euclid, wrap_signed, wrap_unsigned};
+use crate::ir::semantics::{bit_op, div_euclid, mod_euclid, wrap_signed, wrap_unsigned};
 use crate::ir::types::{ScalarType, Type};
 
 /// One scalar value. Its type is kept alongside (in the expression or buffer).
@@ -102,6 +102,8 @@ pub fn binary(op: BinOp, ty: ScalarType, a: Scalar, b: Scalar) -> Scalar {
                     y
                 }
             }
+            // Ill-typed (the language's checks reject it): no value.
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => f64::NAN,
         };
         return round_float(r, ty);
     }
@@ -114,6 +116,7 @@ pub fn binary(op: BinOp, ty: ScalarType, a: Scalar, b: Scalar) -> Scalar {
         BinOp::Mod => mod_euclid(x, y),
         BinOp::Min => x.min(y),
         BinOp::Max => x.max(y),
+        op => bit_op(op, ty, x, y),
     };
     Scalar::from_i128(r, ty)
 }

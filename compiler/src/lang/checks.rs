@@ -4,7 +4,7 @@
 //! pipeline is collected. Every error names the Func at fault.
 
 use crate::error::LangError;
-use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name, RDomDef};
+use crate::ir::expr::{float_fits, BinOp, CallTarget, DefRef, Expr, ExprNode, Name, RDomDef};
 use crate::ir::types::Type;
 use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
 use crate::lang::pipeline::{for_each_expr, PipelineDef, UpdateDef};
@@ -239,6 +239,63 @@ pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
     }
     for f in &p.funcs {
         let mut c = Check { p, caller: &f.name, err: None };
+        for_each_expr(f, |e| c.visit_expr(e));
+        if let Some(e) = c.err {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Why the operands of `a op b` are not ones `op` takes, if they are not:
+/// both of one type, which the operator accepts (integers for bitwise
+/// operators and shifts).
+fn operand_problem(op: BinOp, a: &Expr, b: &Expr) -> Option<String> {
+    let (ta, tb) = (a.ty(), b.ty());
+    if ta == tb && op.accepts(ta.scalar) {
+        return None;
+    }
+    let literal =
+        |e: &Expr, other: Type| e.as_int().map(|v| format!("the constant {v} does not fit {other}, the type of the other operand"));
+    Some(if !(ta.is_int() && tb.is_int()) {
+        format!("needs integer operands, not {ta} and {tb}")
+    } else if let Some(why) = literal(b, ta).or_else(|| literal(a, tb)) {
+        why
+    } else {
+        format!("needs operands both signed or both unsigned, not {ta} and {tb} (cast one)")
+    })
+}
+
+/// Every operator has operands of one type that it accepts, and every
+/// float constant fits its type (a literal that met a narrower float
+/// expression).
+pub(super) fn check_operands(p: &PipelineDef) -> Result<(), LangError> {
+    struct Check<'a> {
+        func: &'a str,
+        err: Option<LangError>,
+    }
+    impl Visitor for Check<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if self.err.is_some() {
+                return;
+            }
+            match e.node() {
+                ExprNode::Binary { op, a, b } => {
+                    if let Some(why) = operand_problem(*op, a, b) {
+                        let op = op.symbol().unwrap_or("min/max");
+                        self.err = Some(LangError::Operands { func: self.func.to_string(), op, why, expr: e.to_string() });
+                    }
+                }
+                ExprNode::FloatImm { value, ty } if !float_fits(*value, ty.scalar) => {
+                    self.err = Some(LangError::FloatLiteral { func: self.func.to_string(), value: *value, ty: *ty });
+                }
+                _ => {}
+            }
+            walk_expr(self, e)
+        }
+    }
+    for f in &p.funcs {
+        let mut c = Check { func: &f.name, err: None };
         for_each_expr(f, |e| c.visit_expr(e));
         if let Some(e) = c.err {
             return Err(e);

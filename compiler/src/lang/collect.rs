@@ -8,7 +8,6 @@ use crate::error::LangError;
 use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name};
 use crate::ir::types::Type;
 use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
-use crate::lang::checks::{check_calls, check_names};
 use crate::lang::handles::{Func, FuncInner, InputInner};
 use crate::lang::pipeline::{for_each_expr, FuncDef, InputDef, ParamDef, PipelineDef};
 use std::collections::{HashMap, HashSet};
@@ -47,8 +46,7 @@ impl Pipeline {
             .map(|(name, ty)| ParamDef { name, ty, estimate: None })
             .collect();
         let def = PipelineDef { funcs, inputs, params, outputs };
-        check_names(&def)?;
-        check_calls(&def)?;
+        def.check()?;
         Ok(def)
     }
 }

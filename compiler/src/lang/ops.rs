@@ -68,10 +68,13 @@ macro_rules! binary_ops {
         impl<R: AsExpr> ops::Mul<R> for $lhs { type Output = Expr; fn mul(self, r: R) -> Expr { Expr::binary(BinOp::Mul, self.as_expr(), r.as_expr()) } }
         impl<R: AsExpr> ops::Div<R> for $lhs { type Output = Expr; fn div(self, r: R) -> Expr { Expr::binary(BinOp::Div, self.as_expr(), r.as_expr()) } }
         impl<R: AsExpr> ops::Rem<R> for $lhs { type Output = Expr; fn rem(self, r: R) -> Expr { Expr::binary(BinOp::Mod, self.as_expr(), r.as_expr()) } }
-        impl<R: AsExpr> ops::BitAnd<R> for $lhs { type Output = Expr; fn bitand(self, r: R) -> Expr { Expr::and(self.as_expr(), r.as_expr()) } }
-        impl<R: AsExpr> ops::BitOr<R> for $lhs { type Output = Expr; fn bitor(self, r: R) -> Expr { Expr::or(self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::BitAnd<R> for $lhs { type Output = Expr; fn bitand(self, r: R) -> Expr { Expr::bitwise(BinOp::BitAnd, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::BitOr<R> for $lhs { type Output = Expr; fn bitor(self, r: R) -> Expr { Expr::bitwise(BinOp::BitOr, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::BitXor<R> for $lhs { type Output = Expr; fn bitxor(self, r: R) -> Expr { Expr::bitwise(BinOp::BitXor, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::Shl<R> for $lhs { type Output = Expr; fn shl(self, r: R) -> Expr { Expr::shift(BinOp::Shl, self.as_expr(), r.as_expr()) } }
+        impl<R: AsExpr> ops::Shr<R> for $lhs { type Output = Expr; fn shr(self, r: R) -> Expr { Expr::shift(BinOp::Shr, self.as_expr(), r.as_expr()) } }
         impl ops::Neg for $lhs { type Output = Expr; fn neg(self) -> Expr { let e = self.as_expr(); Expr::binary(BinOp::Sub, Expr::int(0, e.ty()), e) } }
-        impl ops::Not for $lhs { type Output = Expr; fn not(self) -> Expr { Expr::not(self.as_expr()) } }
+        impl ops::Not for $lhs { type Output = Expr; fn not(self) -> Expr { Expr::bit_not(self.as_expr()) } }
     )*};
 }
 binary_ops!(Expr, &Expr, Var, &Var, RVar, &RVar, Param, &Param);
@@ -87,6 +90,39 @@ macro_rules! scalar_lhs_ops {
     )*};
 }
 scalar_lhs_ops!(i32, f32, f64);
+
+// `1 << k`, `0xFF & e`, ...: the literal takes the expression's type (of a
+// shift, the literal is the value shifted and keeps its own type, i32).
+impl ops::BitAnd<Expr> for i32 {
+    type Output = Expr;
+    fn bitand(self, r: Expr) -> Expr {
+        Expr::bitwise(BinOp::BitAnd, self.as_expr(), r)
+    }
+}
+impl ops::BitOr<Expr> for i32 {
+    type Output = Expr;
+    fn bitor(self, r: Expr) -> Expr {
+        Expr::bitwise(BinOp::BitOr, self.as_expr(), r)
+    }
+}
+impl ops::BitXor<Expr> for i32 {
+    type Output = Expr;
+    fn bitxor(self, r: Expr) -> Expr {
+        Expr::bitwise(BinOp::BitXor, self.as_expr(), r)
+    }
+}
+impl ops::Shl<Expr> for i32 {
+    type Output = Expr;
+    fn shl(self, r: Expr) -> Expr {
+        Expr::shift(BinOp::Shl, self.as_expr(), r)
+    }
+}
+impl ops::Shr<Expr> for i32 {
+    type Output = Expr;
+    fn shr(self, r: Expr) -> Expr {
+        Expr::shift(BinOp::Shr, self.as_expr(), r)
+    }
+}
 
 /// Comparisons and logic as methods (Rust's comparison traits must return bool).
 pub trait CompareExt: AsExpr {

@@ -10,7 +10,7 @@ use crate::error::LangError;
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name, RDomDef};
 use crate::ir::types::{ScalarType, Type};
 use crate::ir::visit::{walk_expr, Visitor};
-use crate::lang::checks::{check_calls, check_names};
+use crate::lang::checks::{check_calls, check_names, check_operands};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -180,11 +180,14 @@ impl PipelineDef {
 
     /// The checks `Pipeline::new` runs once a pipeline is collected (names
     /// free of reserved characters; every call names something defined,
-    /// with the right arity, integer coordinates and the callee's type),
-    /// for a `PipelineDef` built some other way (decoded from the wire).
+    /// with the right arity, integer coordinates and the callee's type;
+    /// operands of one type that their operator accepts, float literals
+    /// that fit their type), also for a `PipelineDef` built some other way
+    /// (decoded from the wire).
     pub fn check(&self) -> Result<(), LangError> {
         check_names(self)?;
-        check_calls(self)
+        check_calls(self)?;
+        check_operands(self)
     }
 }
 

@@ -6,6 +6,7 @@
 use super::rules::assumes_no_overflow;
 use super::Simplifier;
 use crate::ir::expr::{BinOp, Expr, ExprNode};
+use crate::ir::semantics::bit_op_range;
 use crate::ir::types::{ScalarType, Type};
 
 /// A closed interval `[lo, hi]` of integer values.
@@ -154,6 +155,10 @@ impl Simplifier {
             BinOp::Mod => mod_bounds(x, y).intersect(full),
             BinOp::Min => Interval::new(x.lo.min(y.lo), x.hi.min(y.hi)),
             BinOp::Max => Interval::new(x.lo.max(y.lo), x.hi.max(y.hi)),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                let (lo, hi) = bit_op_range(op, t, (x.lo, x.hi), (y.lo, y.hi));
+                Interval::new(lo, hi)
+            }
         }
     }
 }

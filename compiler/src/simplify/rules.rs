@@ -73,6 +73,40 @@ impl Simplifier {
             BinOp::Div => self.make_div(a, b),
             BinOp::Mod => self.make_mod(a, b),
             BinOp::Min | BinOp::Max => self.make_min_max(op, a, b),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => self.make_bitwise(op, a, b),
+        }
+    }
+
+    /// Bitwise operators and shifts of integers: identities with zero and
+    /// all-ones constants, `x op x`, and a mask that keeps every bit a
+    /// value can have (`x & 255` for `x` in `[0, 255]`).
+    fn make_bitwise(&mut self, op: BinOp, a: &Expr, b: &Expr) -> Expr {
+        let ty = a.ty();
+        let is = |e: &Expr, v: i128| const_of(e).is_some_and(|c| c == Scalar::from_i128(v, ty.scalar));
+        let zero = make_const(Scalar::from_i128(0, ty.scalar), ty);
+        match op {
+            BinOp::BitAnd if is(a, 0) || is(b, 0) => zero,
+            BinOp::BitAnd | BinOp::BitOr if a == b => a.clone(),
+            BinOp::BitXor if a == b => zero,
+            BinOp::BitAnd if is(b, -1) => a.clone(),
+            BinOp::BitAnd if is(a, -1) => b.clone(),
+            BinOp::BitOr | BinOp::BitXor if is(a, 0) => b.clone(),
+            BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr if is(b, 0) => a.clone(),
+            BinOp::Shl | BinOp::Shr if is(a, 0) => zero,
+            BinOp::BitAnd => {
+                let keeps_all = |m: &Expr, x: &Expr, s: &mut Self| {
+                    let mask = const_of(m).map(Scalar::as_i128).filter(|m| *m >= 0 && (m + 1) & m == 0);
+                    mask.is_some_and(|m| s.bounds(x).is_some_and(|r| r.within(Interval::new(0, m))))
+                };
+                if keeps_all(b, a, self) {
+                    a.clone()
+                } else if keeps_all(a, b, self) {
+                    b.clone()
+                } else {
+                    node(op, a.clone(), b.clone())
+                }
+            }
+            _ => node(op, a.clone(), b.clone()),
         }
     }
 

@@ -265,6 +265,32 @@ pub fn params_and_lut() -> Case {
     c
 }
 
+/// Bitwise operators and shifts of every integer type: counts of both
+/// signs, zero, the width and beyond (an `i8` input in [-80, 80]), given in
+/// the value's type and as the `i8` count itself (for an unsigned value, a
+/// negative count becomes the other shift), and `!`.
+pub fn bitwise() -> Case {
+    let (x, y) = vars();
+    let values = ImageParam::new("values", ScalarType::I32, 2);
+    let counts = ImageParam::new("counts", ScalarType::I8, 2);
+    let types = [Type::u8(), Type::i8(), Type::u16(), Type::i16(), Type::u32(), Type::i32(), Type::u64(), Type::i64()];
+    let mut terms = vec![];
+    for (k, t) in types.into_iter().enumerate() {
+        let v = cast(t, values.at([x.expr(), y.expr()]) * 40503) * cast(t, values.at([&x + 1, y.expr()]) | 1);
+        let c = counts.at([x.expr(), &y + k as i32]);
+        let n = cast(t, c.clone());
+        let f = Func::new(&format!("f{k}"));
+        f.define(
+            &[&x, &y],
+            ((v.clone() & 0x5A) | (v.clone() >> n.clone())) ^ (v.clone() << n) ^ (v.clone() >> c.clone()) ^ (v.clone() << c) ^ !v,
+        );
+        terms.push(cast(Type::i64(), f.at([x.expr(), y.expr()])) & 0x7FFF_FFFF);
+    }
+    let out = Func::new("out");
+    out.define(&[&x, &y], terms.into_iter().reduce(|a, b| a + b).unwrap());
+    case2("bitwise", &out, vec![input_buffer("values", ScalarType::I32, &IN2, 1 << 31), input_buffer("counts", ScalarType::I8, &IN2, 160)])
+}
+
 /// Every catalog case.
 /// Invokes macro `$m` with the name of every catalog pipeline.
 #[allow(unused_macros)]
@@ -286,6 +312,7 @@ macro_rules! for_each_case {
             arg_max,
             triangle,
             params_and_lut,
+            bitwise,
         );
     };
 }
@@ -307,5 +334,6 @@ pub fn all_cases() -> Vec<Case> {
         arg_max(),
         triangle(),
         params_and_lut(),
+        bitwise(),
     ]
 }
