@@ -146,9 +146,21 @@ pub struct Stage {
     /// The stage's expressions with params replaced by their estimates
     /// (the value, then the update's left-hand side coordinates).
     pub exprs: Vec<Expr>,
+    /// How the point the stage writes moves with its loops (for an update,
+    /// also the point it reads of its own Func).
+    pub store: LoadJacobian,
 }
 
 impl Stage {
+    /// Whether a vector along loop `v` writes scattered points: the loop
+    /// does not move the store along storage dimension 0 by exactly one
+    /// point, or moves it along another dimension (or not affinely).
+    pub fn scatters_along(&self, v: usize) -> bool {
+        let column: Vec<Option<crate::jacobian::Rational>> = self.store.rows.iter().map(|r| r[v]).collect();
+        column.first().is_none_or(|c| *c != Some(crate::jacobian::Rational::ONE))
+            || column.iter().skip(1).any(|c| c.is_none_or(|r| !r.is_zero()))
+    }
+
     /// The span of each loop when the Func computes `region`.
     pub fn loop_spans(&self, region: &[Span]) -> Vec<Span> {
         self.loops.iter().map(|l| l.pure_dim.map_or_else(|| l.rvar_span.unwrap_or(Span::new(0, 0)), |d| region[d])).collect()
@@ -331,7 +343,12 @@ impl Dag {
                 self.nodes[node.index()].update_writes.push(writes);
             }
             let vector_size = stage_vector_size(&exprs, f.ty, &self.target);
-            self.stages.push(Stage { idx, node, index: s, loops, incoming, vector_size, exprs });
+            let store = if s == 0 {
+                LoadJacobian::of(&f.args.iter().map(|a| Expr::ivar(a.clone())).collect::<Vec<_>>(), &loop_names)
+            } else {
+                LoadJacobian::of(&exprs[1..], &loop_names)
+            };
+            self.stages.push(Stage { idx, node, index: s, loops, incoming, vector_size, exprs, store });
             let n = &mut self.nodes[node.index()];
             n.stages.push(idx);
             n.vector_size = n.vector_size.max(vector_size);

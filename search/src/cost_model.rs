@@ -46,6 +46,14 @@ pub struct Machine {
     pub parallel_task: f64,
     /// Cycles per heap allocation.
     pub allocation: f64,
+    /// Arithmetic operations a core issues per cycle on vectors and on
+    /// scalars (scalar code has more ports to issue to).
+    pub vector_ops_per_cycle: f64,
+    pub scalar_ops_per_cycle: f64,
+    /// Cycles per lane of a vector store to scattered points: each lane is
+    /// extracted and stored alone where the ISA has no scatter, after the
+    /// gather of what the update reads there.
+    pub scatter_lane: f64,
 }
 
 impl Machine {
@@ -61,6 +69,12 @@ impl Machine {
             parallel_launch: 3000.0,
             parallel_task: 300.0,
             allocation: 200.0,
+            vector_ops_per_cycle: 2.0,
+            scalar_ops_per_cycle: 3.0,
+            // bilateral_grid's histogram update vectorized by 8 along x ran
+            // about 15 cycles per lane slower than its scalar loop (2-core
+            // AVX2 host, 2026-11-24).
+            scatter_lane: 16.0,
         }
     }
 
@@ -84,11 +98,13 @@ pub struct Analytical {
     pub machine: Machine,
     /// Arithmetic operations per point of each stage.
     ops_per_point: Vec<f64>,
+    /// Whether each stage's vectors store to scattered points.
+    scatters: Vec<bool>,
 }
 
 impl Analytical {
     pub fn new(machine: Machine) -> Analytical {
-        Analytical { machine, ops_per_point: vec![] }
+        Analytical { machine, ops_per_point: vec![], scatters: vec![] }
     }
 
     /// The predicted cycles of one stage.
@@ -106,9 +122,9 @@ impl Analytical {
         let vector_ops = f.num_vectors * registers_per_vector;
         if f.inlined_calls > 0.0 {
             // Recomputed at every use, vectorized as its users are.
-            return (vector_ops + f.num_scalars) * ops / parallel_speedup;
+            return (vector_ops / m.vector_ops_per_cycle + f.num_scalars / m.scalar_ops_per_cycle) * ops / parallel_speedup;
         }
-        let arithmetic = (vector_ops + f.num_scalars) * ops;
+        let arithmetic = (vector_ops / m.vector_ops_per_cycle + f.num_scalars / m.scalar_ops_per_cycle) * ops;
         let loads =
             vector_ops * f.vector_loads_per_vector + f.num_vectors * f.scalar_loads_per_vector + f.num_scalars * f.scalar_loads_per_scalar;
         // Memory traffic, priced by where each production's footprint fits.
@@ -117,6 +133,11 @@ impl Analytical {
         let traffic = f.num_productions * (f.unique_bytes_read_per_realization + f.bytes_at_realization) * per_byte;
         // The whole footprint streams from memory at least once.
         let cold = (f.bytes_at_root + f.unique_bytes_read_per_realization.min(f.bytes_at_root * 4.0)) * m.cycles_per_byte[3] * 0.25;
+        let scatter = if f.vector_size > 1.0 && self.scatters.get(stage.index()).copied().unwrap_or(false) {
+            f.num_vectors * f.vector_size * m.scatter_lane
+        } else {
+            0.0
+        };
         let allocations = if f.bytes_at_realization > 64.0 * 1024.0 { f.num_realizations * m.allocation } else { 0.0 };
         let parallel = if f.inner_parallelism > 1.0 {
             f.num_productions * (m.parallel_launch + m.parallel_task * f.inner_parallelism / m.threads)
@@ -124,7 +145,7 @@ impl Analytical {
             0.0
         };
         let loop_overhead = f.num_productions * 20.0;
-        (arithmetic + loads + traffic) / parallel_speedup + cold + allocations + parallel + loop_overhead
+        (arithmetic + loads + scatter + traffic) / parallel_speedup + cold + allocations + parallel + loop_overhead
     }
 }
 
@@ -144,6 +165,8 @@ impl CostModel for Analytical {
                 rows.map(|r| p.op_histogram[r].iter().sum::<u32>() as f64).sum::<f64>()
             })
             .collect();
+        self.scatters =
+            dag.stages.iter().map(|s| s.loops.iter().position(|l| l.pure_dim == Some(0)).is_some_and(|v| s.scatters_along(v))).collect();
     }
 
     fn evaluate(&self, batch: &[&StageFeatures]) -> Vec<Cost> {

@@ -169,14 +169,21 @@ fn max_accumulators(dag: &Dag) -> i64 {
     }
 }
 
-/// Phase 1, first half: `root` as it is, then with `node`'s reductions in
-/// register tiles. A tile covers `rows` iterations of one pure loop (the
+/// Phase 1, first half: `root` as it is, then with `node`'s updates
+/// unvectorized, then with its reductions in register tiles. A tile covers `rows` iterations of one pure loop (the
 /// same Func dimension in every update) by `vectors` vectors of the
 /// vectorized loop, unrolled inside the reduction loops, so that loads
 /// which do not vary along the tiled loop are shared by its rows.
 fn register_tilings(dag: &Dag, root: &Arc<LoopNest>, node: NodeId) -> Vec<Arc<LoopNest>> {
     let mut out = vec![root.clone()];
     let n = dag.node(node);
+    // The updates unvectorized: a vector of an update may store to
+    // scattered points, or gather what it reads.
+    let mut scalar = Some(root.clone());
+    for &s in n.stages.iter().skip(1) {
+        scalar = scalar.and_then(|r| with_chain(&r, s, &unvectorized));
+    }
+    out.extend(scalar);
     let reductions: Vec<_> = n.stages.iter().copied().filter(|&s| dag.stage(s).loops.iter().any(|l| l.is_rvar)).collect();
     if reductions.is_empty() {
         return out;
@@ -250,6 +257,23 @@ fn register_tile(dag: &Dag, top: &LoopNest, dim: usize, rows: i64, vectors: i64)
     let middle = LoopNest { children: vec![Arc::new(tile)], ..middle };
     tiled.children = vec![Arc::new(middle)];
     Some(tiled)
+}
+
+/// A chain as [`compute_here`] makes it, with its innermost node running
+/// the vectorized loop one point at a time instead.
+fn unvectorized(top: &LoopNest) -> Option<LoopNest> {
+    let [leaf] = top.children.as_slice() else { return None };
+    let v = leaf.vector_loop?;
+    if !leaf.innermost || !leaf.children.is_empty() {
+        return None;
+    }
+    let mut scalar = top.clone();
+    scalar.size[v] = top.whole[v].extent().max(1);
+    let mut size = leaf.size.clone();
+    size[v] = 1;
+    let leaf = LoopNest { size, whole: scalar.inner(), vector_loop: None, ..(**leaf).clone() };
+    scalar.children = vec![Arc::new(leaf)];
+    Some(scalar)
 }
 
 /// Phase 1, second half: parallel outer tiles of `node`'s root-level chains. Leaves the

@@ -220,7 +220,16 @@ fn loads(dag: &Dag, s: StageIdx, leaf: &LoopNest, top: &LoopNest, inner_par: f64
     let (mut scalar_per_vector, mut vector_per_vector, mut per_scalar) = (0.0, 0.0, 0.0);
     let zero = |c: &Option<featurizer::Rational>| c.is_some_and(|r| r.is_zero());
     let unrolled = unrolled(stage, leaf);
-    for (rows, count) in accesses(dag, stage, &leaf.inlined) {
+    let mut accessed = accesses(dag, stage, &leaf.inlined);
+    // An update reads the point it writes, from memory unless it is a
+    // reduction whose point stays put along every reduction loop (then it
+    // accumulates in a register).
+    let rvars: Vec<usize> = (0..stage.loops.len()).filter(|&i| stage.loops[i].is_rvar).collect();
+    let accumulates = !rvars.is_empty() && rvars.iter().all(|&i| stage.store.rows.iter().all(|r| zero(&r[i])));
+    if stage.index > 0 && !accumulates {
+        accessed.push((stage.store.rows.clone(), 1.0));
+    }
+    for (rows, count) in accessed {
         // A load that does not move along an unrolled loop is shared by
         // its iterations.
         let shared: i64 = unrolled.iter().filter(|&&(u, _)| rows.iter().all(|r| zero(&r[u]))).map(|&(_, n)| n).product();
