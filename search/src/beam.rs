@@ -20,10 +20,11 @@ use crate::expand::{children, decision_order};
 use crate::featurize::{featurize, StageFeatures};
 use crate::loop_nest::{structural_hash, LoopNest};
 use featurizer::{Dag, NodeId};
+use fnv::FnvHashMap as HashMap;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -241,7 +242,7 @@ impl Searcher<'_> {
 
 fn expanded_map(expanded: &mut Vec<HashMap<u64, u32>>, pass: usize) -> &mut HashMap<u64, u32> {
     while expanded.len() <= pass {
-        expanded.push(HashMap::new());
+        expanded.push(HashMap::default());
     }
     &mut expanded[pass]
 }

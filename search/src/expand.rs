@@ -13,7 +13,7 @@
 use crate::loop_nest::{compute_here, LoopNest};
 use crate::tiling::generate_tilings;
 use featurizer::{Dag, NodeId, Span};
-use std::collections::HashMap;
+use fnv::FnvHashMap as HashMap;
 use std::sync::Arc;
 
 /// The Funcs in decision order: consumers before producers.
@@ -106,7 +106,7 @@ pub fn tile(level: &LoopNest, outer: &[i64]) -> LoopNest {
 /// `level` with `node` computed (and stored) at it, unless its region
 /// there is no smaller than at the root.
 fn compute_at(dag: &Dag, level: &Arc<LoopNest>, node: NodeId, root_volume: i64) -> Option<Arc<LoopNest>> {
-    let region = level.region_required(dag, node, &mut HashMap::new());
+    let region = level.region_required(dag, node, &mut HashMap::default());
     if region.iter().any(|s| s.is_empty()) || Span::volume(&region) >= root_volume {
         return None;
     }

@@ -12,7 +12,8 @@
 
 use crate::loop_nest::LoopNest;
 use featurizer::{Dag, NodeId, ScheduleFeatures, Span, StageIdx};
-use std::collections::{BTreeMap, HashMap};
+use fnv::FnvHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// The features of every stage that has them, by stage.
 pub type StageFeatures = BTreeMap<StageIdx, ScheduleFeatures>;
@@ -20,7 +21,7 @@ pub type StageFeatures = BTreeMap<StageIdx, ScheduleFeatures>;
 /// Computes the features of every placed stage of `root`.
 pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
     let mut out = StageFeatures::new();
-    let mut inlined: HashMap<NodeId, (f64, f64, f64)> = HashMap::new();
+    let mut inlined: HashMap<NodeId, (f64, f64, f64)> = HashMap::default();
     walk(dag, root, 1.0, 1.0, &mut out, &mut inlined);
     let working_set_at_root: f64 = out.values().map(|f| f.bytes_at_root).sum();
     for f in out.values_mut() {
@@ -49,7 +50,7 @@ pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
 /// `outer_par` parallel tasks.
 fn walk(dag: &Dag, level: &LoopNest, runs: f64, outer_par: f64, out: &mut StageFeatures, inlined: &mut HashMap<NodeId, (f64, f64, f64)>) {
     let body_runs = runs * level.iterations() as f64;
-    let mut memo = HashMap::new();
+    let mut memo = HashMap::default();
     for top in level.children.iter().filter(|c| c.stage != level.stage) {
         let s = top.stage.expect("a chain has a stage");
         let node = dag.stage(s).node;
@@ -126,7 +127,7 @@ fn chain(
     let mut stored_inside = 0.0;
     for node in &nodes {
         walk(dag, node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 }, out, inlined);
-        let mut memo = HashMap::new();
+        let mut memo = HashMap::default();
         for g in &node.store_at {
             let r = node.region_required(dag, *g, &mut memo);
             let gn = dag.node(*g);

@@ -17,7 +17,8 @@
 //! the DAG's compiled bounds.
 
 use featurizer::{Dag, NodeId, Span, StageIdx};
-use std::collections::{BTreeMap, HashMap};
+use fnv::FnvHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// One level of a loop nest.

@@ -60,7 +60,7 @@ fn main() -> Result<()> {
         None => None,
     };
     let pipeline: PipelineDef = match (&app, args.random, &args.file) {
-        (Some(app), _, _) => app.pipeline.clone(),
+        (Some(app), _, _) => app.pipeline_estimated_as_run(),
         (None, Some(seed), _) => random_pipelines::generate(&random_pipelines::GeneratorParams { seed, ..Default::default() })?.pipeline,
         (None, None, Some(path)) => serde_json::from_str(&std::fs::read_to_string(path)?).context("reading the pipeline")?,
         (None, None, None) => bail!("give --app NAME, --random SEED or --file PIPELINE.json"),
