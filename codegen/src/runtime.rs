@@ -11,7 +11,7 @@
 use super::guard_pages;
 use super::thread_pool::ThreadPool;
 use std::alloc::{alloc, dealloc, Layout};
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
@@ -75,23 +75,35 @@ pub unsafe extern "C" fn hl_parallel_for(body: LoopBody, closure: *const u8, min
 /// Size of the header in front of each allocation (holds its size).
 const HEADER: usize = ALLOCATION_ALIGN;
 
-/// The block each thread freed last, kept for its next allocation: a
-/// realization allocated per iteration of a loop (per strip of a parallel
-/// loop, say) then reuses one block instead of going back to the system
-/// allocator, which may return the memory and fault it in again.
-struct Spare(Cell<Option<(NonNull<u8>, usize)>>);
+/// The blocks each thread freed last, kept for its next allocations: the
+/// realizations allocated per iteration of a loop (per tile, at several
+/// levels of a loop nest, with several sizes alive at once) then reuse
+/// their blocks instead of going back to the system allocator, which may
+/// return the memory and fault it in again page by page.
+struct Spares(RefCell<Vec<(NonNull<u8>, usize)>>);
 
-impl Drop for Spare {
+/// Freed blocks a thread keeps at most (the oldest beyond go back).
+const MAX_SPARES: usize = 8;
+
+impl Drop for Spares {
     fn drop(&mut self) {
-        if let Some((base, total)) = self.0.take() {
+        for (base, total) in self.0.get_mut().drain(..) {
             // SAFETY: the block came from `alloc` with this layout.
-            unsafe { dealloc(base.as_ptr(), Layout::from_size_align_unchecked(total, ALLOCATION_ALIGN)) };
+            unsafe { release(base.as_ptr(), total) };
         }
     }
 }
 
 thread_local! {
-    static SPARE: Spare = const { Spare(Cell::new(None)) };
+    static SPARES: Spares = const { Spares(RefCell::new(Vec::new())) };
+}
+
+/// Returns a block to the system allocator.
+///
+/// # Safety
+/// `base` must come from `alloc` with `total` bytes at [`ALLOCATION_ALIGN`].
+unsafe fn release(base: *mut u8, total: usize) {
+    dealloc(base, Layout::from_size_align_unchecked(total, ALLOCATION_ALIGN))
 }
 
 /// Allocates `bytes` bytes aligned to [`ALLOCATION_ALIGN`] (under
@@ -112,13 +124,13 @@ pub extern "C" fn hl_malloc(bytes: i64) -> *mut u8 {
     let Ok(layout) = Layout::from_size_align(total, ALLOCATION_ALIGN) else {
         return std::ptr::null_mut();
     };
-    // A spare block at least as large, and not wastefully larger, is reused.
-    let reused = SPARE.try_with(|s| match s.0.take() {
-        Some((base, size)) if size >= total && size / 2 <= total => Some((base, size)),
-        other => {
-            s.0.set(other);
-            None
-        }
+    // The smallest spare block at least as large, and not wastefully
+    // larger, is reused.
+    let reused = SPARES.try_with(|s| {
+        let mut spares = s.0.borrow_mut();
+        let fitting =
+            spares.iter().enumerate().filter(|(_, &(_, size))| size >= total && size / 2 <= total).min_by_key(|(_, &(_, size))| size);
+        fitting.map(|(i, _)| i).map(|i| spares.remove(i))
     });
     // SAFETY: a reused block is at least `total` bytes; a new one has a
     // non-zero size (it includes the header).
@@ -146,27 +158,17 @@ pub unsafe extern "C" fn hl_free(ptr: *mut u8) {
     }
     let base = ptr.sub(HEADER);
     let total = (base as *const usize).read();
-    let release = |base: *mut u8, total: usize| dealloc(base, Layout::from_size_align_unchecked(total, ALLOCATION_ALIGN));
-    // Keep the larger of this block and the current spare.
-    let kept = SPARE.try_with(|s| {
-        let block = NonNull::new(base).map(|b| (b, total));
-        match s.0.take() {
-            Some((old, old_total)) if old_total >= total => {
-                s.0.set(Some((old, old_total)));
-                false
-            }
-            Some((old, old_total)) => {
-                release(old.as_ptr(), old_total);
-                s.0.set(block);
-                true
-            }
-            None => {
-                s.0.set(block);
-                true
-            }
+    // Kept as the newest spare; the oldest beyond the limit goes back.
+    let kept = SPARES.try_with(|s| {
+        let mut spares = s.0.borrow_mut();
+        spares.push((NonNull::new(base)?, total));
+        if spares.len() > MAX_SPARES {
+            let (oldest, size) = spares.remove(0);
+            release(oldest.as_ptr(), size);
         }
+        Some(())
     });
-    if kept != Ok(true) {
+    if kept.ok().flatten().is_none() {
         release(base, total);
     }
 }
@@ -213,6 +215,25 @@ mod tests {
         }
         assert!(hl_malloc(-1).is_null());
         assert!(hl_malloc(i64::MAX).is_null());
+    }
+
+    #[test]
+    fn realizations_nested_in_a_loop_reuse_their_blocks() {
+        std::thread::spawn(|| unsafe {
+            let sizes = [1 << 20, 300_000, 40_000, 5_000];
+            let first: Vec<*mut u8> = sizes.iter().map(|&n| hl_malloc(n)).collect();
+            first.iter().rev().for_each(|&p| hl_free(p));
+            for _ in 0..3 {
+                let again: Vec<*mut u8> = sizes.iter().map(|&n| hl_malloc(n)).collect();
+                assert_eq!(again, first, "each level's block is reused");
+                for (&p, &n) in again.iter().zip(&sizes) {
+                    p.write_bytes(3, n as usize);
+                }
+                again.iter().rev().for_each(|&p| hl_free(p));
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
