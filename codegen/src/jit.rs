@@ -12,10 +12,10 @@
 use super::emit::{emit_pipeline, Signature, ALLOCATION_FAILED, ENTRY};
 use super::{runtime, CodegenError};
 use compiler::exec::buffer::Buffer;
-use compiler::exec::realize::{bind_arguments, nothing_to_compute, take_outputs, BoundArguments, RealizeError};
+use compiler::exec::realize::{bind_arguments, check_footprints, nothing_to_compute, take_outputs, BoundArguments, RealizeError};
 use compiler::ir::value::Scalar;
 use compiler::lang::pipeline::PipelineDef;
-use compiler::lower::Lowered;
+use compiler::lower::{Footprint, Lowered};
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
@@ -88,6 +88,8 @@ pub struct CompiledPipeline {
     signature: Signature,
     asserts: Vec<String>,
     pipeline: PipelineDef,
+    /// The regions of each buffer the pipeline touches, checked before a run.
+    footprints: Vec<Footprint>,
     /// The optimized LLVM IR and the host assembly, when asked for
     /// ([`CompileOptions::keep_text`]).
     pub text: Option<CompiledText>,
@@ -170,6 +172,7 @@ pub fn compile_with(lowered: &Lowered, options: &CompileOptions) -> Result<Compi
         signature,
         asserts,
         pipeline: lowered.pipeline.clone(),
+        footprints: lowered.footprints.clone(),
         text,
     })
 }
@@ -235,6 +238,7 @@ impl CompiledPipeline {
     ) -> Result<BTreeMap<String, Buffer>, RunError> {
         let BoundArguments { mut buffers, scalars } = bind_arguments(&self.pipeline, inputs, params, regions)?;
         if !nothing_to_compute(regions) {
+            check_footprints(&self.pipeline, &self.footprints, &buffers, &scalars)?;
             self.run_on(&mut buffers, &scalars)?;
         }
         Ok(take_outputs(buffers, regions))

@@ -36,8 +36,12 @@ fn an_input_too_small_for_the_region_names_the_buffer_and_dimension() {
     let (_, c) = blur_compiled();
     let small = Buffer::new("input", ScalarType::U16, &[(0, 10), (0, 10)]).unwrap();
     let err = run(&c, &inputs_with(small), vec![(0, 10), (0, 10)]).unwrap_err();
-    let RunError::AssertionFailed(msg) = &err else { panic!("expected an assertion, got {err:?}") };
-    assert!(msg.contains("buffer input is too small") && msg.contains("dimension 0"), "{msg}");
+    let RunError::Arguments(RealizeError::BufferTooSmall { buffer, dim: 0, needed_min: -1, min: 0, max: 9, .. }) = &err else {
+        panic!("expected the concrete ranges of dimension 0, got {err:?}")
+    };
+    assert_eq!(buffer, "input");
+    let msg = err.to_string();
+    assert!(msg.contains("buffer input is too small: the pipeline reads [-1, ") && msg.contains("but the buffer holds [0, 9]"), "{msg}");
     // Big enough: runs, and agrees with the reference.
     let big = Buffer::new("input", ScalarType::U16, &[(-1, 12), (-1, 12)]).unwrap();
     let out = run(&c, &inputs_with(big.clone()), vec![(0, 10), (0, 10)]).unwrap();

@@ -38,6 +38,8 @@ pub enum LangError {
     Operands { func: String, op: &'static str, why: String, expr: String },
     #[error("Func {func}: the literal {value:e} does not fit {ty}, the type of the float expression it meets (write it in range, or cast the expression to f64)")]
     FloatLiteral { func: String, value: f64, ty: Type },
+    #[error("{name}: {why}")]
+    Intrinsic { name: &'static str, why: String },
     #[error("{kind} name `{name}` is not allowed: {why}")]
     InvalidName { kind: &'static str, name: String, why: String },
 }
@@ -55,9 +57,12 @@ pub enum ScheduleErrorKind {
     ShiftInwardsTooShort,
     /// A tail strategy that would change a reduction or an update.
     TailChangesUpdate,
-    /// `vectorize` or `unroll` of a loop without a constant extent.
+    /// `vectorize` of a loop without a constant extent (an unrolled loop's
+    /// extent may also come from bounds inference; lowering reports
+    /// `LowerError::UnrollExtent` when it does not).
     NonConstantExtent,
-    /// A vectorized loop that is not (or would no longer be) innermost.
+    /// A vectorized loop that is not innermost once all of its stage's
+    /// directives have applied.
     VectorLoopNotInnermost,
     /// `fuse` of loops that are not adjacent, or of a reduction loop with a pure one.
     InvalidFuse,
@@ -73,8 +78,6 @@ pub enum ScheduleErrorKind {
     InvalidBound,
     /// `reorder_storage` does not list each dimension once.
     InvalidStorageOrder,
-    /// A Func with updates, used by several stages, left inline.
-    InlinedFuncWithUpdates,
     /// Compute levels that form a cycle.
     ComputeLevelCycle,
     /// A compute or store level names a Func, update or loop that does not
@@ -130,9 +133,18 @@ pub enum LowerError {
     )]
     Unbounded { func: String, dim: String, what: String },
     #[error(
+        "cannot bound the region of {func} that {consumer} reads in dimension {dim}: its index {index} has no finite range; clamp it or make it depend on loop variables only"
+    )]
+    UnboundedRead { func: String, dim: String, consumer: String, index: String },
+    #[error(
         "Func {func}: with {inlined} inlined into it, its definition grows to {nodes} expression nodes (the limit is {limit}); compute {inlined} (or a Func it inlines) at root or at a loop"
     )]
     InlinedTooLarge { func: String, inlined: String, nodes: usize, limit: usize },
+    #[error(
+        "Func {func}, stage {stage}: unroll({var}) needs a constant extent of at most {max}, but after bounds inference loop {var} has extent {extent}; split it by a constant factor (unroll({var}, n)) or bound the dimension",
+        max = crate::lower::MAX_UNROLL
+    )]
+    UnrollExtent { func: String, stage: usize, var: String, extent: String },
     #[error("internal error: after lowering pass `{pass}`, the statement is malformed: {problem}")]
     IrCheck { pass: String, problem: String },
 }

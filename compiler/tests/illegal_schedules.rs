@@ -64,15 +64,6 @@ const TABLE: &[Illegal] = &[
         expect: &["blur_y", "vectorize(x)", "no constant extent"],
     },
     Illegal {
-        what: "unroll a loop of unknown extent",
-        kind: ScheduleErrorKind::NonConstantExtent,
-        case: common::blur,
-        schedule: |s| {
-            s.func("blur_y").unroll("y");
-        },
-        expect: &["blur_y", "unroll(y)", "no constant extent"],
-    },
-    Illegal {
         what: "vectorize a loop that is not innermost",
         kind: ScheduleErrorKind::VectorLoopNotInnermost,
         case: common::blur,

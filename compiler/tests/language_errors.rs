@@ -141,3 +141,42 @@ fn names_that_could_collide_with_derived_names_are_rejected() {
     let err = Pipeline::new(&[&f]).unwrap_err();
     assert!(matches!(&err, LangError::InvalidName { kind: "input", .. }), "{err}");
 }
+
+/// `out(x, y) = sum(input(r, y) * w(x))` (and the `argmax` of the same):
+/// the helper Funcs of the inline reductions are over `(x, y)`, the
+/// order of `out`'s variables, not `(y, x)` as the variables first
+/// appear; the calls follow, so the values are unchanged.
+#[test]
+fn inline_reduction_helpers_take_the_callers_variable_order() {
+    use compiler::exec::reference::realize;
+    use compiler::lang::reductions::{argmax, sum};
+    use std::collections::BTreeMap;
+    let (x, y) = xy();
+    let input = ImageParam::new("input", ScalarType::I32, 2);
+    let w = ImageParam::new("w", ScalarType::I32, 1);
+    let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(4))]);
+    let term = input.at([r.x().expr(), y.expr()]) * w.at([x.expr()]);
+    let out = Func::new("out");
+    out.define(&[&x, &y], sum(term.clone()) * 10 + argmax(term)[0].clone());
+    let p = Pipeline::new(&[&out]).unwrap();
+    let helpers: Vec<&FuncDef> = p.funcs.iter().filter(|f| f.name.contains('$')).collect();
+    assert_eq!(helpers.len(), 3, "sum, maximum and argmax");
+    for h in helpers {
+        let args: Vec<&str> = h.args.iter().map(|a| &**a).collect();
+        assert_eq!(args, ["x", "y"], "{}", h.name);
+    }
+    let mut inp = Buffer::new("input", ScalarType::I32, &[(0, 4), (0, 3)]).unwrap();
+    inp.fill(|c| Scalar::Int((c[0] * 7 + c[1] * 3) % 5 - 2));
+    let mut wb = Buffer::new("w", ScalarType::I32, &[(0, 5)]).unwrap();
+    wb.fill(|c| Scalar::Int(c[0] - 2));
+    let inputs = BTreeMap::from([("input".to_string(), inp.clone()), ("w".to_string(), wb.clone())]);
+    let got = realize(&p, &inputs, &BTreeMap::new(), "out", &[(0, 5), (0, 3)]).unwrap();
+    for xv in 0..5 {
+        for yv in 0..3 {
+            let terms: Vec<i64> = (0..4).map(|rv| inp.get(&[rv, yv]).unwrap().as_i128() as i64 * (xv - 2)).collect();
+            let best = terms.iter().copied().max().unwrap();
+            let want = terms.iter().sum::<i64>() * 10 + terms.iter().position(|&t| t == best).unwrap() as i64;
+            assert_eq!(got.get(&[xv, yv]).unwrap(), Scalar::Int(want), "at ({xv}, {yv})");
+        }
+    }
+}

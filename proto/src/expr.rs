@@ -277,17 +277,44 @@ impl<'a> Scope<'a> {
             Ok(v1::MathFn::Floor) => MathFn::Floor,
             Ok(v1::MathFn::Ceil) => MathFn::Ceil,
             Ok(v1::MathFn::Round) => MathFn::Round,
+            Ok(v1::MathFn::Trunc) => MathFn::Trunc,
+            Ok(v1::MathFn::Popcount) => MathFn::Popcount,
+            Ok(v1::MathFn::CountLeadingZeros) => MathFn::CountLeadingZeros,
+            Ok(v1::MathFn::CountTrailingZeros) => MathFn::CountTrailingZeros,
+            Ok(v1::MathFn::IsNan) => MathFn::IsNan,
+            Ok(v1::MathFn::IsInf) => MathFn::IsInf,
+            Ok(v1::MathFn::IsFinite) => MathFn::IsFinite,
             Ok(v1::MathFn::Unspecified) => return Err(FromWireError::missing(&self.at, "math function")),
             Err(_) => return Err(FromWireError::UnknownEnum { at: self.at.clone(), field: "math function", value: m }),
         };
         if args.len() != f.arity() {
             return Err(FromWireError::Arity { at: self.at.clone(), callee: f.name().to_string(), expected: f.arity(), got: args.len() });
         }
-        let kind = if f == MathFn::Abs { "" } else { "float " };
-        if args.iter().any(|a| a.ty() != ty) || (f != MathFn::Abs && !ty.is_float()) {
-            return Err(self.err(format!("{} takes and returns one {kind}type, but is called as {}", f.name(), ty.scalar.name())));
+        let arg = args[0].ty();
+        if args.iter().any(|a| a.ty() != arg) || !f.accepts(arg.scalar) || f.result_type(arg) != ty {
+            let given: Vec<&str> = args.iter().map(|a| a.ty().scalar.name()).collect();
+            return Err(self.err(format!(
+                "{} of ({}) returning {} is ill-typed: {}",
+                f.name(),
+                given.join(", "),
+                ty.scalar.name(),
+                math_typing(f)
+            )));
         }
         Ok(Expr::math(f, args))
+    }
+}
+
+/// The typing rule of `f`, in words.
+fn math_typing(f: MathFn) -> &'static str {
+    if f == MathFn::Abs {
+        "abs takes and returns one number type"
+    } else if f.is_bit_count() {
+        "bit counts take and return one integer type"
+    } else if f.is_float_class() {
+        "float classes take a float and return a bool"
+    } else {
+        "float functions take and return one float type"
     }
 }
 
@@ -384,6 +411,13 @@ fn math_to_wire(m: MathFn) -> Option<v1::MathFn> {
         MathFn::Floor => v1::MathFn::Floor,
         MathFn::Ceil => v1::MathFn::Ceil,
         MathFn::Round => v1::MathFn::Round,
+        MathFn::Trunc => v1::MathFn::Trunc,
+        MathFn::Popcount => v1::MathFn::Popcount,
+        MathFn::CountLeadingZeros => v1::MathFn::CountLeadingZeros,
+        MathFn::CountTrailingZeros => v1::MathFn::CountTrailingZeros,
+        MathFn::IsNan => v1::MathFn::IsNan,
+        MathFn::IsInf => v1::MathFn::IsInf,
+        MathFn::IsFinite => v1::MathFn::IsFinite,
         MathFn::PromiseClamped => return None,
     })
 }

@@ -175,3 +175,30 @@ fn a_bitwise_operator_on_floats_is_named() {
     let e = error_of(&w);
     assert!(e.contains(&w.funcs.last().unwrap().name) && e.contains("BitXor needs integer operands, not f32"), "{e}");
 }
+
+#[test]
+fn ill_typed_intrinsics_are_named() {
+    let float = v1::Expr { node: Some(Node::FloatImm(v1::FloatImm { value: 1.0, r#type: v1::ScalarType::F32 as i32 })) };
+    let math = |f: v1::MathFn, ty: v1::ScalarType| v1::Expr {
+        node: Some(Node::Call(v1::Call { target: Some(v1::call::Target::Math(f as i32)), args: vec![float.clone()], r#type: ty as i32 })),
+    };
+    for (f, ty, why) in [
+        (
+            v1::MathFn::Popcount,
+            v1::ScalarType::F32,
+            "popcount of (f32) returning f32 is ill-typed: bit counts take and return one integer type",
+        ),
+        (
+            v1::MathFn::IsNan,
+            v1::ScalarType::F32,
+            "is_nan of (f32) returning f32 is ill-typed: float classes take a float and return a bool",
+        ),
+    ] {
+        let mut w = valid();
+        let last = w.funcs.last_mut().unwrap();
+        last.r#type = ty as i32;
+        last.value = Some(math(f, ty));
+        let e = error_of(&w);
+        assert!(e.contains(&w.funcs.last().unwrap().name) && e.contains(why), "{e}");
+    }
+}

@@ -52,7 +52,8 @@ fn fingerprints_differ_between_pipelines() {
 
 /// A pipeline written with the language's handles that uses every node
 /// kind the wire carries: params, input buffer fields, lets, selects,
-/// logic, casts, math, bitwise operators and shifts, an inline reduction (a `$` helper Func), an update
+/// logic, casts, math (every intrinsic the wire names, and the composite ones), bitwise operators and shifts,
+/// an inline reduction (a `$` helper Func), an update
 /// over a reduction domain with a predicate, a boundary condition.
 fn every_node_kind() -> PipelineDef {
     use compiler::lang::boundary::repeat_edge;
@@ -85,8 +86,23 @@ fn every_node_kind() -> PipelineDef {
     let bits = Func::new("bits");
     let px = clamped.at([x.expr(), y.expr()]);
     bits.define(&[&x, &y], ((px.clone() & 0x0F) | (px.clone() >> 4)) ^ (px << y.expr()) ^ !clamped.at([y.expr(), x.expr()]));
+    let intrinsics = Func::new("intrinsics");
+    {
+        use compiler::lang::intrinsics::{absd, lerp, mux, saturating_cast};
+        use compiler::lang::ops::{
+            ceil, count_leading_zeros, count_trailing_zeros, exp, floor, is_finite, is_inf, is_nan, log, popcount, round, trunc,
+        };
+        let px = clamped.at([x.expr(), y.expr()]);
+        let fx = cast(Type::f32(), px.clone());
+        let counts = popcount(px.clone()) + count_leading_zeros(px.clone()) + count_trailing_zeros(px.clone());
+        let classes = Expr::or(Expr::and(is_nan(fx.clone()), is_inf(fx.clone())), is_finite(fx.clone()));
+        let rounded = trunc(fx.clone()) + floor(fx.clone()) + ceil(fx.clone()) + round(exp(fx.clone())) + log(fx.clone());
+        let mixed = lerp(px.clone(), absd(px.clone(), counts), px.clone()).unwrap() + saturating_cast(Type::u8(), rounded);
+        let chosen = mux(y.expr(), &[mixed.clone(), px.clone(), mixed]).unwrap();
+        intrinsics.define(&[&x, &y], select(classes, chosen, px));
+    }
     let acc = Func::new("acc");
-    acc.define(&[&x, &y], abs(blur.at([x.expr(), y.expr()])));
+    acc.define(&[&x, &y], abs(blur.at([x.expr(), y.expr()])) + cast(Type::f32(), intrinsics.at([x.expr(), y.expr()])));
     acc.update(
         [x.expr(), y.expr()],
         acc.at([x.expr(), y.expr()]) + cast(Type::f32(), tri.x().expr() + input.min(1)) + cast(Type::f32(), bits.at([x.expr(), y.expr()])),

@@ -12,7 +12,7 @@
 //! interpreter.
 
 use codegen::compile;
-use compiler::error::{LowerError, ScheduleError, ScheduleErrorKind};
+use compiler::error::LowerError;
 use compiler::exec::buffer::Buffer;
 use compiler::exec::interpret::{run_with_options, InterpretError, Options};
 use compiler::exec::realize::{bind_arguments, take_outputs, BoundArguments};
@@ -68,10 +68,9 @@ fn all_root(p: &RandomPipeline) -> Schedule {
 
 /// The default schedule (pure Funcs inlined), except that a Func whose
 /// inlining makes an expression too large is computed at root, and Funcs
-/// with updates are computed at root: left at their consumer's innermost loop
-/// they rerun their whole reduction per consumer point, which chains of
-/// random stages turn into minutes of work (and a Func with updates read
-/// by several stages cannot stay there at all).
+/// with updates are computed at root: left at the innermost loop enclosing
+/// their uses they rerun their whole reduction per consumer point, which
+/// chains of random stages turn into minutes of work.
 fn default_schedule(p: &RandomPipeline) -> Schedule {
     let mut s = Schedule::new();
     for f in p.pipeline.funcs.iter().filter(|f| !f.updates.is_empty()) {
@@ -81,13 +80,12 @@ fn default_schedule(p: &RandomPipeline) -> Schedule {
         let Err(e) = lower(&p.pipeline, &s) else {
             break;
         };
-        // A Func with updates read by several stages, or an inlined Func
-        // whose expansion grows too large, is computed at root instead.
-        let name = match &e {
-            LowerError::InlinedTooLarge { inlined, .. } => inlined.clone(),
-            LowerError::Schedule(ScheduleError::Func { func, kind: ScheduleErrorKind::InlinedFuncWithUpdates, .. }) => func.clone(),
-            _ => break,
+        // An inlined Func whose expansion grows too large is computed at
+        // root instead.
+        let LowerError::InlinedTooLarge { inlined: name, .. } = &e else {
+            break;
         };
+        let name = name.clone();
         let Some(f) = p.pipeline.func(&name) else { break };
         s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
     }

@@ -29,7 +29,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         })
     }
 
-    fn fcmp(&mut self, p: FloatPredicate, x: Value<'ctx>, y: Value<'ctx>) -> Result<Value<'ctx>> {
+    pub(super) fn fcmp(&mut self, p: FloatPredicate, x: Value<'ctx>, y: Value<'ctx>) -> Result<Value<'ctx>> {
         Ok(match (x, y) {
             (BasicValueEnum::FloatValue(a), BasicValueEnum::FloatValue(b)) => self.builder.build_float_compare(p, a, b, "")?.into(),
             (BasicValueEnum::VectorValue(a), BasicValueEnum::VectorValue(b)) => self.builder.build_float_compare(p, a, b, "")?.into(),

@@ -1,6 +1,8 @@
 //! Math functions: LLVM intrinsics for the float functions (`llvm.sqrt`,
 //! `llvm.floor`, `llvm.roundeven`, ...), `llvm.abs` for signed integers,
-//! and the C library's `tanh`/`tanhf` called lane by lane.
+//! `llvm.ctpop`/`ctlz`/`cttz` for the bit counts (defined at zero),
+//! comparisons for the float classes, and the C library's `tanh`/`tanhf`
+//! called lane by lane.
 
 use super::{CodegenError, FunctionEmitter, Result, Value};
 use compiler::ir::expr::{Expr, MathFn};
@@ -9,6 +11,7 @@ use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Linkage;
 use inkwell::types::BasicType;
 use inkwell::values::BasicValueEnum;
+use inkwell::FloatPredicate;
 
 impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
     /// Calls a C math function (`tanhf`, `tanh`) lane by lane.
@@ -45,6 +48,10 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             values.push(self.widened(v, lanes)?);
         }
         let x = values[0];
+        let arg = args[0].ty().with_lanes(lanes);
+        if f.is_float_class() {
+            return self.float_class(f, arg, x);
+        }
         if !ty.scalar.is_float() {
             return match f {
                 MathFn::PromiseClamped => Ok(x),
@@ -57,6 +64,16 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
                     self.call_value(decl, &[x, no_poison])
                 }
                 MathFn::Abs => Ok(x),
+                MathFn::Popcount => self.intrinsic("llvm.ctpop", &[x]),
+                MathFn::CountLeadingZeros | MathFn::CountTrailingZeros => {
+                    let name = if f == MathFn::CountLeadingZeros { "llvm.ctlz" } else { "llvm.cttz" };
+                    let zero_is_poison = self.ctx().bool_type().const_int(0, false).into();
+                    let intrinsic = Intrinsic::find(name).ok_or_else(|| CodegenError::Llvm(format!("no {name}")))?;
+                    let decl = intrinsic
+                        .get_declaration(self.state.module, &[x.get_type()])
+                        .ok_or_else(|| CodegenError::Llvm(format!("no declaration of {name}")))?;
+                    self.call_value(decl, &[x, zero_is_poison])
+                }
                 _ => Err(CodegenError::Unsupported(format!("{} of an integer", f.name()))),
             };
         }
@@ -71,8 +88,30 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             MathFn::Floor => self.intrinsic("llvm.floor", &[x]),
             MathFn::Ceil => self.intrinsic("llvm.ceil", &[x]),
             MathFn::Round => self.intrinsic("llvm.roundeven", &[x]),
+            MathFn::Trunc => self.intrinsic("llvm.trunc", &[x]),
             MathFn::Tanh => self.libm(if ty.scalar == ScalarType::F32 { "tanhf" } else { "tanh" }, ty, x),
             MathFn::PromiseClamped => Ok(x),
+            MathFn::Popcount
+            | MathFn::CountLeadingZeros
+            | MathFn::CountTrailingZeros
+            | MathFn::IsNan
+            | MathFn::IsInf
+            | MathFn::IsFinite => Err(CodegenError::Unsupported(format!("{} of a float", f.name()))),
         }
+    }
+
+    /// `is_nan` (unordered with itself), `is_inf` (`|x| == inf`) and
+    /// `is_finite` (`|x| < inf`, false for NaN) of a float `x` of type `arg`.
+    fn float_class(&mut self, f: MathFn, arg: Type, x: Value<'ctx>) -> Result<Value<'ctx>> {
+        if !arg.is_float() {
+            return Err(CodegenError::Unsupported(format!("{} of a {arg}", f.name())));
+        }
+        if f == MathFn::IsNan {
+            return self.fcmp(FloatPredicate::UNO, x, x);
+        }
+        let magnitude = self.intrinsic("llvm.fabs", &[x])?;
+        let inf = self.constant(arg, 0, f64::INFINITY)?;
+        let p = if f == MathFn::IsInf { FloatPredicate::OEQ } else { FloatPredicate::OLT };
+        self.fcmp(p, magnitude, inf)
     }
 }

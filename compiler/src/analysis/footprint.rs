@@ -32,9 +32,29 @@ pub enum Access<'a> {
 pub fn box_touched(s: &Stmt, access: Access<'_>, scope: &mut Scope) -> Option<Vec<Interval>> {
     let mut touching = HashSet::new();
     mark_touching(s, access, &mut touching);
-    let mut w = BoxWalker { access, scope, result: None, definitions: vec![], touching };
+    let mut w = BoxWalker { access, scope, result: None, definitions: vec![], touching, consumer: None, unbounded: None };
     w.stmt(s);
     w.result.map(|b| b.into_iter().map(Interval::simplified).collect())
+}
+
+/// An access whose coordinate has no finite range: the Func whose
+/// definition makes it (`None` for a loop bound or condition), the
+/// dimension and the coordinate expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnboundedAccess {
+    pub consumer: Option<Name>,
+    pub dim: usize,
+    pub index: Expr,
+}
+
+/// The first access of `s` that `access` looks for whose coordinate in
+/// some dimension [`box_touched`] cannot bound, to name it in an error.
+pub fn unbounded_access(s: &Stmt, access: Access<'_>, scope: &mut Scope) -> Option<UnboundedAccess> {
+    let mut touching = HashSet::new();
+    mark_touching(s, access, &mut touching);
+    let mut w = BoxWalker { access, scope, result: None, definitions: vec![], touching, consumer: None, unbounded: None };
+    w.stmt(s);
+    w.unbounded
 }
 
 /// Whether a call is one of the accesses `access` looks for.
@@ -81,6 +101,10 @@ struct BoxWalker<'a, 's> {
     definitions: Vec<(Name, Option<Expr>)>,
     /// The statement nodes that make such an access (see [`mark_touching`]).
     touching: HashSet<*const StmtNode>,
+    /// The Func whose `Provide` is being walked.
+    consumer: Option<Name>,
+    /// The first access with an unbounded coordinate.
+    unbounded: Option<UnboundedAccess>,
 }
 
 impl BoxWalker<'_, '_> {
@@ -126,6 +150,11 @@ impl BoxWalker<'_, '_> {
 
     fn add(&mut self, args: &[Expr]) {
         let b: Vec<Interval> = args.iter().map(|a| self.bounds(a)).collect();
+        if self.unbounded.is_none() {
+            if let Some(dim) = b.iter().position(|i| i.min.is_none() || i.max.is_none()) {
+                self.unbounded = Some(UnboundedAccess { consumer: self.consumer.clone(), dim, index: args[dim].clone() });
+            }
+        }
         self.result = Some(match self.result.take() {
             None => b,
             Some(old) => old.iter().zip(&b).map(|(x, y)| x.union(y)).collect(),
@@ -193,11 +222,13 @@ impl BoxWalker<'_, '_> {
                 }
             }
             StmtNode::Provide { func, args, value } => {
+                let outer = self.consumer.replace(func.clone());
                 args.iter().for_each(|a| self.expr(a));
                 self.expr(value);
                 if self.access == Access::Func(func) {
                     self.add(args);
                 }
+                self.consumer = outer;
             }
             _ => {
                 let (exprs, stmts) = crate::ir::visit::stmt_children(s);

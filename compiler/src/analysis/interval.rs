@@ -327,12 +327,14 @@ fn mul_bounds(ai: &Interval, bi: &Interval, b: &Expr) -> Interval {
 fn math_bounds(f: crate::ir::expr::MathFn, args: &[Expr], ty: Type, scope: &Scope) -> Interval {
     use crate::ir::expr::MathFn::*;
     match f {
-        Floor | Ceil | Round | Sqrt | Exp | Log | Tanh => {
+        Floor | Ceil | Round | Trunc | Sqrt | Exp | Log | Tanh => {
             let i = raw_bounds(&args[0], scope);
             let apply = |x: Option<Expr>| x.map(|x| Expr::math(f, vec![x]));
             Interval { min: apply(i.min), max: apply(i.max) }
         }
         Sin | Cos if ty.is_float() => Interval::new(Expr::float(-1.0, ty), Expr::float(1.0, ty)),
+        Popcount | CountLeadingZeros | CountTrailingZeros => Interval::new(Expr::int(0, ty), Expr::int(ty.bits().into(), ty)),
+        IsNan | IsInf | IsFinite => type_range(ty),
         PromiseClamped => Interval { min: raw_bounds(&args[1], scope).min, max: raw_bounds(&args[2], scope).max },
         _ => Interval::everything(),
     }
@@ -360,6 +362,20 @@ mod tests {
         assert!(!bounds_of(&load, &scope).is_bounded());
         let small = Expr::load("b", Expr::i32(0), Type::u8());
         assert!(bounds_of(&small, &scope).is_bounded());
+    }
+
+    #[test]
+    fn bit_counts_lie_within_the_width_and_trunc_is_monotone() {
+        use crate::ir::expr::MathFn;
+        let scope = Scope::default();
+        let load = Expr::load("b", Expr::i32(0), Type::i64());
+        for f in [MathFn::Popcount, MathFn::CountLeadingZeros, MathFn::CountTrailingZeros] {
+            assert_eq!(constant_bounds(&Expr::math(f, vec![load.clone()]), &scope), Some((0, 64)), "{f:?}");
+        }
+        let mut scope = Scope::default();
+        scope.push("v".into(), Interval::new(Expr::float(-2.5, Type::f32()), Expr::float(3.5, Type::f32())));
+        let i = bounds_of(&Expr::math(MathFn::Trunc, vec![Expr::var("v", Type::f32())]), &scope);
+        assert_eq!((i.min.and_then(|e| e.as_float()), i.max.and_then(|e| e.as_float())), (Some(-2.0), Some(3.0)));
     }
 
     fn constant_bounds(e: &Expr, scope: &Scope) -> Option<(i64, i64)> {

@@ -4,10 +4,13 @@
 
 use crate::exec::buffer::{Buffer, BufferError};
 use crate::exec::interpret::{run, InterpretError};
-use crate::ir::value::{cast, widest_type, Scalar};
-use crate::lang::pipeline::PipelineDef;
-use crate::lower::Lowered;
-use std::collections::BTreeMap;
+use crate::ir::expr::{Expr, Name};
+use crate::ir::value::{cast, const_expr, widest_type, Scalar};
+use crate::ir::visit::substitute_map;
+use crate::lang::pipeline::{buffer_vars, PipelineDef};
+use crate::lower::{Footprint, Lowered};
+use crate::simplify::simplify;
+use std::collections::{BTreeMap, HashMap};
 use thiserror::Error;
 
 /// Why a pipeline could not be run.
@@ -25,6 +28,10 @@ pub enum RealizeError {
     NotAnOutput { name: String, outputs: String },
     #[error("output {name} is {expected}-dimensional, but the region has {got} dimensions")]
     RegionDimensions { name: String, expected: usize, got: usize },
+    #[error(
+        "buffer {buffer} is too small: the pipeline {verb} [{needed_min}, {needed_max}] in dimension {dim}, but the buffer holds [{min}, {max}] (the region {verb} is [{region}])"
+    )]
+    BufferTooSmall { buffer: String, verb: &'static str, dim: usize, needed_min: i64, needed_max: i64, min: i64, max: i64, region: String },
     #[error(transparent)]
     Buffer(#[from] BufferError),
     #[error(transparent)]
@@ -48,9 +55,62 @@ pub fn realize(
 ) -> Result<BTreeMap<String, Buffer>, RealizeError> {
     let BoundArguments { mut buffers, scalars } = bind_arguments(&l.pipeline, inputs, params, regions)?;
     if !nothing_to_compute(regions) {
+        check_footprints(&l.pipeline, &l.footprints, &buffers, &scalars)?;
         run(&l.stmt, &mut buffers, &scalars)?;
     }
     Ok(take_outputs(buffers, regions))
+}
+
+/// Checks, before a run, that each buffer holds the region the pipeline
+/// touches of it (`footprints`, in the buffers' fields and the params),
+/// naming the concrete ranges needed and given. The statement asserts the
+/// same at its start; this says how much. A region that does not evaluate
+/// to constants, or buffer fields beyond the 32-bit index type (which the
+/// executors refuse themselves), are left to those assertions.
+pub fn check_footprints(
+    p: &PipelineDef,
+    footprints: &[Footprint],
+    buffers: &BTreeMap<String, Buffer>,
+    scalars: &BTreeMap<String, Scalar>,
+) -> Result<(), RealizeError> {
+    let fits = |v: i64| i32::try_from(v).is_ok();
+    if buffers.values().flat_map(|b| &b.dims).any(|d| !(fits(d.min) && fits(d.extent) && fits(d.stride))) {
+        return Ok(());
+    }
+    let mut fields: HashMap<Name, Expr> = HashMap::new();
+    for (name, b) in buffers {
+        for (d, dim) in b.dims.iter().enumerate() {
+            fields.insert(buffer_vars::min(name, d).into(), Expr::i32(dim.min));
+            fields.insert(buffer_vars::extent(name, d).into(), Expr::i32(dim.extent));
+            fields.insert(buffer_vars::stride(name, d).into(), Expr::i32(dim.stride));
+        }
+    }
+    for prm in &p.params {
+        if let Some(v) = scalars.get(&*prm.name) {
+            fields.insert(prm.name.clone(), const_expr(*v, prm.ty));
+        }
+    }
+    let value = |e: &Expr| simplify(&substitute_map(&fields, e)).as_int();
+    for f in footprints {
+        let Some(b) = buffers.get(&*f.buffer) else { continue };
+        for (d, ((lo, hi), dim)) in f.region.iter().zip(&b.dims).enumerate() {
+            let (Some(needed_min), Some(needed_max)) = (value(lo), value(hi)) else { continue };
+            let (min, max) = (dim.min, dim.min + dim.extent - 1);
+            if needed_min <= needed_max && (needed_min < min || needed_max > max) {
+                return Err(RealizeError::BufferTooSmall {
+                    buffer: f.buffer.to_string(),
+                    verb: if f.is_input { "reads" } else { "writes" },
+                    dim: d,
+                    needed_min,
+                    needed_max,
+                    min,
+                    max,
+                    region: format!("{lo}, {hi}"),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether every requested output region is empty: then a run computes

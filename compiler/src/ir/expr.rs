@@ -98,7 +98,8 @@ impl CmpOp {
 }
 
 /// Math intrinsics. `Abs` keeps the operand type (integer abs wraps for the
-/// most negative value); the others take and return floats.
+/// most negative value); the bit counts take and return integers; the float
+/// classes take floats and return bools; the others take and return floats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MathFn {
     Abs,
@@ -111,7 +112,22 @@ pub enum MathFn {
     Tanh,
     Floor,
     Ceil,
+    /// To the nearest integer, ties to even (Halide's `round`).
     Round,
+    /// Towards zero.
+    Trunc,
+    /// The number of set bits, in the operand's type.
+    Popcount,
+    /// The number of zero bits above the highest set bit (the width for 0).
+    CountLeadingZeros,
+    /// The number of zero bits below the lowest set bit (the width for 0).
+    CountTrailingZeros,
+    /// Whether a float is NaN (bool).
+    IsNan,
+    /// Whether a float is an infinity of either sign (bool).
+    IsInf,
+    /// Whether a float is neither NaN nor infinite (bool).
+    IsFinite,
     /// `promise_clamped(value, lo, hi)`: `value`, which the compiler knows
     /// lies in `[lo, hi]`. Loop synthesis states what bounds inference could
     /// not derive (a fused loop's outer coordinate); lowering strips it
@@ -133,7 +149,43 @@ impl MathFn {
             MathFn::Floor => "floor",
             MathFn::Ceil => "ceil",
             MathFn::Round => "round",
+            MathFn::Trunc => "trunc",
+            MathFn::Popcount => "popcount",
+            MathFn::CountLeadingZeros => "count_leading_zeros",
+            MathFn::CountTrailingZeros => "count_trailing_zeros",
+            MathFn::IsNan => "is_nan",
+            MathFn::IsInf => "is_inf",
+            MathFn::IsFinite => "is_finite",
             MathFn::PromiseClamped => "promise_clamped",
+        }
+    }
+
+    /// Whether it counts bits of an integer (and returns that integer type).
+    pub fn is_bit_count(self) -> bool {
+        matches!(self, MathFn::Popcount | MathFn::CountLeadingZeros | MathFn::CountTrailingZeros)
+    }
+
+    /// Whether it classifies a float (and returns a bool).
+    pub fn is_float_class(self) -> bool {
+        matches!(self, MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite)
+    }
+
+    /// Whether its arguments may be of type `t`: any number for `abs` and
+    /// `promise_clamped`, integers for the bit counts, floats for the rest.
+    pub fn accepts(self, t: ScalarType) -> bool {
+        match self {
+            MathFn::Abs | MathFn::PromiseClamped => t.is_int() || t.is_float(),
+            _ if self.is_bit_count() => t.is_int(),
+            _ => t.is_float(),
+        }
+    }
+
+    /// The type of its result for arguments of type `arg`.
+    pub fn result_type(self, arg: Type) -> Type {
+        if self.is_float_class() {
+            Type::bool().with_lanes(arg.lanes)
+        } else {
+            arg
         }
     }
 
@@ -604,15 +656,16 @@ impl Expr {
     }
 
     /// A call of a math intrinsic; float intrinsics cast integer arguments to
-    /// f32 (`abs` and `promise_clamped` keep their type).
+    /// f32 (`abs`, `promise_clamped` and the bit counts keep their type; a
+    /// bit count of a float is an ill-typed node `Pipeline::new` reports).
     pub fn math(f: MathFn, args: Vec<Expr>) -> Expr {
-        let args: Vec<Expr> = if matches!(f, MathFn::Abs | MathFn::PromiseClamped) {
+        let args: Vec<Expr> = if matches!(f, MathFn::Abs | MathFn::PromiseClamped) || f.is_bit_count() {
             args
         } else {
             let float_ty = args.iter().map(|a| a.ty()).find(|t| t.is_float()).unwrap_or(Type::f32());
             args.into_iter().map(|a| Expr::cast(float_ty.with_lanes(a.ty().lanes), a)).collect()
         };
-        let ty = args[0].ty();
+        let ty = f.result_type(args[0].ty());
         Expr::new(ExprNode::Call { target: CallTarget::Math(f), args, ty })
     }
 

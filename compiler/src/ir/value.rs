@@ -160,6 +160,25 @@ pub fn math(f: MathFn, ty: ScalarType, args: &[Scalar]) -> Scalar {
     if f == MathFn::Abs && !ty.is_float() {
         return Scalar::from_i128(args[0].as_i128().abs(), ty);
     }
+    if f.is_bit_count() {
+        // The operand's bits, as an unsigned value of its width.
+        let bits = ty.bits();
+        let v = (args[0].as_i128() as u128) & (u128::MAX >> (128 - bits));
+        let n = match f {
+            MathFn::Popcount => v.count_ones(),
+            MathFn::CountLeadingZeros => v.leading_zeros() - (128 - bits),
+            _ => v.trailing_zeros().min(bits),
+        };
+        return Scalar::from_i128(n.into(), ty);
+    }
+    if f.is_float_class() {
+        let x = args[0].as_f64();
+        return Scalar::from_bool(match f {
+            MathFn::IsNan => x.is_nan(),
+            MathFn::IsInf => x.is_infinite(),
+            _ => x.is_finite(),
+        });
+    }
     let x = args[0].as_f64();
     let single = ty == ScalarType::F32;
     // Compute f32 math in f32 so results match what f32 code would produce.
@@ -177,7 +196,8 @@ pub fn math(f: MathFn, ty: ScalarType, args: &[Scalar]) -> Scalar {
             MathFn::Floor => xs.floor(),
             MathFn::Ceil => xs.ceil(),
             MathFn::Round => xs.round_ties_even(),
-            MathFn::PromiseClamped => xs,
+            MathFn::Trunc => xs.trunc(),
+            _ => xs,
         }) as f64
     } else {
         match f {
@@ -192,7 +212,8 @@ pub fn math(f: MathFn, ty: ScalarType, args: &[Scalar]) -> Scalar {
             MathFn::Floor => x.floor(),
             MathFn::Ceil => x.ceil(),
             MathFn::Round => x.round_ties_even(),
-            MathFn::PromiseClamped => x,
+            MathFn::Trunc => x.trunc(),
+            _ => x,
         }
     };
     round_float(r, ty)

@@ -4,7 +4,7 @@
 //! pipeline is collected. Every error names the Func at fault.
 
 use crate::error::LangError;
-use crate::ir::expr::{float_fits, BinOp, CallTarget, DefRef, Expr, ExprNode, Name, RDomDef};
+use crate::ir::expr::{float_fits, BinOp, CallTarget, DefRef, Expr, ExprNode, MathFn, Name, RDomDef};
 use crate::ir::types::Type;
 use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
 use crate::lang::pipeline::{for_each_expr, PipelineDef, UpdateDef};
@@ -209,7 +209,15 @@ pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
                         Some(i) => (r.name.clone(), i.dims, Type::scalar(i.ty)),
                         None => return,
                     },
-                    CallTarget::Math(_) => return walk_expr(self, e),
+                    CallTarget::Math(f) => {
+                        if let Some(a) = args.iter().find(|a| !f.accepts(a.ty().scalar)) {
+                            self.err.get_or_insert(LangError::Invalid {
+                                func: self.caller.to_string(),
+                                why: format!("{}({a}) of a {} value: {} takes {}", f.name(), a.ty(), f.name(), math_operands(*f)),
+                            });
+                        }
+                        return walk_expr(self, e);
+                    }
                 };
                 if args.len() != dims {
                     self.err.get_or_insert(LangError::Arity {
@@ -245,6 +253,15 @@ pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
         }
     }
     Ok(())
+}
+
+/// What the arguments of `f` may be, in words.
+fn math_operands(f: MathFn) -> &'static str {
+    match f {
+        MathFn::Abs | MathFn::PromiseClamped => "numbers",
+        _ if f.is_bit_count() => "integers",
+        _ => "floats",
+    }
 }
 
 /// Why the operands of `a op b` are not ones `op` takes, if they are not:

@@ -5,7 +5,7 @@
 //! here on) and runs the checks of [`crate::lang::checks`].
 
 use crate::error::LangError;
-use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name};
+use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name, RDomDef, RDomDim};
 use crate::ir::types::Type;
 use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
 use crate::lang::handles::{Func, FuncInner, InputInner};
@@ -32,7 +32,8 @@ impl Pipeline {
                 return Err(LangError::Invalid { func: o.to_string(), why: "listed twice as an output".into() });
             }
         }
-        let funcs: Vec<FuncDef> = c.order.iter().map(|n| c.funcs[n].clone()).collect();
+        let mut funcs: Vec<FuncDef> = c.order.iter().map(|n| c.funcs[n].clone()).collect();
+        order_helper_dims(&mut funcs, &c.helpers);
         let inputs: Vec<InputDef> = c.input_order.iter().map(|n| c.inputs[n].0.clone()).collect();
         let input_names: HashSet<&str> = inputs.iter().map(|i| &*i.name).collect();
         let mut params = ParamsUsed::default();
@@ -75,6 +76,8 @@ struct Collector {
     visiting: Vec<Name>,
     inputs: HashMap<Name, (InputDef, *const Mutex<InputInner>)>,
     input_order: Vec<Name>,
+    /// The Funcs inline reductions made.
+    helpers: HashSet<Name>,
 }
 
 /// Links found in an expression, in order of appearance.
@@ -128,6 +131,9 @@ impl Collector {
             let (Some(args), Some(ty), Some(value)) = (&inner.args, inner.ty, &inner.value) else {
                 return Err(LangError::Undefined { func: inner.name.to_string() });
             };
+            if inner.reduction_helper {
+                self.helpers.insert(inner.name.clone());
+            }
             let def = FuncDef {
                 name: inner.name.clone(),
                 args: args.clone(),
@@ -188,10 +194,81 @@ fn strip_links(mut def: FuncDef) -> FuncDef {
             }
         }
     }
-    def.value = Strip.mutate_expr(&def.value);
-    for u in &mut def.updates {
-        u.args = u.args.iter().map(|a| Strip.mutate_expr(a)).collect();
-        u.value = Strip.mutate_expr(&u.value);
-    }
+    mutate_definitions(&mut def, &mut Strip);
     def
+}
+
+/// Applies `m` to every expression of `def`: values, update arguments and
+/// reduction domains (a domain is rebuilt only where `m` changes it).
+fn mutate_definitions(def: &mut FuncDef, m: &mut impl Mutator) {
+    def.value = m.mutate_expr(&def.value);
+    for u in &mut def.updates {
+        u.args = u.args.iter().map(|a| m.mutate_expr(a)).collect();
+        u.value = m.mutate_expr(&u.value);
+        if let Some(r) = &u.rdom {
+            let dims: Vec<RDomDim> = r
+                .dims
+                .iter()
+                .map(|d| RDomDim { name: d.name.clone(), min: m.mutate_expr(&d.min), extent: m.mutate_expr(&d.extent) })
+                .collect();
+            let predicate = r.predicate.as_ref().map(|p| m.mutate_expr(p));
+            let same = |a: &Expr, b: &Expr| a.same_as(b);
+            let unchanged = dims.iter().zip(&r.dims).all(|(n, o)| same(&n.min, &o.min) && same(&n.extent, &o.extent))
+                && predicate.as_ref().zip(r.predicate.as_ref()).is_none_or(|(n, o)| same(n, o));
+            if !unchanged {
+                u.rdom = Some(Arc::new(RDomDef { name: r.name.clone(), dims, predicate }));
+            }
+        }
+    }
+}
+
+/// Puts the dimensions of each inline reduction's helper in the order of
+/// the variables of the first Func that calls it (`out(x, y) = sum(in(r,
+/// y) * w(x))` gives a helper over `(x, y)`, not `(y, x)` as the variables
+/// first appear), as Halide does; variables the caller does not have keep
+/// their order, after the others. Consumers first, so that a helper called
+/// by another helper (`argmax` calls `maximum`'s) follows the order its
+/// caller was given. Every call of a reordered helper is permuted to match.
+fn order_helper_dims(funcs: &mut [FuncDef], helpers: &HashSet<Name>) {
+    struct Permute<'a> {
+        func: &'a Name,
+        perm: &'a [usize],
+    }
+    impl Mutator for Permute<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = mutate_expr_children(self, e);
+            match e.node() {
+                ExprNode::Call { target: target @ CallTarget::Func(r), args, ty } if r.name == *self.func => {
+                    Expr::call(target.clone(), self.perm.iter().map(|&i| args[i].clone()).collect(), *ty)
+                }
+                _ => e,
+            }
+        }
+    }
+    for h in (0..funcs.len()).rev() {
+        if !helpers.contains(&funcs[h].name) {
+            continue;
+        }
+        let name = funcs[h].name.clone();
+        let Some(caller) = funcs[h + 1..].iter().find(|f| (0..f.stages()).any(|s| f.stage_callees(s).contains(&name))) else {
+            continue;
+        };
+        let rank = |v: &Name| caller.args.iter().position(|a| a == v).unwrap_or(caller.args.len());
+        let mut perm: Vec<usize> = (0..funcs[h].args.len()).collect();
+        perm.sort_by_key(|&i| rank(&funcs[h].args[i]));
+        if perm.iter().enumerate().all(|(k, &i)| k == i) {
+            continue;
+        }
+        let helper = &mut funcs[h];
+        helper.args = perm.iter().map(|&i| helper.args[i].clone()).collect();
+        if helper.estimates.len() == perm.len() {
+            helper.estimates = perm.iter().map(|&i| helper.estimates[i]).collect();
+        }
+        for u in &mut helper.updates {
+            u.args = perm.iter().map(|&i| u.args[i].clone()).collect();
+        }
+        for f in funcs.iter_mut() {
+            mutate_definitions(f, &mut Permute { func: &name, perm: &perm });
+        }
+    }
 }

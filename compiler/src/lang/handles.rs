@@ -205,6 +205,9 @@ pub(super) struct FuncInner {
     pub(super) estimates: Vec<Option<Estimate>>,
     /// The first mistake made defining it.
     pub(super) error: Option<LangError>,
+    /// Made by an inline reduction: its dimensions follow the variables of
+    /// the Func that calls it (see `Pipeline::new`).
+    pub(super) reduction_helper: bool,
 }
 
 /// A function over an integer grid, defined by a pure definition and any
@@ -224,7 +227,15 @@ impl Func {
             updates: vec![],
             estimates: vec![],
             error: None,
+            reduction_helper: false,
         })))
+    }
+
+    /// A Func an inline reduction makes, named from `prefix`.
+    pub(super) fn reduction_helper(prefix: &str) -> Func {
+        let f = Func::anonymous(prefix);
+        f.0.lock().unwrap().reduction_helper = true;
+        f
     }
 
     /// A Func with a fresh name starting with `prefix` (for helpers that make

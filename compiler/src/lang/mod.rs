@@ -14,6 +14,7 @@
 //! | `checks` | the rules of updates, names and calls |
 //! | [`pipeline`] | the plain-data definitions lowering consumes |
 //! | [`ops`] | operators and functions on expressions |
+//! | [`intrinsics`] | Halide's composite intrinsics (`absd`, `mux`, `lerp`, `saturating_cast`) |
 //! | [`reductions`] | inline reductions (`sum`, `argmax`, ...) |
 //! | [`boundary`] | boundary conditions |
 
@@ -21,6 +22,7 @@ pub mod boundary;
 mod checks;
 mod collect;
 mod handles;
+pub mod intrinsics;
 pub mod ops;
 pub mod pipeline;
 pub mod reductions;

@@ -174,7 +174,9 @@ macro_rules! unary_math {
         pub fn $name(e: impl AsExpr) -> Expr { Expr::math(MathFn::$f, vec![e.as_expr()]) }
     )*};
 }
-unary_math!(abs => Abs, sqrt => Sqrt, exp => Exp, log => Log, sin => Sin, cos => Cos, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round);
+unary_math!(abs => Abs, sqrt => Sqrt, exp => Exp, log => Log, sin => Sin, cos => Cos, tanh => Tanh, floor => Floor, ceil => Ceil, round => Round,
+    trunc => Trunc, popcount => Popcount, count_leading_zeros => CountLeadingZeros, count_trailing_zeros => CountTrailingZeros,
+    is_nan => IsNan, is_inf => IsInf, is_finite => IsFinite);
 
 pub fn pow(a: impl AsExpr, b: impl AsExpr) -> Expr {
     Expr::math(MathFn::Pow, vec![a.as_expr(), b.as_expr()])

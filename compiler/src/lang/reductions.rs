@@ -1,7 +1,9 @@
 //! Inline reductions: `sum`, `product`, `minimum`, `maximum`, `argmin` and
 //! `argmax` over the reduction domain an expression mentions. Each makes an
 //! anonymous Func over the expression's free pure variables (initial value
-//! plus one update over the domain) and returns a call of it.
+//! plus one update over the domain) and returns a call of it. The helper's
+//! dimensions are put in the order of the calling Func's variables when
+//! the pipeline is collected (`Pipeline::new`), as Halide's are.
 
 use crate::ir::expr::{BinOp, CmpOp, Expr, ExprNode, RDomDef};
 use crate::ir::types::Type;
@@ -21,7 +23,7 @@ fn reduction_over(prefix: &str, e: &Expr) -> Reduction {
     let mut used = VarsUsed::default();
     used.visit_expr(e);
     Reduction {
-        func: Func::anonymous(prefix),
+        func: Func::reduction_helper(prefix),
         vars: used.vars.iter().map(|v| Var::new(v)).collect(),
         rdom: used.rvars.values().next().cloned(),
     }

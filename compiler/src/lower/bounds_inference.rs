@@ -14,7 +14,7 @@
 use super::context::rewrite_matching;
 use super::names::{required_max, required_min, stage_max, stage_min};
 use super::validate::FuncPlan;
-use crate::analysis::footprint::{box_touched, Access};
+use crate::analysis::footprint::{box_touched, unbounded_access, Access};
 use crate::analysis::interval::{Interval, Scope};
 use crate::error::LowerError;
 use crate::ir::expr::{Expr, Name};
@@ -134,7 +134,17 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
             .collect()
     } else {
         match box_touched(consume, Access::FuncReads(name), &mut Scope::default()) {
-            Some(b) => bounded(&b, f, "the region its consumers read")?,
+            Some(b) => bounded(&b, f, "the region its consumers read").map_err(|e| {
+                let Some(u) = unbounded_access(consume, Access::FuncReads(name), &mut Scope::default()) else {
+                    return e;
+                };
+                LowerError::UnboundedRead {
+                    func: name.to_string(),
+                    dim: f.args[u.dim].to_string(),
+                    consumer: u.consumer.map_or_else(|| "a loop bound or condition".to_string(), |c| c.to_string()),
+                    index: u.index.to_string(),
+                }
+            })?,
             None => f.args.iter().map(|_| (Expr::i32(0), Expr::i32(-1))).collect(),
         }
     };

@@ -45,6 +45,7 @@ mod vectorize;
 
 pub use bounds_inference::Footprint;
 pub use inline::MAX_INLINED_NODES;
+pub use unroll::MAX_UNROLL;
 
 use crate::error::LowerError;
 use crate::ir::expr::Name;
@@ -180,7 +181,7 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
     let stmt = d.pass("flattening", Stage::Flattened, stmt, |stmt| Ok(flatten::flatten(&stmt, &funcs, &plan, &external)))?;
     let stmt = d.pass("simplification", Stage::Flattened, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
     let stmt = d.pass("vectorization", Stage::Vectorized, stmt, |stmt| Ok(vectorize::vectorize(&stmt)))?;
-    let stmt = d.pass("unrolling", Stage::Vectorized, stmt, |stmt| Ok(unroll::unroll(&stmt)))?;
+    let stmt = d.pass("unrolling", Stage::Vectorized, stmt, |stmt| unroll::unroll(&stmt))?;
     let stmt = d.pass("loop partitioning", Stage::Vectorized, stmt, |stmt| Ok(partition_loops::partition_loops(&stmt)))?;
     let stmt = d.pass("final simplification", Stage::Vectorized, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
     let passes = d.passes;

@@ -19,6 +19,14 @@ pub fn stage_var(func: &str, stage: usize, var: &str) -> String {
     format!("{func}.s{stage}.{var}")
 }
 
+/// The Func, stage and loop of a loop variable named by [`stage_var`]
+/// (the loop may contain dots: `r.x`).
+pub fn parse_stage_var(name: &str) -> Option<(&str, usize, &str)> {
+    let (func, rest) = name.split_once('.')?;
+    let (stage, var) = rest.strip_prefix('s')?.split_once('.')?;
+    Some((func, stage.parse().ok()?, var))
+}
+
 pub fn stage_min(func: &str, stage: usize, var: &str) -> String {
     format!("{func}.s{stage}.{var}.min")
 }

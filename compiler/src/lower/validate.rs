@@ -79,9 +79,52 @@ pub fn validate(p: &PipelineDef, schedule: &Schedule) -> Result<Plan, ScheduleEr
         let plan = plan_func(p, f, &fs, &inline, &stage_uses, schedule)?;
         funcs.insert(f.name.clone(), plan);
     }
-    let plan = Plan { funcs };
+    let mut plan = Plan { funcs };
+    // A Func with updates left at the default placement and used by several
+    // stages goes to the innermost loop enclosing all its uses, as in
+    // Halide; that needs its consumers placed, so consumers go first.
+    for f in p.funcs.iter().rev() {
+        let fs = schedule.get(&f.name);
+        let shared = fs.compute == LoopLevel::Inline && !inline.contains(&f.name) && !p.is_output(&f.name);
+        if !shared || users(f, &stage_uses, &inline).len() < 2 {
+            continue;
+        }
+        let level = enclosing_all_uses(&plan, f, &stage_uses, &inline)?;
+        let fp = plan.funcs.get_mut(&f.name).expect("every Func is planned");
+        if fs.store.is_none() {
+            fp.store = level.clone();
+        }
+        fp.compute = level;
+    }
     check_levels(p, &plan, &stage_uses)?;
     Ok(plan)
+}
+
+/// The realized stages that use `f` (looking through inlined Funcs).
+fn users<'a>(f: &FuncDef, stage_uses: &'a BTreeMap<(Name, usize), BTreeSet<Name>>, inline: &BTreeSet<Name>) -> Vec<&'a (Name, usize)> {
+    stage_uses.iter().filter(|((c, _), u)| u.contains(&f.name) && !inline.contains(c)).map(|(k, _)| k).collect()
+}
+
+/// The innermost loop enclosing every use of `f` (its consumers placed),
+/// or the root: the longest common prefix of the loops around each using
+/// stage's body (vectorized loops excepted: nothing is computed inside one).
+fn enclosing_all_uses(
+    plan: &Plan,
+    f: &FuncDef,
+    stage_uses: &BTreeMap<(Name, usize), BTreeSet<Name>>,
+    inline: &BTreeSet<Name>,
+) -> Result<LoopLevel, ScheduleError> {
+    let mut common: Option<Vec<LoopLevel>> = None;
+    for (consumer, stage) in users(f, stage_uses, inline) {
+        let mut path = compute_path(plan, consumer, &mut vec![])?;
+        let dims = &plan.get(consumer).stages[*stage].dims;
+        path.extend(dims.iter().rev().filter(|d| d.kind != ForKind::Vectorized).map(|d| at(consumer, *stage, &d.name)));
+        common = Some(match common {
+            None => path,
+            Some(c) => c.into_iter().zip(path).take_while(|(a, b)| a == b).map(|(a, _)| a).collect(),
+        });
+    }
+    Ok(common.and_then(|c| c.last().cloned()).unwrap_or(LoopLevel::Root))
 }
 
 fn realized_uses(p: &PipelineDef, inline: &BTreeSet<Name>, callee: &Name, memo: &mut HashMap<Name, BTreeSet<Name>>) -> BTreeSet<Name> {
@@ -211,7 +254,9 @@ fn join(names: &[Name]) -> String {
 }
 
 /// The default for a Func with updates left inline: computed at the
-/// innermost loop of the one stage that uses it.
+/// innermost loop of the one stage that uses it. One used by several
+/// stages is at the root here, until [`validate`] places it where its uses
+/// meet.
 fn innermost_consumer_loop(
     p: &PipelineDef,
     f: &FuncDef,
@@ -219,14 +264,8 @@ fn innermost_consumer_loop(
     schedule: &Schedule,
     inline: &BTreeSet<Name>,
 ) -> Result<LoopLevel, ScheduleError> {
-    let users: Vec<&(Name, usize)> =
-        stage_uses.iter().filter(|((c, _), u)| u.contains(&f.name) && !inline.contains(c)).map(|(k, _)| k).collect();
-    let [(consumer, stage)] = users.as_slice() else {
-        return Err(func_err(
-            &f.name,
-            ScheduleErrorKind::InlinedFuncWithUpdates,
-            "has update definitions and is used by several stages; schedule it with compute_root() or compute_at()",
-        ));
+    let [(consumer, stage)] = users(f, stage_uses, inline).as_slice() else {
+        return Ok(LoopLevel::Root);
     };
     let cf = p.func(consumer).expect("checked pipeline");
     let consumer_stage = resolve_stage(cf, *stage, &schedule.get(consumer))?;
@@ -243,8 +282,21 @@ fn loop_id(func: &str, stage: usize, var: &str) -> String {
     super::names::stage_var(func, stage, var)
 }
 
+/// The level just inside loop `var` of `func`'s stage `stage`.
+fn at(func: &Name, stage: usize, var: &Name) -> LoopLevel {
+    LoopLevel::At { func: func.clone(), stage, var: var.clone() }
+}
+
+/// The lowered loop variable name of a loop level.
+fn level_id(level: &LoopLevel) -> String {
+    match level {
+        LoopLevel::At { func, stage, var } => loop_id(func, *stage, var),
+        other => describe(other),
+    }
+}
+
 /// Loops enclosing code placed at `level`, outermost first.
-fn level_path(plan: &Plan, level: &LoopLevel, visiting: &mut Vec<Name>) -> Result<Vec<String>, ScheduleError> {
+fn level_path(plan: &Plan, level: &LoopLevel, visiting: &mut Vec<Name>) -> Result<Vec<LoopLevel>, ScheduleError> {
     match level {
         LoopLevel::Inline | LoopLevel::Root => Ok(vec![]),
         LoopLevel::At { func, stage, var } => {
@@ -258,15 +310,13 @@ fn level_path(plan: &Plan, level: &LoopLevel, visiting: &mut Vec<Name>) -> Resul
             let mut path = compute_path(plan, func, visiting)?;
             let st = &plan.get(func).stages[*stage];
             let pos = st.dims.iter().position(|d| d.name == *var).expect("checked level");
-            for d in st.dims[pos..].iter().rev() {
-                path.push(loop_id(func, *stage, &d.name));
-            }
+            path.extend(st.dims[pos..].iter().rev().map(|d| at(func, *stage, &d.name)));
             Ok(path)
         }
     }
 }
 
-fn compute_path(plan: &Plan, func: &Name, visiting: &mut Vec<Name>) -> Result<Vec<String>, ScheduleError> {
+fn compute_path(plan: &Plan, func: &Name, visiting: &mut Vec<Name>) -> Result<Vec<LoopLevel>, ScheduleError> {
     visiting.push(func.clone());
     let r = level_path(plan, &plan.get(func).compute, visiting);
     visiting.pop();
@@ -349,7 +399,7 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
                 ),
             ));
         }
-        if let Some(l) = compute[store.len()..].iter().find(|l| parallel.contains(*l)) {
+        if let Some(l) = compute[store.len()..].iter().map(level_id).find(|l| parallel.contains(l)) {
             return Err(func_err(
                 name, ScheduleErrorKind::StorageOutsideParallelLoop,
                 format!(
@@ -363,9 +413,7 @@ fn check_levels(p: &PipelineDef, plan: &Plan, stage_uses: &BTreeMap<(Name, usize
                 continue;
             }
             let mut use_path = compute_path(plan, consumer, &mut vec![])?;
-            for d in plan.get(consumer).stages[*stage].dims.iter().rev() {
-                use_path.push(loop_id(consumer, *stage, &d.name));
-            }
+            use_path.extend(plan.get(consumer).stages[*stage].dims.iter().rev().map(|d| at(consumer, *stage, &d.name)));
             if !use_path.starts_with(&compute) {
                 return Err(func_err(
                     name, ScheduleErrorKind::ComputeLevelDoesNotEncloseUses,

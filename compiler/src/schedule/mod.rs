@@ -395,6 +395,24 @@ pub fn resolve_stage(func: &FuncDef, stage: usize, fs: &FuncSchedule) -> Result<
         };
         apply_directive(&mut r, d, is_update).map_err(err)?;
     }
+    // A loop is marked vectorized where the directive says; it must be the
+    // innermost once all of the stage's directives have applied (so a
+    // reorder may come after the vectorize, as in Halide).
+    if let Some(v) = r.dims.iter().skip(1).find(|d| d.kind == ForKind::Vectorized) {
+        let last_vectorize = directives.iter().rev().find(|d| matches!(d, Directive::Vectorize { .. }));
+        let loops: Vec<&str> = r.dims.iter().map(|d| &*d.name).collect();
+        return Err(ScheduleError::Directive {
+            func: func.name.to_string(),
+            stage,
+            directive: last_vectorize.map(crate::schedule::text::directive_text).unwrap_or_default(),
+            kind: ScheduleErrorKind::VectorLoopNotInnermost,
+            why: format!(
+                "only the innermost loop can be vectorized, and after the stage's directives the vectorized loop {} is not innermost (loops, innermost first: {})",
+                v.name,
+                loops.join(", ")
+            ),
+        });
+    }
     Ok(r)
 }
 
@@ -474,19 +492,12 @@ fn split(
 fn set_kind(r: &mut ResolvedStage, var: &str, kind: ForKind) -> Result<(), Problem> {
     let i = position(r, var)?;
     let dim = &r.dims[i];
-    if matches!(kind, ForKind::Vectorized | ForKind::Unrolled) && dim.const_extent.is_none() {
+    // An unrolled loop's extent may also be proven constant by bounds
+    // inference (the unrolling pass names the loop when it is not).
+    if kind == ForKind::Vectorized && dim.const_extent.is_none() {
         return Err((
             ScheduleErrorKind::NonConstantExtent,
-            format!(
-                "loop {var} has no constant extent; {} needs one (split it, or bound the dimension)",
-                if kind == ForKind::Vectorized { "vectorize" } else { "unroll" }
-            ),
-        ));
-    }
-    if kind == ForKind::Vectorized && i != 0 {
-        return Err((
-            ScheduleErrorKind::VectorLoopNotInnermost,
-            format!("only the innermost loop can be vectorized, and {var} is not innermost"),
+            format!("loop {var} has no constant extent; vectorize needs one (split it, or bound the dimension)"),
         ));
     }
     r.dims[i].kind = kind;
@@ -527,12 +538,7 @@ fn apply_directive(r: &mut ResolvedStage, d: &Directive, is_update: bool) -> Res
             for (slot, dim) in sorted.into_iter().zip(moved) {
                 r.dims[slot] = dim;
             }
-            if r.dims.first().is_some_and(|d| d.kind == ForKind::Vectorized) || r.dims.iter().skip(1).all(|d| d.kind != ForKind::Vectorized)
-            {
-                Ok(())
-            } else {
-                Err((ScheduleErrorKind::VectorLoopNotInnermost, "the vectorized loop would no longer be innermost".into()))
-            }
+            Ok(())
         }
         Directive::Tile { x, y, xo, yo, xi, yi, x_factor, y_factor, tail } => {
             split(r, x, xo, xi, *x_factor, *tail, is_update)?;

@@ -5,7 +5,7 @@
 
 use super::rules::assumes_no_overflow;
 use super::Simplifier;
-use crate::ir::expr::{BinOp, Expr, ExprNode};
+use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode};
 use crate::ir::semantics::bit_op_range;
 use crate::ir::types::{ScalarType, Type};
 
@@ -83,6 +83,7 @@ impl Simplifier {
             ExprNode::Var { name, .. } => self.range_of(name).map_or(full, |r| r.intersect(full)),
             ExprNode::Cast { value, .. } => self.cast_bounds(t, value),
             ExprNode::Binary { op, a, b } => self.binary_bounds(*op, e.ty(), a, b),
+            ExprNode::Call { target: CallTarget::Math(f), .. } if f.is_bit_count() => Interval::new(0, t.bits().into()),
             ExprNode::Select { t: a, f: b, .. } => match (self.bounds(a), self.bounds(b)) {
                 (Some(x), Some(y)) => x.union(y),
                 _ => full,
