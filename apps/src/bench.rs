@@ -39,11 +39,11 @@ pub enum BenchError {
     #[error("{app}: {source}")]
     Codegen { app: String, source: codegen::CodegenError },
     #[error("{app}: {source}")]
-    Run { app: String, source: RunError },
+    Run { app: String, source: Box<RunError> },
     #[error("{app}: {source}")]
     Buffer { app: String, source: BufferError },
     #[error("{app}: {source}")]
-    Arguments { app: String, source: compiler::exec::realize::RealizeError },
+    Arguments { app: String, source: Box<compiler::exec::realize::RealizeError> },
     #[error("{app}: the {schedule} schedule's output differs from the {reference} schedule's")]
     Mismatch { app: String, schedule: String, reference: String },
 }
@@ -111,9 +111,9 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
         let compile = started.elapsed();
         let compiler::exec::realize::BoundArguments { mut buffers, scalars } =
             compiler::exec::realize::bind_arguments(p, &inputs, &BTreeMap::new(), &regions)
-                .map_err(|source| BenchError::Arguments { app: name(), source })?;
+                .map_err(|source| BenchError::Arguments { app: name(), source: Box::new(source) })?;
         let timing = time_compiled(&compiled, &mut buffers, &scalars, &options.sampling)
-            .map_err(|source| BenchError::Run { app: name(), source })?;
+            .map_err(|source| BenchError::Run { app: name(), source: Box::new(source) })?;
         let out = buffers.remove(&output).expect("bound output");
         if reference.as_ref().is_some_and(|r| *r != out) {
             return Err(BenchError::Mismatch { app: name(), schedule: schedule_name.to_string(), reference: schedules[0].0.to_string() });

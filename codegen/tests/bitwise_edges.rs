@@ -8,16 +8,17 @@
 //! `floor(x / 2^n)`, a negative count shifts the other way, and a count of
 //! the width or more shifts every bit out.
 
-use codegen::compile;
 use compiler::exec::buffer::Buffer;
 use compiler::ir::expr::BinOp;
 use compiler::ir::types::{ScalarType, Type};
 use compiler::ir::value::Scalar;
 use compiler::lang::pipeline::PipelineDef;
-use compiler::lower::{lower_with, LowerOptions};
-use compiler::schedule::Schedule;
 use compiler::{Expr, Func, ImageParam, Pipeline, Var};
 use std::collections::BTreeMap;
+
+#[path = "support/executors_agree.rs"]
+mod executors_agree;
+use executors_agree::assert_executors_agree;
 
 const INT_TYPES: [ScalarType; 8] =
     [ScalarType::U8, ScalarType::I8, ScalarType::U16, ScalarType::I16, ScalarType::U32, ScalarType::I32, ScalarType::U64, ScalarType::I64];
@@ -123,16 +124,7 @@ fn check(op: BinOp, t: ScalarType, c: ScalarType) {
         let want = scalar(model(op, t, v, n), t);
         assert_eq!(reference.get(&[i as i64]).unwrap(), want, "reference: {t} {v} {op:?} {c} {n}");
     }
-    let mut vectorized = Schedule::new();
-    vectorized.func("out").vectorize_by("x", 8);
-    for s in [Schedule::new(), vectorized] {
-        let lowered = lower_with(&p, &s, &LowerOptions::checked()).unwrap();
-        let regions = [("out", region.clone())];
-        let interpreted = compiler::exec::realize::realize(&lowered, &inputs, &BTreeMap::new(), &regions).unwrap();
-        assert_eq!(interpreted["out"], reference, "interpreter, {t} {op:?} {c}\n{s}");
-        let jit = compile(&lowered).unwrap().run(&inputs, &BTreeMap::new(), &regions).unwrap();
-        assert_eq!(jit["out"], reference, "JIT, {t} {op:?} {c}\n{s}");
-    }
+    assert_executors_agree(&p, &inputs, &region, &reference, &format!("{t} {op:?} {c}"));
 }
 
 #[test]

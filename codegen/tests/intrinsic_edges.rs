@@ -6,16 +6,17 @@
 //! give what a direct model of Halide's semantics gives, and the
 //! interpreter and the JIT, scalar and vectorized, what the reference gives.
 
-use codegen::compile;
 use compiler::exec::buffer::Buffer;
 use compiler::ir::types::{ScalarType, Type};
 use compiler::ir::value::Scalar;
 use compiler::lang::intrinsics::{absd, lerp, mux, saturating_cast};
 use compiler::lang::ops::{ceil, count_leading_zeros, count_trailing_zeros, floor, is_finite, is_inf, is_nan, popcount, round, trunc};
-use compiler::lower::{lower_with, LowerOptions};
-use compiler::schedule::Schedule;
 use compiler::{Expr, Func, ImageParam, Pipeline, Var};
 use std::collections::BTreeMap;
+
+#[path = "support/executors_agree.rs"]
+mod executors_agree;
+use executors_agree::assert_executors_agree;
 
 const INT_TYPES: [ScalarType; 8] =
     [ScalarType::U8, ScalarType::I8, ScalarType::U16, ScalarType::I16, ScalarType::U32, ScalarType::I32, ScalarType::U64, ScalarType::I64];
@@ -106,16 +107,7 @@ fn check(what: &str, inputs: &[(ScalarType, Vec<Scalar>)], build: impl Fn(&[Expr
         let (got, want) = (reference.get(&[i as i64]).unwrap(), model(i));
         assert!(got.bit_eq(want), "reference: {what} of {args:?}: {got:?}, want {want:?}");
     }
-    let mut vectorized = Schedule::new();
-    vectorized.func("out").vectorize_by("x", 8);
-    for s in [Schedule::new(), vectorized] {
-        let lowered = lower_with(&p, &s, &LowerOptions::checked()).unwrap();
-        let regions = [("out", region.clone())];
-        let interpreted = compiler::exec::realize::realize(&lowered, &buffers, &BTreeMap::new(), &regions).unwrap();
-        assert_eq!(interpreted["out"], reference, "interpreter: {what}\n{s}");
-        let jit = compile(&lowered).unwrap().run(&buffers, &BTreeMap::new(), &regions).unwrap();
-        assert_eq!(jit["out"], reference, "JIT: {what}\n{s}");
-    }
+    assert_executors_agree(&p, &buffers, &region, &reference, what);
 }
 
 /// Every combination of one value of each list, as three columns.

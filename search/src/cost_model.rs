@@ -47,7 +47,8 @@ pub struct Machine {
     /// Cycles per heap allocation.
     pub allocation: f64,
     /// Arithmetic operations a core issues per cycle on vectors and on
-    /// scalars (scalar code has more ports to issue to).
+    /// scalars, relative to the other prices here (scalar code keeps more
+    /// ports busy than vector code does).
     pub vector_ops_per_cycle: f64,
     pub scalar_ops_per_cycle: f64,
     /// Cycles per lane of a vector store to scattered points: each lane is
@@ -69,7 +70,7 @@ impl Machine {
             parallel_launch: 3000.0,
             parallel_task: 300.0,
             allocation: 200.0,
-            vector_ops_per_cycle: 2.0,
+            vector_ops_per_cycle: 1.0,
             scalar_ops_per_cycle: 3.0,
             // bilateral_grid's histogram update vectorized by 8 along x ran
             // about 15 cycles per lane slower than its scalar loop (2-core
