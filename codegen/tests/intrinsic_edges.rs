@@ -16,22 +16,11 @@ use std::collections::BTreeMap;
 
 #[path = "support/executors_agree.rs"]
 mod executors_agree;
-use executors_agree::assert_executors_agree;
+use executors_agree::{assert_executors_agree, wrap};
 
 const INT_TYPES: [ScalarType; 8] =
     [ScalarType::U8, ScalarType::I8, ScalarType::U16, ScalarType::I16, ScalarType::U32, ScalarType::I32, ScalarType::U64, ScalarType::I64];
 const FLOAT_TYPES: [ScalarType; 2] = [ScalarType::F32, ScalarType::F64];
-
-/// `v` wrapped to `t`.
-fn wrap(v: i128, t: ScalarType) -> i128 {
-    let bits = t.bits();
-    let m = v & ((1i128 << bits) - 1);
-    if t.is_signed_int() && m >> (bits - 1) == 1 {
-        m - (1i128 << bits)
-    } else {
-        m
-    }
-}
 
 fn int(v: i128, t: ScalarType) -> Scalar {
     if t.is_signed_int() {
