@@ -30,9 +30,7 @@ pub enum Access<'a> {
 /// `access` looks for touch, with the variables of `scope` ranging over
 /// their intervals. `None` if `s` makes no such access.
 pub fn box_touched(s: &Stmt, access: Access<'_>, scope: &mut Scope) -> Option<Vec<Interval>> {
-    let mut touching = HashSet::new();
-    mark_touching(s, access, &mut touching);
-    let mut w = BoxWalker { access, scope, result: None, definitions: vec![], touching, consumer: None, unbounded: None };
+    let mut w = BoxWalker::walker(s, access, scope);
     w.stmt(s);
     w.result.map(|b| b.into_iter().map(Interval::simplified).collect())
 }
@@ -50,9 +48,7 @@ pub struct UnboundedAccess {
 /// The first access of `s` that `access` looks for whose coordinate in
 /// some dimension [`box_touched`] cannot bound, to name it in an error.
 pub fn unbounded_access(s: &Stmt, access: Access<'_>, scope: &mut Scope) -> Option<UnboundedAccess> {
-    let mut touching = HashSet::new();
-    mark_touching(s, access, &mut touching);
-    let mut w = BoxWalker { access, scope, result: None, definitions: vec![], touching, consumer: None, unbounded: None };
+    let mut w = BoxWalker::walker(s, access, scope);
     w.stmt(s);
     w.unbounded
 }
@@ -90,15 +86,33 @@ fn mark_touching(s: &Stmt, access: Access<'_>, set: &mut HashSet<*const StmtNode
 /// Expanded definitions larger than this many nodes stay behind their name.
 const MAX_EXPANDED_NODES: usize = 400;
 
+/// What the walk knows of a let-bound (or loop) variable in scope.
+enum Definition {
+    /// A let whose value has not been needed yet: it is expanded and
+    /// bounded when an expression the walk bounds first mentions it, since
+    /// most lets on the way to an access (the bounds of other Funcs) never
+    /// are.
+    Pending(Expr),
+    /// Expanded down to loop variables and free names, and simplified;
+    /// `expansion` is `None` where it grew too large and the variable stays
+    /// behind its name. Its interval is on the scope (`bounded`) when
+    /// something reads it there: always for a variable that stays a name,
+    /// and for one an if-guard compares.
+    Expanded { value: Expr, expansion: Option<Expr>, bounded: bool },
+    /// A loop variable, or one an if-guard refined: it stays a name.
+    Opaque,
+}
+
 struct BoxWalker<'a, 's> {
     access: Access<'a>,
     scope: &'s mut Scope,
     result: Option<Vec<Interval>>,
-    /// Let-bound variables in scope, innermost last, with their values
-    /// expanded down to loop variables and free names, and simplified; `None`
-    /// where the variable must stay opaque (an if-guard refined its interval,
-    /// or the expansion grew too large).
-    definitions: Vec<(Name, Option<Expr>)>,
+    /// Variables in scope, innermost last.
+    definitions: Vec<(Name, Definition)>,
+    /// The indices in `definitions` of the lets expanded or bounded so far,
+    /// in the order they were, so that those expanded under an if-guard's
+    /// refinements are returned to `Pending` when the guard's scope ends.
+    expanded: Vec<usize>,
     /// The statement nodes that make such an access (see [`mark_touching`]).
     touching: HashSet<*const StmtNode>,
     /// The Func whose `Provide` is being walked.
@@ -107,44 +121,139 @@ struct BoxWalker<'a, 's> {
     unbounded: Option<UnboundedAccess>,
 }
 
-impl BoxWalker<'_, '_> {
-    /// `e` with let-bound variables replaced by their expanded definitions,
-    /// simplified, so that correlated bounds cancel (`x.min + x.extent - 1`
-    /// with `x.extent = x.max - x.min + 1` becomes `x.max`).
-    fn expand(&self, e: &Expr) -> Expr {
-        struct Expand<'d>(&'d [(Name, Option<Expr>)]);
-        impl crate::ir::visit::Mutator for Expand<'_> {
-            fn mutate_expr(&mut self, e: &Expr) -> Expr {
-                if let ExprNode::Var { name, .. } = e.node() {
-                    if let Some((_, Some(d))) = self.0.iter().rev().find(|(n, _)| n == name) {
-                        return d.clone();
-                    }
-                    return e.clone();
+/// `e` with the variables of `definitions` that have an expansion replaced
+/// by it, simplified, so that correlated bounds cancel (`x.min + x.extent -
+/// 1` with `x.extent = x.max - x.min + 1` becomes `x.max`).
+fn expand_with(definitions: &[(Name, Definition)], e: &Expr) -> Expr {
+    struct Expand<'d>(&'d [(Name, Definition)]);
+    impl crate::ir::visit::Mutator for Expand<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            if let ExprNode::Var { name, .. } = e.node() {
+                if let Some((_, Definition::Expanded { expansion: Some(d), .. })) = self.0.iter().rev().find(|(n, _)| n == name) {
+                    return d.clone();
                 }
-                crate::ir::visit::mutate_expr_children(self, e)
+                return e.clone();
             }
+            crate::ir::visit::mutate_expr_children(self, e)
         }
-        if self.definitions.is_empty() {
-            return e.clone();
-        }
-        simplify(&crate::ir::visit::Mutator::mutate_expr(&mut Expand(&self.definitions), e))
+    }
+    if definitions.is_empty() {
+        return e.clone();
+    }
+    simplify(&crate::ir::visit::Mutator::mutate_expr(&mut Expand(definitions), e))
+}
+
+impl BoxWalker<'_, '_> {
+    fn walker<'a, 's>(s: &Stmt, access: Access<'a>, scope: &'s mut Scope) -> BoxWalker<'a, 's> {
+        let mut touching = HashSet::new();
+        mark_touching(s, access, &mut touching);
+        BoxWalker { access, scope, result: None, definitions: vec![], expanded: vec![], touching, consumer: None, unbounded: None }
     }
 
-    fn bounds(&self, e: &Expr) -> Interval {
-        raw_bounds(&self.expand(e), self.scope)
+    /// Expands (and pushes the interval of) every pending let among the
+    /// first `upto` definitions that `e` mentions, and those their values
+    /// mention.
+    fn expand_mentioned(&mut self, e: &Expr, upto: usize) {
+        let mut mentioned = crate::ir::visit::FreeVars::default();
+        crate::ir::visit::Visitor::visit_expr(&mut mentioned, e);
+        for name in mentioned.names {
+            if let Some(i) = self.definitions[..upto].iter().rposition(|(n, _)| *n == name) {
+                self.expand_definition(i);
+            }
+        }
+    }
+
+    /// Expands definition `i` if it is pending.
+    fn expand_definition(&mut self, i: usize) {
+        let Definition::Pending(value) = &self.definitions[i].1 else {
+            return;
+        };
+        let value = value.clone();
+        self.expand_mentioned(&value, i);
+        let expanded = expand_with(&self.definitions[..i], &value);
+        let small = crate::ir::visit::node_count(&expanded) <= MAX_EXPANDED_NODES;
+        self.definitions[i].1 = Definition::Expanded { value, expansion: Some(expanded), bounded: false };
+        self.expanded.push(i);
+        if !small {
+            self.bound_definition(i);
+            if let Definition::Expanded { expansion, .. } = &mut self.definitions[i].1 {
+                *expansion = None;
+            }
+        }
+    }
+
+    /// Pushes the interval of expanded definition `i` on the scope if it is
+    /// not there yet.
+    fn bound_definition(&mut self, i: usize) {
+        let Definition::Expanded { expansion: Some(expanded), bounded: false, .. } = &self.definitions[i].1 else {
+            return;
+        };
+        let interval = raw_bounds(expanded, self.scope).simplified();
+        self.scope.push(self.definitions[i].0.clone(), interval);
+        if let Definition::Expanded { bounded, .. } = &mut self.definitions[i].1 {
+            *bounded = true;
+        }
+        self.expanded.push(i);
+    }
+
+    /// Expands and bounds the lets an if-guard compares, for
+    /// [`refinements`] to read on the scope.
+    fn bound_mentioned(&mut self, cond: &Expr) {
+        self.expand_mentioned(cond, self.definitions.len());
+        let mut mentioned = crate::ir::visit::FreeVars::default();
+        crate::ir::visit::Visitor::visit_expr(&mut mentioned, cond);
+        for name in mentioned.names {
+            if let Some(i) = self.definitions.iter().rposition(|(n, _)| *n == name) {
+                self.bound_definition(i);
+            }
+        }
+    }
+
+    fn bounds(&mut self, e: &Expr) -> Interval {
+        self.expand_mentioned(e, self.definitions.len());
+        raw_bounds(&expand_with(&self.definitions, e), self.scope)
     }
 
     fn define(&mut self, name: &Name, value: &Expr) {
-        let expanded = self.expand(value);
-        let small = crate::ir::visit::node_count(&expanded) <= MAX_EXPANDED_NODES;
-        self.scope.push(name.clone(), raw_bounds(&expanded, self.scope).simplified());
-        self.definitions.push((name.clone(), small.then_some(expanded)));
+        if self.definitions.iter().any(|(n, _)| n == name) {
+            // A name bound again inside its own scope: expand every pending
+            // let now, so that the intervals stack on the scope in binding
+            // order.
+            (0..self.definitions.len()).for_each(|i| self.expand_definition(i));
+        }
+        self.definitions.push((name.clone(), Definition::Pending(value.clone())));
+    }
+
+    fn define_opaque(&mut self, name: &Name, interval: Interval) {
+        if self.definitions.iter().any(|(n, _)| n == name) {
+            (0..self.definitions.len()).for_each(|i| self.expand_definition(i));
+        }
+        self.scope.push(name.clone(), interval);
+        self.definitions.push((name.clone(), Definition::Opaque));
     }
 
     fn undefine(&mut self, name: &Name) {
-        self.scope.pop(name);
         if let Some(i) = self.definitions.iter().rposition(|(n, _)| n == name) {
+            if matches!(self.definitions[i].1, Definition::Opaque | Definition::Expanded { bounded: true, .. }) {
+                self.scope.pop(name);
+            }
             self.definitions.remove(i);
+            self.expanded.retain(|&k| k < i);
+        }
+    }
+
+    /// Returns the lets expanded since `mark` (an earlier length of
+    /// `expanded`) to `Pending`: their intervals were taken under scopes that
+    /// end now.
+    fn forget_expansions_since(&mut self, mark: usize) {
+        for i in self.expanded.split_off(mark).into_iter().rev() {
+            let (name, definition) = &mut self.definitions[i];
+            if let Definition::Expanded { value, bounded, .. } = definition {
+                if *bounded {
+                    self.scope.pop(name);
+                }
+                *definition = Definition::Pending(value.clone());
+            }
         }
     }
 
@@ -195,8 +304,7 @@ impl BoxWalker<'_, '_> {
                 self.expr(extent);
                 let lo = self.bounds(min);
                 let hi = self.bounds(&(min.clone() + extent.clone() - 1));
-                self.scope.push(name.clone(), Interval { min: lo.min, max: hi.max }.simplified());
-                self.definitions.push((name.clone(), None));
+                self.define_opaque(name, Interval { min: lo.min, max: hi.max }.simplified());
                 self.stmt(body);
                 self.undefine(name);
             }
@@ -208,13 +316,15 @@ impl BoxWalker<'_, '_> {
             }
             StmtNode::IfThenElse { cond, then_case, else_case } => {
                 self.expr(cond);
+                self.bound_mentioned(cond);
                 let refined = refinements(cond, self.scope);
                 for (n, i) in &refined {
-                    self.scope.push(n.clone(), i.clone());
-                    self.definitions.push((n.clone(), None));
+                    self.define_opaque(n, i.clone());
                 }
+                let mark = self.expanded.len();
                 self.stmt(then_case);
-                for (n, _) in &refined {
+                self.forget_expansions_since(mark);
+                for (n, _) in refined.iter().rev() {
                     self.undefine(n);
                 }
                 if let Some(e) = else_case {

@@ -23,11 +23,12 @@ mod tests;
 use crate::ir::expr::{Expr, ExprNode, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::visit::{
-    expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_uses_var, substitute, substitute_stmt, walk_expr, walk_stmt, Mutator,
-    Visitor,
+    expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_children, substitute, substitute_stmt, walk_expr, walk_stmt, FreeVars,
+    Mutator, Visitor,
 };
 use bounds::Interval;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// Simplifies an expression.
 pub fn simplify(e: &Expr) -> Expr {
@@ -46,7 +47,7 @@ pub fn simplify_with(e: &Expr, ranges: &HashMap<Name, (i64, i64)>) -> Expr {
 
 /// Simplifies a statement and every expression in it.
 pub fn simplify_stmt(s: &Stmt) -> Stmt {
-    Simplifier::default().mutate_stmt(s)
+    Simplifier { binders: Some(binder_counts(s)), ..Simplifier::default() }.mutate_stmt(s)
 }
 
 /// Whether the bool expression `e` simplifies to constant true.
@@ -80,10 +81,22 @@ pub fn const_bounds(e: &Expr) -> (Option<i64>, Option<i64>) {
 /// subtrees at every node they rebuild; the cache makes that linear in the
 /// size of the tree. It holds each node it has a bound for (so no address
 /// is reused while it is a key) and empties whenever a range changes.
+///
+/// Two more tables keep a statement's simplification linear in its size
+/// where a long chain of lets (the bounds of a deep pipeline) would make it
+/// quadratic: the lets replaced by their values are substituted as the walk
+/// meets their variables (`inlined`), not by rewriting the body once per
+/// let, which is safe for a name bound once in the whole statement
+/// (`binders` counts them); and the variables each simplified statement
+/// mentions are remembered by node (`mentions`, holding its node), so that
+/// dropping unused lets does not walk the body once per let.
 #[derive(Default)]
 struct Simplifier {
     ranges: HashMap<Name, Vec<Option<Interval>>>,
     bounds_cache: HashMap<usize, (Expr, Option<Interval>)>,
+    binders: Option<HashMap<Name, usize>>,
+    inlined: HashMap<Name, Expr>,
+    mentions: HashMap<usize, (Stmt, Rc<HashSet<Name>>)>,
 }
 
 impl Simplifier {
@@ -133,8 +146,46 @@ impl Simplifier {
         }
     }
 
+    /// Whether `name`, inlined as `value` into a body it encloses, may be
+    /// substituted as the walk meets it: its only binder is this let, and
+    /// the variable `value` may be is bound nowhere or only outside.
+    fn inlines_in_walk(&self, name: &Name, value: &Expr) -> bool {
+        let Some(binders) = &self.binders else {
+            return false;
+        };
+        let count = |n: &Name| binders.get(n).copied().unwrap_or(0);
+        count(name) == 1 && value.as_var().is_none_or(|v| count(v) == 0 || (count(v) == 1 && self.ranges.contains_key(v)))
+    }
+
+    /// The variables `s` mentions (as `stmt_uses_var` sees them).
+    fn mentioned(&mut self, s: &Stmt) -> Rc<HashSet<Name>> {
+        let key = s.node() as *const StmtNode as usize;
+        if let Some((_, names)) = self.mentions.get(&key) {
+            return names.clone();
+        }
+        let (exprs, stmts) = stmt_children(s);
+        let children: Vec<Rc<HashSet<Name>>> = stmts.iter().map(|c| self.mentioned(c)).collect();
+        let names = match (exprs.is_empty(), children.as_slice()) {
+            (true, [only]) => only.clone(),
+            _ => {
+                let mut fv = FreeVars::default();
+                exprs.iter().for_each(|e| fv.visit_expr(e));
+                children.iter().for_each(|c| fv.names.extend(c.iter().cloned()));
+                Rc::new(fv.names)
+            }
+        };
+        self.mentions.insert(key, (s.clone(), names.clone()));
+        names
+    }
+
     fn let_stmt(&mut self, name: &Name, value: &Expr, body: &Stmt) -> Stmt {
         let value = self.mutate_expr(value);
+        if is_inlinable(&value) && self.inlines_in_walk(name, &value) {
+            self.inlined.insert(name.clone(), value);
+            let body = self.mutate_stmt(body);
+            self.inlined.remove(name);
+            return body;
+        }
         if is_inlinable(&value) && !rebinds(&value, |n| binds_in_stmt(body, n)) {
             return self.mutate_stmt(&substitute_stmt(name, &value, body));
         }
@@ -145,7 +196,7 @@ impl Simplifier {
         self.push_range(name, r);
         let body = self.mutate_stmt(body);
         self.pop_range(name);
-        if stmt_uses_var(&body, name) {
+        if self.mentioned(&body).contains(name) {
             Stmt::let_stmt(name.clone(), value, body)
         } else {
             body
@@ -182,6 +233,7 @@ impl Simplifier {
 impl Mutator for Simplifier {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         match e.node() {
+            ExprNode::Var { name, .. } if self.inlined.contains_key(name) => self.inlined[name].clone(),
             ExprNode::Let { name, value, body } => self.let_expr(name, value, body),
             _ => {
                 let e = mutate_expr_children(self, e);
@@ -288,6 +340,29 @@ fn binds_in_expr(e: &Expr, name: &Name) -> bool {
     let mut f = BinderFinder { name, found: false };
     f.visit_expr(e);
     f.found
+}
+
+/// How many binders (lets, let statements, loops) each name has in `s`.
+fn binder_counts(s: &Stmt) -> HashMap<Name, usize> {
+    #[derive(Default)]
+    struct Count(HashMap<Name, usize>);
+    impl Visitor for Count {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprNode::Let { name, .. } = e.node() {
+                *self.0.entry(name.clone()).or_default() += 1;
+            }
+            walk_expr(self, e)
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtNode::LetStmt { name, .. } | StmtNode::For { name, .. } = s.node() {
+                *self.0.entry(name.clone()).or_default() += 1;
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut c = Count::default();
+    c.visit_stmt(s);
+    c.0
 }
 
 fn binds_in_stmt(s: &Stmt, name: &Name) -> bool {
