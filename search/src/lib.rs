@@ -41,6 +41,15 @@ pub enum SearchError {
 /// search.
 const MAX_CHECKS: usize = 3;
 
+/// How many times the bytes the cost model priced for one allocation of a
+/// Func the lowered code may allocate (plus [`ALLOCATION_SLACK_BYTES`])
+/// before a nested candidate counts as mispriced: the compiler's bounds of
+/// a deep nest can over-approximate what the model's exact regions assume
+/// (tiles of a pyramid grown level after level), and the extra work is
+/// then invisible to the ranking.
+const MAX_ALLOCATION_RATIO: f64 = 4.0;
+const ALLOCATION_SLACK_BYTES: f64 = 65536.0;
+
 /// One stage's share of the predicted runtime.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageCost {
@@ -98,6 +107,7 @@ pub fn autoschedule(
     let mut chosen = None;
     let mut alternatives = vec![];
     let mut first_error: Option<(EstimateError, Schedule)> = None;
+    let mut first_mispriced: Option<String> = None;
     let mut checked = 0;
     for state in &outcome.complete {
         let schedule = apply::to_schedule(&dag, &state.root);
@@ -109,7 +119,12 @@ pub fn autoschedule(
             }
             checked += 1;
             match check_at_estimates(pipeline, &schedule, &limits) {
-                Ok(_) => chosen = Some((schedule, state)),
+                Ok(checked) => match unpriced_allocation(&dag, state, &checked.allocations).filter(|_| options.nested) {
+                    None => chosen = Some((schedule, state)),
+                    Some(why) => {
+                        first_mispriced.get_or_insert(why);
+                    }
+                },
                 Err(e) => {
                     first_error.get_or_insert((e, schedule));
                 }
@@ -123,16 +138,22 @@ pub fn autoschedule(
         }
     }
     let Some((schedule, state)) = chosen else {
-        let (error, rejected) = first_error.expect("a search yields at least one candidate");
         if options.nested {
-            // Nothing nested runs at the estimates: search again with every
-            // Func inlined or at the root (its regions are exact there).
+            // Nothing nested runs at the estimates as priced: search again
+            // with every Func inlined or at the root (its regions are exact
+            // there).
+            let why = match (&first_error, &first_mispriced) {
+                (Some((error, _)), _) => format!("the best failed at the estimates: {error}"),
+                (None, Some(why)) => why.clone(),
+                (None, None) => "the search yielded none".to_string(),
+            };
             let flat = BeamOptions { nested: false, budget: options.budget / 4, ..options.clone() };
             let mut result = autoschedule(pipeline, target, model, &flat, top_k)?;
             result.fallback =
-                Some(format!("no candidate with nested Funcs ran at the estimates (the best: {error}); Funcs are inlined or at the root"));
+                Some(format!("no candidate with nested Funcs ran at the estimates as priced ({why}); Funcs are inlined or at the root"));
             return Ok(result);
         }
+        let (error, rejected) = first_error.expect("a search yields at least one candidate");
         return Err(SearchError::NoLegalSchedule { error, schedule: Box::new(rejected) });
     };
     let mut per_stage: Vec<StageCost> = state
@@ -155,5 +176,17 @@ pub fn autoschedule(
         model: model.name(),
         fallback: None,
         check_seconds: checking.elapsed().as_secs_f64(),
+    })
+}
+
+/// Why a checked candidate is mispriced: some Func's largest allocation in
+/// the lowered code is far larger than the allocation the cost model
+/// priced for it.
+fn unpriced_allocation(dag: &Dag, state: &beam::State, allocations: &[(compiler::ir::expr::Name, u64)]) -> Option<String> {
+    allocations.iter().find_map(|(func, bytes)| {
+        let node = dag.nodes.iter().find(|n| n.name == *func)?;
+        let priced = node.stages.first().and_then(|s| state.features.get(s))?.bytes_at_realization;
+        (*bytes as f64 > MAX_ALLOCATION_RATIO * priced + ALLOCATION_SLACK_BYTES)
+            .then(|| format!("the lowered code allocates {bytes} bytes for Func {func}, where the cost model priced {priced:.0}"))
     })
 }

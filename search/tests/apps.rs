@@ -98,3 +98,29 @@ fn stores_know_whether_they_scatter() {
     let update = &dag.stages[1];
     assert!(!update.scatters_along(update.loops.iter().position(|l| l.pure_dim == Some(0)).unwrap()));
 }
+
+/// The pyramids at the paper size: whatever the search returns, the lowered
+/// code allocates for no Func much more than the cost model priced (nests
+/// whose compiler bounds grow level after level are not returned as priced).
+#[test]
+fn pyramids_allocate_what_the_model_priced() {
+    for name in ["interpolate", "local_laplacian"] {
+        let app = apps::build(name, Size::Paper, &target()).unwrap();
+        let p = app.pipeline_estimated_as_run();
+        let mut model = Analytical::new(Machine::typical(target().threads));
+        let result = autoschedule(&p, &target(), &mut model, &options(32, 1500), 0).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let checked = compiler::check_at_estimates(&p, &result.schedule, &compiler::schedule::legality::Limits::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let dag = featurizer::Dag::new(&p, &target()).unwrap();
+        for (func, bytes) in &checked.allocations {
+            let node = dag.nodes.iter().find(|n| n.name == *func).unwrap_or_else(|| panic!("{name}: no node {func}"));
+            let priced = node.stages.first().and_then(|s| result.features.get(s)).map_or(0.0, |f| f.bytes_at_realization);
+            assert!(
+                *bytes as f64 <= 4.0 * priced + 65536.0,
+                "{name}: Func {func} allocates {bytes} bytes, priced {priced:.0} ({})\n{}",
+                result.fallback.as_deref().unwrap_or("nested"),
+                result.schedule
+            );
+        }
+    }
+}

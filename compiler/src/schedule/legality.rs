@@ -69,12 +69,21 @@ pub enum EstimateError {
     RegionUnknown { what: String, region: String },
 }
 
+/// A schedule that runs at the estimates: its lowered pipeline and the
+/// largest allocation of each Func it realizes, in bytes at the estimates
+/// (over every iteration of the loops around it), in statement order.
+#[derive(Clone, Debug)]
+pub struct AtEstimates {
+    pub lowered: Lowered,
+    pub allocations: Vec<(Name, u64)>,
+}
+
 /// Lowers `p` under `s` and checks, at the estimates, that every input
 /// read stays inside the input's estimated region, every output write
 /// inside the output's, that round-up and shift-inwards splits of outputs
 /// fit their extents, and that no allocation exceeds `limits`. Returns the
-/// lowered pipeline.
-pub fn check_at_estimates(p: &PipelineDef, s: &Schedule, limits: &Limits) -> Result<Lowered, EstimateError> {
+/// lowered pipeline and its allocations.
+pub fn check_at_estimates(p: &PipelineDef, s: &Schedule, limits: &Limits) -> Result<AtEstimates, EstimateError> {
     let fields = estimated_fields(p)?;
     check_output_splits(p, s)?;
     let lowered = lower(p, s)?;
@@ -120,16 +129,17 @@ pub fn check_at_estimates(p: &PipelineDef, s: &Schedule, limits: &Limits) -> Res
     let stmt = substitute_map_stmt(&fields, &lowered.stmt);
     let mut allocations = vec![];
     largest_allocations(&stmt, &mut Scope::default(), &mut allocations);
+    let mut sized = vec![];
     for (func, bytes) in allocations {
         match bytes {
             None => return Err(EstimateError::AllocationUnbounded { func: func.to_string() }),
             Some(b) if b > limits.max_allocation_bytes => {
                 return Err(EstimateError::AllocationTooLarge { func: func.to_string(), bytes: b, limit: limits.max_allocation_bytes })
             }
-            Some(_) => {}
+            Some(b) => sized.push((func, b)),
         }
     }
-    Ok(lowered)
+    Ok(AtEstimates { lowered, allocations: sized })
 }
 
 /// The value of every buffer field (min, extent, dense stride) of the
