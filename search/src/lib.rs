@@ -119,7 +119,7 @@ pub fn autoschedule(
             }
             checked += 1;
             match check_at_estimates(pipeline, &schedule, &limits) {
-                Ok(checked) => match unpriced_allocation(&dag, state, &checked.allocations).filter(|_| options.nested) {
+                Ok(checked) => match options.nested.then(|| unpriced_allocation(&dag, state, &checked.allocations)).flatten() {
                     None => chosen = Some((schedule, state)),
                     Some(why) => {
                         first_mispriced.get_or_insert(why);
@@ -184,7 +184,7 @@ pub fn autoschedule(
 /// priced for it.
 fn unpriced_allocation(dag: &Dag, state: &beam::State, allocations: &[(compiler::ir::expr::Name, u64)]) -> Option<String> {
     allocations.iter().find_map(|(func, bytes)| {
-        let node = dag.nodes.iter().find(|n| n.name == *func)?;
+        let node = dag.node_by_name(func)?;
         let priced = node.stages.first().and_then(|s| state.features.get(s))?.bytes_at_realization;
         (*bytes as f64 > MAX_ALLOCATION_RATIO * priced + ALLOCATION_SLACK_BYTES)
             .then(|| format!("the lowered code allocates {bytes} bytes for Func {func}, where the cost model priced {priced:.0}"))

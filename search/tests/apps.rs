@@ -113,7 +113,7 @@ fn pyramids_allocate_what_the_model_priced() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let dag = featurizer::Dag::new(&p, &target()).unwrap();
         for (func, bytes) in &checked.allocations {
-            let node = dag.nodes.iter().find(|n| n.name == *func).unwrap_or_else(|| panic!("{name}: no node {func}"));
+            let node = dag.node_by_name(func).unwrap_or_else(|| panic!("{name}: no node {func}"));
             let priced = node.stages.first().and_then(|s| result.features.get(s)).map_or(0.0, |f| f.bytes_at_realization);
             assert!(
                 *bytes as f64 <= 4.0 * priced + 65536.0,

@@ -154,13 +154,17 @@ impl BoxWalker<'_, '_> {
     /// first `upto` definitions that `e` mentions, and those their values
     /// mention.
     fn expand_mentioned(&mut self, e: &Expr, upto: usize) {
+        for i in self.mentioned_definitions(e, upto) {
+            self.expand_definition(i);
+        }
+    }
+
+    /// The indices among the first `upto` definitions of the variables `e`
+    /// mentions (the innermost binding of each).
+    fn mentioned_definitions(&self, e: &Expr, upto: usize) -> Vec<usize> {
         let mut mentioned = crate::ir::visit::FreeVars::default();
         crate::ir::visit::Visitor::visit_expr(&mut mentioned, e);
-        for name in mentioned.names {
-            if let Some(i) = self.definitions[..upto].iter().rposition(|(n, _)| *n == name) {
-                self.expand_definition(i);
-            }
-        }
+        mentioned.names.iter().filter_map(|name| self.definitions[..upto].iter().rposition(|(n, _)| n == name)).collect()
     }
 
     /// Expands definition `i` if it is pending.
@@ -199,13 +203,9 @@ impl BoxWalker<'_, '_> {
     /// Expands and bounds the lets an if-guard compares, for
     /// [`refinements`] to read on the scope.
     fn bound_mentioned(&mut self, cond: &Expr) {
-        self.expand_mentioned(cond, self.definitions.len());
-        let mut mentioned = crate::ir::visit::FreeVars::default();
-        crate::ir::visit::Visitor::visit_expr(&mut mentioned, cond);
-        for name in mentioned.names {
-            if let Some(i) = self.definitions.iter().rposition(|(n, _)| *n == name) {
-                self.bound_definition(i);
-            }
+        for i in self.mentioned_definitions(cond, self.definitions.len()) {
+            self.expand_definition(i);
+            self.bound_definition(i);
         }
     }
 
@@ -214,20 +214,22 @@ impl BoxWalker<'_, '_> {
         raw_bounds(&expand_with(&self.definitions, e), self.scope)
     }
 
-    fn define(&mut self, name: &Name, value: &Expr) {
+    /// Before `name` is bound again inside its own scope: expands every
+    /// pending let now, so that the intervals stack on the scope in binding
+    /// order.
+    fn before_binding(&mut self, name: &Name) {
         if self.definitions.iter().any(|(n, _)| n == name) {
-            // A name bound again inside its own scope: expand every pending
-            // let now, so that the intervals stack on the scope in binding
-            // order.
             (0..self.definitions.len()).for_each(|i| self.expand_definition(i));
         }
+    }
+
+    fn define(&mut self, name: &Name, value: &Expr) {
+        self.before_binding(name);
         self.definitions.push((name.clone(), Definition::Pending(value.clone())));
     }
 
     fn define_opaque(&mut self, name: &Name, interval: Interval) {
-        if self.definitions.iter().any(|(n, _)| n == name) {
-            (0..self.definitions.len()).for_each(|i| self.expand_definition(i));
-        }
+        self.before_binding(name);
         self.scope.push(name.clone(), interval);
         self.definitions.push((name.clone(), Definition::Opaque));
     }

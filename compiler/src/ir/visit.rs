@@ -472,28 +472,30 @@ pub fn stmt_uses_var(s: &Stmt, name: &str) -> bool {
 
 /// The names `s` binds: its lets (statement and expression) and loops.
 pub fn names_bound(s: &Stmt) -> HashSet<Name> {
+    binder_counts(s).into_keys().collect()
+}
+
+/// How many binders (lets, let statements, loops) each name has in `s`.
+pub fn binder_counts(s: &Stmt) -> HashMap<Name, usize> {
     #[derive(Default)]
-    struct Bound(HashSet<Name>);
-    impl Visitor for Bound {
+    struct Count(HashMap<Name, usize>);
+    impl Visitor for Count {
         fn visit_expr(&mut self, e: &Expr) {
             if let ExprNode::Let { name, .. } = e.node() {
-                self.0.insert(name.clone());
+                *self.0.entry(name.clone()).or_default() += 1;
             }
             walk_expr(self, e)
         }
         fn visit_stmt(&mut self, s: &Stmt) {
-            match s.node() {
-                StmtNode::LetStmt { name, .. } | StmtNode::For { name, .. } => {
-                    self.0.insert(name.clone());
-                }
-                _ => {}
+            if let StmtNode::LetStmt { name, .. } | StmtNode::For { name, .. } = s.node() {
+                *self.0.entry(name.clone()).or_default() += 1;
             }
             walk_stmt(self, s)
         }
     }
-    let mut b = Bound::default();
-    b.visit_stmt(s);
-    b.0
+    let mut c = Count::default();
+    c.visit_stmt(s);
+    c.0
 }
 
 /// Whether statement `s` reads or writes the Func `func`.

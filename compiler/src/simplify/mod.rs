@@ -23,8 +23,8 @@ mod tests;
 use crate::ir::expr::{Expr, ExprNode, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::visit::{
-    expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_children, substitute, substitute_stmt, walk_expr, walk_stmt, FreeVars,
-    Mutator, Visitor,
+    binder_counts, expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_children, substitute, substitute_stmt, walk_expr,
+    walk_stmt, FreeVars, Mutator, Visitor,
 };
 use bounds::Interval;
 use std::collections::{HashMap, HashSet};
@@ -340,29 +340,6 @@ fn binds_in_expr(e: &Expr, name: &Name) -> bool {
     let mut f = BinderFinder { name, found: false };
     f.visit_expr(e);
     f.found
-}
-
-/// How many binders (lets, let statements, loops) each name has in `s`.
-fn binder_counts(s: &Stmt) -> HashMap<Name, usize> {
-    #[derive(Default)]
-    struct Count(HashMap<Name, usize>);
-    impl Visitor for Count {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprNode::Let { name, .. } = e.node() {
-                *self.0.entry(name.clone()).or_default() += 1;
-            }
-            walk_expr(self, e)
-        }
-        fn visit_stmt(&mut self, s: &Stmt) {
-            if let StmtNode::LetStmt { name, .. } | StmtNode::For { name, .. } = s.node() {
-                *self.0.entry(name.clone()).or_default() += 1;
-            }
-            walk_stmt(self, s)
-        }
-    }
-    let mut c = Count::default();
-    c.visit_stmt(s);
-    c.0
 }
 
 fn binds_in_stmt(s: &Stmt, name: &Name) -> bool {
