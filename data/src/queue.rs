@@ -121,6 +121,8 @@ pub struct WorkCounts {
     pub done: u64,
     /// Not done, lease expired, no attempts left.
     pub exhausted: u64,
+    /// Leased more than once (in any state).
+    pub reissued: u64,
 }
 
 /// Unix time in milliseconds.
@@ -315,21 +317,23 @@ impl Store {
 
     /// How many items are in each state now, with `max_attempts` per item.
     pub fn work_counts(&self, max_attempts: u32) -> Result<WorkCounts, StoreError> {
-        let (waiting, leased, done, exhausted): (i64, i64, i64, i64) = self.conn.query_row(
+        let (waiting, leased, done, exhausted, reissued): (i64, i64, i64, i64, i64) = self.conn.query_row(
             "SELECT
                 COALESCE(SUM(done_report IS NULL AND (lease_expires_ms IS NULL OR lease_expires_ms <= ?1) AND attempts < ?2), 0),
                 COALESCE(SUM(done_report IS NULL AND lease_expires_ms > ?1), 0),
                 COALESCE(SUM(done_report IS NOT NULL), 0),
-                COALESCE(SUM(done_report IS NULL AND (lease_expires_ms IS NULL OR lease_expires_ms <= ?1) AND attempts >= ?2), 0)
+                COALESCE(SUM(done_report IS NULL AND (lease_expires_ms IS NULL OR lease_expires_ms <= ?1) AND attempts >= ?2), 0),
+                COALESCE(SUM(attempts > 1), 0)
              FROM work_items",
             params![now_ms(), max_attempts],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )?;
         Ok(WorkCounts {
             waiting: narrow(waiting, "count")?,
             leased: narrow(leased, "count")?,
             done: narrow(done, "count")?,
             exhausted: narrow(exhausted, "count")?,
+            reissued: narrow(reissued, "count")?,
         })
     }
 }
@@ -433,7 +437,7 @@ mod tests {
             (0..3).map(|i| store.lease_work(if i % 2 == 0 { b } else { a }, LONG, 3).unwrap().unwrap().work_id).collect();
         assert_eq!(leased, ["round0/seed1", "round0/seed2", "round0/seed3"]);
         assert_eq!(store.lease_work(a, LONG, 3).unwrap(), None, "every item is leased");
-        assert_eq!(store.work_counts(3).unwrap(), WorkCounts { waiting: 0, leased: 4, done: 0, exhausted: 0 });
+        assert_eq!(store.work_counts(3).unwrap(), WorkCounts { waiting: 0, leased: 4, done: 0, exhausted: 0, reissued: 0 });
         assert!(matches!(store.lease_work(99, LONG, 3), Err(StoreError::UnknownAgent(99))));
     }
 
@@ -463,7 +467,7 @@ mod tests {
         assert!(store.lease_work(a, Duration::ZERO, 2).unwrap().is_some());
         assert!(store.lease_work(a, Duration::ZERO, 2).unwrap().is_some());
         assert_eq!(store.lease_work(a, Duration::ZERO, 2).unwrap(), None);
-        assert_eq!(store.work_counts(2).unwrap(), WorkCounts { waiting: 0, leased: 0, done: 0, exhausted: 1 });
+        assert_eq!(store.work_counts(2).unwrap(), WorkCounts { waiting: 0, leased: 0, done: 0, exhausted: 1, reissued: 1 });
     }
 
     #[test]
@@ -485,7 +489,7 @@ mod tests {
         let summary = store.summary().unwrap();
         assert_eq!((summary.reports, summary.samples, summary.pipelines), (1, 3, 1));
         assert_eq!(summary.samples_per_round, [(2, 3)]);
-        assert_eq!(store.work_counts(3).unwrap(), WorkCounts { waiting: 0, leased: 0, done: 1, exhausted: 0 });
+        assert_eq!(store.work_counts(3).unwrap(), WorkCounts { waiting: 0, leased: 0, done: 1, exhausted: 0, reissued: 1 });
         assert_eq!(store.heartbeat(b, std::slice::from_ref(&work_id), LONG).unwrap()[0].1, LeaseState::Lost, "a done item's lease is gone");
         assert_eq!(store.lease_work(b, LONG, 3).unwrap(), None);
         let p = &store.pipelines().unwrap()[0];
@@ -534,7 +538,7 @@ mod tests {
 
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.agent_sessions().unwrap(), std::slice::from_ref(&session));
-        assert_eq!(store.work_counts(3).unwrap(), WorkCounts { waiting: 1, leased: 1, done: 0, exhausted: 0 });
+        assert_eq!(store.work_counts(3).unwrap(), WorkCounts { waiting: 1, leased: 1, done: 0, exhausted: 0, reissued: 0 });
         assert_eq!(store.lease_work(session.agent_id, LONG, 3).unwrap().unwrap().work_id, "round0/seed1");
         // The same agent registering again gets the same id and a second session.
         let again = store.register_agent("a", &host("cpu"), &serde_json::json!({"gpus": 1}), "token-hash-2").unwrap();

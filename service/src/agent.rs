@@ -226,15 +226,22 @@ impl Agent for AgentService {
         traced("lease_work", async {
             let session = self.authenticate(request.metadata())?;
             let (lease, max_attempts) = (self.settings.lease, self.settings.max_attempts);
-            let leased = self.store(move |s| s.lease_work(session.agent_id, lease, max_attempts)).await?;
-            let Some(leased) = leased else {
-                return Ok(v1::LeaseWorkReply { item: None, retry_after_ms: self.settings.retry_after.as_millis() as u64 });
+            let leased = self
+                .store(move |s| {
+                    let leased = s.lease_work(session.agent_id, lease, max_attempts)?;
+                    let counts = if leased.is_none() { Some(s.work_counts(max_attempts)?) } else { None };
+                    Ok((leased, counts))
+                })
+                .await?;
+            let (Some(leased), _) = leased else {
+                let drained = leased.1.is_some_and(|c| c.waiting + c.leased == 0);
+                return Ok(v1::LeaseWorkReply { item: None, retry_after_ms: self.settings.retry_after.as_millis() as u64, drained });
             };
             tracing::Span::current().record("work_id", leased.work_id.as_str());
             info!(attempt = leased.attempt, weights_version = leased.weights_version, "leased");
             let item = proto::agent::work_item(&leased)
                 .map_err(|e| Status::internal(format!("work item {}: stored generator parameters: {e}", leased.work_id)))?;
-            Ok(v1::LeaseWorkReply { item: Some(item), retry_after_ms: 0 })
+            Ok(v1::LeaseWorkReply { item: Some(item), retry_after_ms: 0, drained: false })
         })
         .await
     }
