@@ -6,12 +6,13 @@
 use prost::Message;
 use std::path::PathBuf;
 
-const FILES: [&str; 5] = [
+const FILES: [&str; 6] = [
     "proto/scheduler/v1/types.proto",
     "proto/scheduler/v1/pipeline.proto",
     "proto/scheduler/v1/schedule.proto",
     "proto/scheduler/v1/target.proto",
     "proto/scheduler/v1/scheduler.proto",
+    "proto/scheduler/v1/agent.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

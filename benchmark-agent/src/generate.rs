@@ -122,7 +122,7 @@ fn best_of(a: Runtime, b: Runtime) -> Runtime {
 }
 
 /// One pipeline's records: the pipeline, its sampled schedules, and a
-/// sample of each.
+/// sample of each (ranked with `model`, timed `options.timing_passes` times).
 fn measure_pipeline(
     seed: u64,
     target: &Target,
@@ -134,25 +134,58 @@ fn measure_pipeline(
         Some(app) => Workload::from_app(app),
         None => Workload::random(seed)?,
     };
+    let measured = measure_workload(&workload, target, model, runner, &options.sampling, seed, options.timing_passes, &|| false)?;
+    Ok((measured.pipeline, measured.schedules, measured.samples))
+}
+
+/// A workload's records: the pipeline, the schedules measured, a sample of each.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    pub pipeline: data::PipelineRecord,
+    pub schedules: Vec<data::ScheduleRecord>,
+    /// One per schedule, in the same order.
+    pub samples: Vec<SampleRecord>,
+}
+
+/// Samples `workload`'s schedules with `model` (`seed` seeds the probes)
+/// and times each `timing_passes` times in rotation, keeping its best.
+/// `stop` is asked before each timing: once it says yes, the schedules
+/// timed so far are returned (each with what it measured), the others left
+/// out.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_workload(
+    workload: &Workload,
+    target: &Target,
+    model: &mut dyn CostModel,
+    runner: &mut Runner,
+    sampling: &SamplingOptions,
+    seed: u64,
+    timing_passes: usize,
+    stop: &dyn Fn() -> bool,
+) -> Result<Measured, AgentError> {
     let dag = Dag::new(&workload.pipeline, target)?;
-    let sampled = sample_schedules(&workload.pipeline, target, model, &options.sampling, seed)?;
-    let sampling = training_sampling();
-    let mut samples: Vec<SampleRecord> = sampled
-        .iter()
-        .map(|s| {
-            let (compile_time_s, outcome) = measure(runner, &workload, &s.schedule, &sampling);
-            SampleRecord { schedule_hash: s.hash.clone(), compile_time_s, outcome }
-        })
-        .collect();
-    for _ in 1..options.timing_passes {
+    let sampled = sample_schedules(&workload.pipeline, target, model, sampling, seed)?;
+    let timing = training_sampling();
+    let mut samples: Vec<SampleRecord> = Vec::with_capacity(sampled.len());
+    for s in &sampled {
+        if stop() {
+            break;
+        }
+        let (compile_time_s, outcome) = measure(runner, workload, &s.schedule, &timing);
+        samples.push(SampleRecord { schedule_hash: s.hash.clone(), compile_time_s, outcome });
+    }
+    for _ in 1..timing_passes {
         for (s, sample) in sampled.iter().zip(&mut samples) {
+            if stop() {
+                break;
+            }
             if let Outcome::Measured(best) = &mut sample.outcome {
-                if let Outcome::Measured(again) = measure(runner, &workload, &s.schedule, &sampling).1 {
+                if let Outcome::Measured(again) = measure(runner, workload, &s.schedule, &timing).1 {
                     *best = best_of(*best, again);
                 }
             }
         }
     }
-    let schedules = sampled.iter().map(|s| schedule_record(&dag, s)).collect();
-    Ok((pipeline_record(&dag, &workload), schedules, samples))
+    let schedules = sampled.iter().take(samples.len()).map(|s| schedule_record(&dag, s)).collect();
+    Ok(Measured { pipeline: pipeline_record(&dag, workload), schedules, samples })
 }

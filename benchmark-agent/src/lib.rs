@@ -8,12 +8,15 @@
 //! isolated runner ([`measure`]), written to the training store as one
 //! report ([`records`]). [`generate`] runs that loop over a range of seeds
 //! without any server; the `datagen` binary drives it, and its `bootstrap` command alternates
-//! it with retraining ([`bootstrap`]).
+//! it with retraining ([`bootstrap`]). [`remote`] is the networked agent
+//! (the `benchmark-agent` binary): the same measuring, with work leased
+//! from a scheduling server and reports sent to it.
 
 pub mod bootstrap;
 pub mod generate;
 pub mod measure;
 pub mod records;
+pub mod remote;
 pub mod sampling;
 pub mod workload;
 
@@ -39,4 +42,6 @@ pub enum AgentError {
     Retrain(#[from] trainer::RetrainError),
     #[error("choosing the cost model: {0}")]
     Model(#[from] trainer::ChooseError),
+    #[error("cost-model weights: {0}")]
+    Weights(#[from] trainer::WeightsError),
 }

@@ -2,8 +2,6 @@
 //! random pipeline from its seed, or an app (for autotuning one app).
 
 use compiler::PipelineDef;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use random_pipelines::{GeneratorParams, RandomPipeline};
 
 /// What the agent times: a pipeline, its input and output regions, and how
@@ -40,17 +38,14 @@ impl Workload {
         }
     }
 
-    /// The random pipeline of `seed`, sized for training: 3 to 14 stages
-    /// over an image of 96 to 640 pixels a side (so that one schedule
-    /// compiles and runs in well under a second), drawn from the seed.
+    /// The random pipeline of `seed`, sized for training
+    /// ([`GeneratorParams::for_training`]).
     pub fn random(seed: u64) -> Result<Workload, random_pipelines::GenError> {
-        Ok(Workload::from_random(&random_pipelines::generate(&training_params(seed))?))
+        Workload::generated(&GeneratorParams::for_training(seed))
     }
-}
 
-/// The generator parameters the agent uses for `seed`.
-pub fn training_params(seed: u64) -> GeneratorParams {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xA6E7_5EED);
-    let side = |rng: &mut ChaCha8Rng| 32 * rng.random_range(3..=20);
-    GeneratorParams { seed, max_stages: rng.random_range(3..=14), input_size: (side(&mut rng), side(&mut rng), 3) }
+    /// The random pipeline of `params`.
+    pub fn generated(params: &GeneratorParams) -> Result<Workload, random_pipelines::GenError> {
+        Ok(Workload::from_random(&random_pipelines::generate(params)?))
+    }
 }

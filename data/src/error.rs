@@ -27,6 +27,14 @@ pub enum StoreError {
     /// A report id already recorded for another pipeline.
     #[error("report {work_id} was already recorded for pipeline {stored}, not {given}")]
     ReportConflict { work_id: String, stored: String, given: String },
+    /// A work id the queue never issued.
+    #[error("no work item {0}")]
+    UnknownWork(String),
+    /// A report of a work item that was never leased to the reporting agent.
+    #[error("work item {work_id} was never leased to agent {agent_id}")]
+    NotLeased { work_id: String, agent_id: i64 },
+    #[error("no registered agent {0}")]
+    UnknownAgent(i64),
     #[error("no weights version {0}")]
     UnknownWeights(u32),
     #[error("no promoted weights for host key {0:?}")]

@@ -7,7 +7,10 @@
 //! [`Store::insert_weights`]; the server serves [`Store::promoted_weights`].
 //! Features are stored as little-endian `f32` blobs tagged with their
 //! layout's version, names hash and length, and are only read back in the
-//! layout asked for. The schema grows by numbered migrations ([`schema`]).
+//! layout asked for. The scheduling server hands work to benchmark agents
+//! through the queue ([`Store::lease_work`], [`Store::heartbeat`],
+//! [`Store::complete_work`]): leases live in the store, and an item's
+//! samples are stored once however many agents report it. The schema grows by numbered migrations ([`schema`]).
 //! This crate depends on no other crate of the workspace.
 
 pub mod blob;
@@ -16,6 +19,7 @@ mod export;
 pub mod fingerprint;
 mod model;
 mod query;
+mod queue;
 pub mod schema;
 mod store;
 mod weights;
@@ -28,5 +32,6 @@ pub use model::{
     ExportRow, FailureClass, Features, LayoutId, NewWeights, Outcome, PipelineInfo, PipelineRecord, PipelineSamples, PipelineSource,
     Report, ReportOutcome, Runtime, SampleRecord, ScheduleRecord, ScheduleSample, Summary, Weights, WeightsInfo,
 };
+pub use queue::{AgentSession, Completion, LeaseState, NewWork, SamplingSettings, WorkCounts, WorkLease, WorkResult};
 pub use schema::SCHEMA_VERSION;
 pub use store::{Store, BUSY_TIMEOUT};

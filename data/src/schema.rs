@@ -104,6 +104,47 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX weights_one_promoted_per_host ON weights(COALESCE(host_key, '')) WHERE promoted = 1;
     CREATE INDEX weights_by_parent ON weights(parent_version);
     ",
+    // 3: the agents' work queue: registered agents and their sessions, work
+    // items with their current lease, and every lease ever given.
+    "
+    CREATE TABLE agents (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        host_id INTEGER NOT NULL REFERENCES hosts(id),
+        capabilities TEXT NOT NULL,
+        registered_at INTEGER NOT NULL,
+        UNIQUE (name, host_id)
+    );
+    CREATE TABLE agent_sessions (
+        token_hash TEXT PRIMARY KEY,
+        agent_id INTEGER NOT NULL REFERENCES agents(id),
+        created_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE work_items (
+        id INTEGER PRIMARY KEY,
+        work_id TEXT NOT NULL UNIQUE,
+        round INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        generator TEXT NOT NULL,
+        sampling TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        lease_agent INTEGER REFERENCES agents(id),
+        lease_expires_ms INTEGER,
+        weights_version INTEGER REFERENCES weights(version),
+        done_report INTEGER REFERENCES reports(id),
+        created_at INTEGER NOT NULL,
+        CHECK ((lease_agent IS NULL) = (lease_expires_ms IS NULL))
+    );
+    CREATE INDEX work_items_open ON work_items(done_report, lease_expires_ms);
+    CREATE TABLE work_leases (
+        work_item INTEGER NOT NULL REFERENCES work_items(id),
+        attempt INTEGER NOT NULL,
+        agent_id INTEGER NOT NULL REFERENCES agents(id),
+        leased_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (work_item, attempt)
+    ) WITHOUT ROWID;
+    CREATE INDEX work_leases_by_agent ON work_leases(agent_id, work_item);
+    ",
 ];
 
 /// The schema version this build writes.

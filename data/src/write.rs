@@ -31,71 +31,78 @@ impl Store {
     /// wrong number of values, a sample names a schedule the report lacks, or
     /// the work id was recorded on this host for another pipeline.
     pub fn record_report(&mut self, report: &Report) -> Result<ReportOutcome, StoreError> {
-        report.pipeline.features.check_shape(&format!("pipeline {}", report.pipeline.hash))?;
-        for s in &report.schedules {
-            s.features.check_shape(&format!("schedule {}", s.hash))?;
-        }
-
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let host_id = upsert_host(&tx, &report.host)?;
-        let pipeline = &report.pipeline;
-        tx.prepare_cached("INSERT INTO pipelines (hash, source) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
-            .execute(params![pipeline.hash, serde_json::to_string(&pipeline.source)?])?;
-        let pipeline_id: i64 = tx.prepare_cached("SELECT id FROM pipelines WHERE hash = ?1")?.query_row([&pipeline.hash], |r| r.get(0))?;
-        insert_features(&tx, "pipeline", pipeline_id, &pipeline.features)?;
-
-        let mut schedule_ids = HashMap::new();
-        for s in &report.schedules {
-            tx.prepare_cached("INSERT INTO schedules (pipeline_id, hash, source) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
-                .execute(params![pipeline_id, s.hash, s.source])?;
-            let id: i64 = tx
-                .prepare_cached("SELECT id FROM schedules WHERE pipeline_id = ?1 AND hash = ?2")?
-                .query_row(params![pipeline_id, s.hash], |r| r.get(0))?;
-            insert_features(&tx, "schedule", id, &s.features)?;
-            schedule_ids.insert(s.hash.as_str(), id);
-        }
-
-        tx.prepare_cached(
-            "INSERT INTO reports (work_id, host_id, pipeline_id, agent, round, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT DO NOTHING",
-        )?
-        .execute(params![report.work_id, host_id, pipeline_id, report.agent, report.round, unix_now()])?;
-        let (report_id, stored_pipeline): (i64, i64) = tx
-            .prepare_cached("SELECT id, pipeline_id FROM reports WHERE work_id = ?1 AND host_id = ?2")?
-            .query_row(params![report.work_id, host_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        if stored_pipeline != pipeline_id {
-            let stored = tx.query_row("SELECT hash FROM pipelines WHERE id = ?1", [stored_pipeline], |r| r.get(0))?;
-            return Err(StoreError::ReportConflict { work_id: report.work_id.clone(), stored, given: pipeline.hash.clone() });
-        }
-
-        let mut outcome = ReportOutcome::default();
-        for s in &report.samples {
-            let schedule_id = *schedule_ids
-                .get(s.schedule_hash.as_str())
-                .ok_or_else(|| StoreError::UnknownSchedule { work_id: report.work_id.clone(), schedule_hash: s.schedule_hash.clone() })?;
-            let (min, median, count, failure) = match s.outcome {
-                Outcome::Measured(r) => (Some(r.min_s), Some(r.median_s), Some(r.samples), None),
-                Outcome::Failed(class) => (None, None, None, Some(class.as_str())),
-            };
-            let inserted = tx
-                .prepare_cached(
-                    "INSERT INTO samples (report_id, schedule_id, compile_time_s, runtime_min_s, runtime_median_s, runtime_samples, failure)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
-                )?
-                .execute(params![report_id, schedule_id, s.compile_time_s, min, median, count, failure])?;
-            if inserted == 1 {
-                outcome.inserted += 1;
-            } else {
-                outcome.duplicates += 1;
-            }
-        }
+        let (outcome, _) = record_in(&tx, report)?;
         tx.commit()?;
         Ok(outcome)
     }
 }
 
+/// Stores `report` inside `tx` (see [`Store::record_report`]); returns
+/// what it stored and the report's row id.
+pub(crate) fn record_in(tx: &Transaction<'_>, report: &Report) -> Result<(ReportOutcome, i64), StoreError> {
+    report.pipeline.features.check_shape(&format!("pipeline {}", report.pipeline.hash))?;
+    for s in &report.schedules {
+        s.features.check_shape(&format!("schedule {}", s.hash))?;
+    }
+
+    let host_id = upsert_host(tx, &report.host)?;
+    let pipeline = &report.pipeline;
+    tx.prepare_cached("INSERT INTO pipelines (hash, source) VALUES (?1, ?2) ON CONFLICT DO NOTHING")?
+        .execute(params![pipeline.hash, serde_json::to_string(&pipeline.source)?])?;
+    let pipeline_id: i64 = tx.prepare_cached("SELECT id FROM pipelines WHERE hash = ?1")?.query_row([&pipeline.hash], |r| r.get(0))?;
+    insert_features(tx, "pipeline", pipeline_id, &pipeline.features)?;
+
+    let mut schedule_ids = HashMap::new();
+    for s in &report.schedules {
+        tx.prepare_cached("INSERT INTO schedules (pipeline_id, hash, source) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING")?
+            .execute(params![pipeline_id, s.hash, s.source])?;
+        let id: i64 = tx
+            .prepare_cached("SELECT id FROM schedules WHERE pipeline_id = ?1 AND hash = ?2")?
+            .query_row(params![pipeline_id, s.hash], |r| r.get(0))?;
+        insert_features(tx, "schedule", id, &s.features)?;
+        schedule_ids.insert(s.hash.as_str(), id);
+    }
+
+    tx.prepare_cached(
+        "INSERT INTO reports (work_id, host_id, pipeline_id, agent, round, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT DO NOTHING",
+    )?
+    .execute(params![report.work_id, host_id, pipeline_id, report.agent, report.round, unix_now()])?;
+    let (report_id, stored_pipeline): (i64, i64) = tx
+        .prepare_cached("SELECT id, pipeline_id FROM reports WHERE work_id = ?1 AND host_id = ?2")?
+        .query_row(params![report.work_id, host_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    if stored_pipeline != pipeline_id {
+        let stored = tx.query_row("SELECT hash FROM pipelines WHERE id = ?1", [stored_pipeline], |r| r.get(0))?;
+        return Err(StoreError::ReportConflict { work_id: report.work_id.clone(), stored, given: pipeline.hash.clone() });
+    }
+
+    let mut outcome = ReportOutcome::default();
+    for s in &report.samples {
+        let schedule_id = *schedule_ids
+            .get(s.schedule_hash.as_str())
+            .ok_or_else(|| StoreError::UnknownSchedule { work_id: report.work_id.clone(), schedule_hash: s.schedule_hash.clone() })?;
+        let (min, median, count, failure) = match s.outcome {
+            Outcome::Measured(r) => (Some(r.min_s), Some(r.median_s), Some(r.samples), None),
+            Outcome::Failed(class) => (None, None, None, Some(class.as_str())),
+        };
+        let inserted = tx
+            .prepare_cached(
+                "INSERT INTO samples (report_id, schedule_id, compile_time_s, runtime_min_s, runtime_median_s, runtime_samples, failure)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+            )?
+            .execute(params![report_id, schedule_id, s.compile_time_s, min, median, count, failure])?;
+        if inserted == 1 {
+            outcome.inserted += 1;
+        } else {
+            outcome.duplicates += 1;
+        }
+    }
+    Ok((outcome, report_id))
+}
+
 /// The host's row id, inserting it first if it is new.
-fn upsert_host(tx: &Transaction<'_>, host: &HostFingerprint) -> Result<i64, StoreError> {
+pub(crate) fn upsert_host(tx: &Transaction<'_>, host: &HostFingerprint) -> Result<i64, StoreError> {
     let key = host.key();
     let existing = tx.prepare_cached("SELECT id FROM hosts WHERE key = ?1")?.query_row([&key], |r| r.get(0)).optional()?;
     if let Some(id) = existing {

@@ -60,6 +60,18 @@ impl Default for GeneratorParams {
     }
 }
 
+impl GeneratorParams {
+    /// The parameters of `seed` sized for training the cost model: 3 to 14
+    /// stages over an image of 96 to 640 pixels a side (so that one
+    /// schedule compiles and runs in well under a second), drawn from the
+    /// seed.
+    pub fn for_training(seed: u64) -> GeneratorParams {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xA6E7_5EED);
+        let side = |rng: &mut ChaCha8Rng| 32 * rng.random_range(3..=20);
+        GeneratorParams { seed, max_stages: rng.random_range(3..=14), input_size: (side(&mut rng), side(&mut rng), 3) }
+    }
+}
+
 /// Why no pipeline came out.
 #[derive(Debug, thiserror::Error)]
 pub enum GenError {

@@ -4,8 +4,10 @@
 //!
 //! [`deadline`] turns a call's `grpc-timeout` into the search budget,
 //! [`scheduler`] implements the RPC (conversion, concurrency limit, model
-//! choice, the search on a blocking thread, the reply), [`server`] puts the
-//! services together with message size limits and graceful shutdown.
+//! choice, the search on a blocking thread, the reply), [`agent`] the
+//! benchmark agents' protocol (register, lease, heartbeat, report, fetch
+//! weights) over the store's work queue, [`server`] puts the services
+//! together with message size limits and graceful shutdown.
 //!
 //! It lives in its own crate rather than in `search` (as the design's
 //! table has it) because it needs `trainer` (the learned model), which
@@ -19,10 +21,12 @@
 //! once, and a call that waits longer than its deadline for a slot is
 //! `RESOURCE_EXHAUSTED`.
 
+pub mod agent;
 pub mod deadline;
 pub mod scheduler;
 pub mod server;
 
+pub use agent::{AgentService, AgentSettings, WorkSource};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
-pub use server::{serve, ServerConfig, MAX_MESSAGE_BYTES};
+pub use server::{serve, ServeError, ServerConfig, MAX_MESSAGE_BYTES};

@@ -64,9 +64,9 @@ pub struct SchedulerService {
 
 impl SchedulerService {
     /// A service running at most `max_concurrent` searches at once, with
-    /// models from `store` when given.
-    pub fn new(settings: SchedulerSettings, store: Option<Store>, max_concurrent: usize) -> SchedulerService {
-        SchedulerService { settings, store: store.map(|s| Arc::new(Mutex::new(s))), slots: Arc::new(Semaphore::new(max_concurrent.max(1))) }
+    /// models from `store` when given (shared with the agent service).
+    pub fn new(settings: SchedulerSettings, store: Option<Arc<Mutex<Store>>>, max_concurrent: usize) -> SchedulerService {
+        SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent.max(1))) }
     }
 }
 

@@ -1,13 +1,17 @@
-//! The server: the `Scheduler` service with message size limits, gRPC
-//! health (the Scheduler and the server as a whole reported SERVING while
-//! it serves, NOT_SERVING once shutdown begins) and reflection (v1, over the proto crate's
-//! descriptor set), on a listener the caller bound, until a shutdown
-//! future completes (in-flight calls finish first).
+//! The server: the `Scheduler` service and, with agent settings and a
+//! store, the `Agent` service, with message size limits, gRPC health (the
+//! services and the server as a whole reported SERVING while it serves,
+//! NOT_SERVING once shutdown begins) and reflection (v1, over the proto
+//! crate's descriptor set), on a listener the caller bound, until a
+//! shutdown future completes (in-flight calls finish first).
 
+use crate::agent::{AgentService, AgentSettings};
 use crate::scheduler::{SchedulerService, SchedulerSettings};
-use data::Store;
+use data::{Store, StoreError};
+use proto::v1::agent_server::AgentServer;
 use proto::v1::scheduler_server::SchedulerServer;
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use thiserror::Error;
 use tokio::net::TcpListener;
 use tonic::transport::server::TcpIncoming;
@@ -24,6 +28,8 @@ pub struct ServerConfig {
     pub store: Option<Store>,
     /// Searches that may run at once.
     pub max_concurrent: usize,
+    /// Serve the `Agent` service (it needs the store).
+    pub agents: Option<AgentSettings>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -33,23 +39,41 @@ pub enum ServeError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error("the agent service needs a training store (--db)")]
+    AgentsWithoutStore,
+    #[error("training store: {0}")]
+    Store(#[from] StoreError),
 }
 
 /// Serves on `listener` until `shutdown` completes.
 pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
-    type Service = SchedulerServer<SchedulerService>;
+    type Scheduling = SchedulerServer<SchedulerService>;
+    type Agents = AgentServer<AgentService>;
+    let store = config.store.map(|s| Arc::new(Mutex::new(s)));
+    let agents = match (config.agents, &store) {
+        (Some(settings), Some(store)) => Some(AgentService::new(settings, store.clone())?.into_server()),
+        (Some(_), None) => return Err(ServeError::AgentsWithoutStore),
+        (None, _) => None,
+    };
     let (reporter, health) = tonic_health::server::health_reporter();
-    reporter.set_serving::<Service>().await;
+    reporter.set_serving::<Scheduling>().await;
+    if agents.is_some() {
+        reporter.set_serving::<Agents>().await;
+    }
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    let scheduler = SchedulerServer::new(SchedulerService::new(config.settings, config.store, config.max_concurrent))
+    let scheduler = SchedulerServer::new(SchedulerService::new(config.settings, store, config.max_concurrent))
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    let serves_agents = agents.is_some();
     let shutdown = async move {
         shutdown.await;
-        reporter.set_not_serving::<Service>().await;
+        reporter.set_not_serving::<Scheduling>().await;
+        if serves_agents {
+            reporter.set_not_serving::<Agents>().await;
+        }
         reporter.set_service_status("", ServingStatus::NotServing).await;
         tracing::info!("shutting down: in-flight calls finish first");
     };
@@ -57,6 +81,7 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
         .add_service(health)
         .add_service(reflection)
         .add_service(scheduler)
+        .add_optional_service(agents)
         .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
         .await?;
     Ok(())

@@ -1,14 +1,22 @@
-//! `scheduler-server --listen 127.0.0.1:50051 [--db FILE] [--max-concurrent N]`:
-//! serves the `Scheduler` RPC, gRPC health and reflection until SIGTERM or
-//! ctrl-c (in-flight calls finish first). Logs go to stderr (`RUST_LOG`
-//! filters them; `info` by default).
+//! `scheduler-server --listen 127.0.0.1:50051 [--db FILE] [--max-concurrent N]
+//! [--agent-token SECRET --seeds N ...]`: serves the `Scheduler` RPC, gRPC
+//! health and reflection, and with a shared secret for agents (`--agent-token`
+//! or `SCHEDULER_AGENT_TOKEN`) and a store the `Agent` service, which hands
+//! out the seeds of one round; until SIGTERM or ctrl-c (in-flight calls
+//! finish first). Logs go to stderr (`RUST_LOG` filters them; `info` by
+//! default).
 
 use anyhow::Context;
 use clap::Parser;
-use service::{serve, SchedulerSettings, ServerConfig};
+use data::SamplingSettings;
+use service::{serve, AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// The environment variable that may hold the agents' shared secret.
+const TOKEN_ENV: &str = "SCHEDULER_AGENT_TOKEN";
 
 #[derive(Parser)]
 #[command(about = "The scheduling service: Schedule, gRPC health and reflection")]
@@ -22,6 +30,77 @@ struct Args {
     /// Searches that may run at once (default: the number of cores).
     #[arg(long)]
     max_concurrent: Option<usize>,
+    #[command(flatten)]
+    agents: AgentArgs,
+}
+
+/// The agent service: its secret, its work and its leases.
+#[derive(clap::Args)]
+struct AgentArgs {
+    /// The shared secret agents register with (else $SCHEDULER_AGENT_TOKEN;
+    /// neither: no agent service). Needs --db.
+    #[arg(long)]
+    agent_token: Option<String>,
+    /// The bootstrap round of the work handed out.
+    #[arg(long, default_value_t = 0)]
+    round: u32,
+    #[arg(long, default_value_t = 0)]
+    first_seed: u64,
+    /// Seeds (work items, one pipeline each) from --first-seed.
+    #[arg(long, default_value_t = 100)]
+    seeds: u64,
+    /// Most stages of each random pipeline (default: drawn from the seed, 3 to 14).
+    #[arg(long)]
+    max_stages: Option<usize>,
+    /// Side of each random pipeline's image (default: drawn from the seed, 96 to 640).
+    #[arg(long)]
+    image_side: Option<i64>,
+    /// Schedules sampled per pipeline.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
+    schedules: u32,
+    /// Beam of the deterministic search.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
+    beam: u32,
+    /// Dropout of the random probes (percent chance to survive a pass).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    dropout: u32,
+    /// Budget of the deterministic search, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    sampling_budget_ms: u64,
+    /// How long a lease lasts without a heartbeat, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    lease_secs: f64,
+    /// Leases an item gets before it is given up on.
+    #[arg(long, default_value_t = 3)]
+    max_attempts: u32,
+}
+
+impl AgentArgs {
+    /// The agent service's settings, if it has a secret.
+    fn settings(self) -> anyhow::Result<Option<AgentSettings>> {
+        let Some(secret) = self.agent_token.or_else(|| std::env::var(TOKEN_ENV).ok()).filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        let lease = Duration::try_from_secs_f64(self.lease_secs).context("--lease-secs")?;
+        Ok(Some(AgentSettings {
+            secret,
+            lease,
+            max_attempts: self.max_attempts,
+            retry_after: Duration::from_secs(1),
+            work: WorkSource {
+                round: self.round,
+                seeds: self.first_seed..self.first_seed + self.seeds,
+                max_stages: self.max_stages,
+                image_side: self.image_side,
+                sampling: SamplingSettings {
+                    schedules: self.schedules,
+                    beam: self.beam,
+                    random_dropout: self.dropout,
+                    budget_ms: self.sampling_budget_ms,
+                },
+            },
+        }))
+    }
 }
 
 async fn shutdown_signal() {
@@ -57,7 +136,10 @@ async fn main() -> anyhow::Result<()> {
     let max_concurrent = args.max_concurrent.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     tracing::info!(address = %listener.local_addr()?, host_key, max_concurrent, store = ?args.db, "serving");
-    let config = ServerConfig { settings: SchedulerSettings::new(host_key), store, max_concurrent };
+    let agents = args.agents.settings()?;
+    anyhow::ensure!(agents.is_none() || store.is_some(), "the agent service (--agent-token or ${TOKEN_ENV}) needs a training store (--db)");
+    tracing::info!(agents = agents.is_some(), "agent service");
+    let config = ServerConfig { settings: SchedulerSettings::new(host_key), store, max_concurrent, agents };
     serve(listener, config, shutdown_signal()).await?;
     Ok(())
 }

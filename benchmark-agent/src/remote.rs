@@ -1,0 +1,329 @@
+//! The networked agent: it registers with a scheduling server, leases work
+//! items (a generator seed with its sampling settings and weights), builds
+//! the pipeline, samples and times its schedules with the local loop's code
+//! ([`measure_workload`]), heartbeats while it works, and reports.
+//!
+//! Failure handling: every call is retried with exponential backoff while
+//! the server is unreachable (or overloaded); a report is retried until the
+//! server acknowledges it, so a measured sample is never dropped by the
+//! agent. A stop request (SIGTERM in the binary) ends the current timing,
+//! reports what was measured and leaves. An agent killed outright loses
+//! only its unreported work: its lease expires and the server gives the
+//! item to another agent. A seed whose pipeline cannot be built or
+//! searched is not reported: its lease lapses and the server gives up on it
+//! after its attempts.
+
+use crate::generate::{measure_workload, Measured};
+use crate::{AgentError, SamplingOptions, Workload};
+use codegen::runner::Runner;
+use compiler::Target;
+use data::{HostFingerprint, WorkResult};
+use proto::v1;
+use proto::v1::agent_client::AgentClient;
+use random_pipelines::GeneratorParams;
+use search::{Analytical, CostModel, Machine};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+
+/// Why the networked agent stopped.
+#[derive(Debug, Error)]
+pub enum RemoteError {
+    #[error("server address {0:?}: {1}")]
+    Address(String, tonic::transport::Error),
+    #[error("{call}: {status}")]
+    Call { call: &'static str, status: Status },
+    #[error("{0}")]
+    Agent(#[from] AgentError),
+    #[error("the measuring thread failed: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// Exponential backoff between retries: `initial`, doubled each time, at most `max`.
+#[derive(Clone, Copy, Debug)]
+pub struct Backoff {
+    pub initial: Duration,
+    pub max: Duration,
+}
+
+/// How the agent runs.
+#[derive(Clone, Debug)]
+pub struct RemoteOptions {
+    /// The server, e.g. `http://127.0.0.1:50051`.
+    pub server: String,
+    /// The shared secret to register with.
+    pub secret: String,
+    /// The agent's name (stable across restarts).
+    pub name: String,
+    /// Timing passes over each batch (the best time over the passes is kept).
+    pub timing_passes: usize,
+    pub backoff: Backoff,
+    /// Leave once the server's queue is drained, instead of waiting for more work.
+    pub exit_when_drained: bool,
+    /// The deadline of each call.
+    pub call_timeout: Duration,
+}
+
+/// What an agent did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RemoteStats {
+    /// Items reported (and acknowledged).
+    pub reported: u64,
+    /// Samples the server stored from this agent.
+    pub inserted: u64,
+    /// Reports the server already had (the item was completed by another).
+    pub already_done: u64,
+    /// Items whose pipeline could not be built or searched (left to lapse).
+    pub unusable: u64,
+    /// Leases the server said were lost while measuring.
+    pub lost_leases: u64,
+}
+
+/// Whether a failed call may succeed if tried again.
+fn retryable(status: &Status) -> bool {
+    matches!(status.code(), Code::Unavailable | Code::DeadlineExceeded | Code::ResourceExhausted | Code::Cancelled | Code::Aborted)
+}
+
+/// Sleeps for `d`, or less if `stop` is raised; whether it was raised.
+async fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) -> bool {
+    let step = Duration::from_millis(50);
+    let mut left = d;
+    while !left.is_zero() {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        let nap = left.min(step);
+        tokio::time::sleep(nap).await;
+        left -= nap;
+    }
+    stop.load(Ordering::Relaxed)
+}
+
+/// A registered agent's connection: its client and session token.
+#[derive(Clone)]
+pub struct Session {
+    client: AgentClient<Channel>,
+    token: String,
+    backoff: Backoff,
+    call_timeout: Duration,
+    /// How often to heartbeat a lease.
+    pub heartbeat_interval: Duration,
+    pub agent_id: u64,
+    pub host_key: String,
+}
+
+impl Session {
+    /// Registers with the server (retrying while it is unreachable; `stop`
+    /// gives up).
+    pub async fn register(options: &RemoteOptions, host: &HostFingerprint, stop: &AtomicBool) -> Result<Session, RemoteError> {
+        let endpoint = Endpoint::from_shared(options.server.clone()).map_err(|e| RemoteError::Address(options.server.clone(), e))?;
+        let client = AgentClient::new(endpoint.connect_lazy()).max_decoding_message_size(64 << 20);
+        let target = Target::host();
+        let request = v1::RegisterRequest {
+            host: Some(host.into()),
+            agent_name: options.name.clone(),
+            capabilities: Some(v1::Capabilities { gpu_devices: vec![], target: Some(proto::target::target_to_wire(&target, &host.key())) }),
+        };
+        let mut session = Session {
+            client,
+            token: options.secret.clone(),
+            backoff: options.backoff,
+            call_timeout: options.call_timeout,
+            heartbeat_interval: Duration::ZERO,
+            agent_id: 0,
+            host_key: String::new(),
+        };
+        let reply = session.call("register", Some(stop), |mut c, r| async move { c.register(r).await }, request).await?;
+        session.token = reply.session_token;
+        session.heartbeat_interval = Duration::from_millis(reply.heartbeat_interval_ms.max(1));
+        session.agent_id = reply.agent_id;
+        session.host_key = reply.host_key;
+        Ok(session)
+    }
+
+    /// Calls `rpc` with `message`, authorized and with a deadline, retrying
+    /// retryable failures with backoff until it succeeds, fails otherwise,
+    /// or `stop` (when given) is raised.
+    async fn call<M: Clone, T, F, Fut>(&self, name: &'static str, stop: Option<&AtomicBool>, rpc: F, message: M) -> Result<T, RemoteError>
+    where
+        F: Fn(AgentClient<Channel>, Request<M>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, Status>>,
+    {
+        let mut wait = self.backoff.initial;
+        loop {
+            let mut request = Request::new(message.clone());
+            request.set_timeout(self.call_timeout);
+            let bearer = format!("Bearer {}", self.token)
+                .parse()
+                .map_err(|_| RemoteError::Call { call: name, status: Status::invalid_argument("the token is not valid metadata") })?;
+            request.metadata_mut().insert("authorization", bearer);
+            match rpc(self.client.clone(), request).await {
+                Ok(reply) => return Ok(reply.into_inner()),
+                Err(status) if retryable(&status) => {
+                    tracing::warn!(call = name, code = ?status.code(), message = status.message(), retry_in_ms = wait.as_millis() as u64, "retrying");
+                    let stopped = match stop {
+                        Some(stop) => sleep_unless_stopped(wait, stop).await,
+                        None => {
+                            tokio::time::sleep(wait).await;
+                            false
+                        }
+                    };
+                    if stopped {
+                        return Err(RemoteError::Call { call: name, status: Status::cancelled("the agent is stopping") });
+                    }
+                    wait = (wait * 2).min(self.backoff.max);
+                }
+                Err(status) => return Err(RemoteError::Call { call: name, status }),
+            }
+        }
+    }
+
+    /// Leases a work item (`stop` gives up while the server is unreachable).
+    pub async fn lease(&self, stop: &AtomicBool) -> Result<v1::LeaseWorkReply, RemoteError> {
+        self.call("lease_work", Some(stop), |mut c, r| async move { c.lease_work(r).await }, v1::LeaseWorkRequest {}).await
+    }
+
+    /// Extends the leases of `work_ids`; the reply names those lost.
+    pub async fn heartbeat(&self, work_ids: &[String]) -> Result<v1::HeartbeatReply, RemoteError> {
+        let request = v1::HeartbeatRequest { work_ids: work_ids.to_vec() };
+        self.call("heartbeat", None, |mut c, r| async move { c.heartbeat(r).await }, request).await
+    }
+
+    /// Reports a work item's results, retrying until the server acknowledges them.
+    pub async fn report(&self, result: &WorkResult) -> Result<v1::ReportSamplesReply, RemoteError> {
+        self.call("report_samples", None, |mut c, r| async move { c.report_samples(r).await }, v1::ReportSamplesRequest::from(result)).await
+    }
+
+    /// The weights file of a stored version.
+    pub async fn fetch_weights(&self, version: u32) -> Result<Vec<u8>, RemoteError> {
+        let request = v1::FetchWeightsRequest { version: Some(version), host_key: String::new() };
+        Ok(self.call("fetch_weights", None, |mut c, r| async move { c.fetch_weights(r).await }, request).await?.blob)
+    }
+}
+
+/// What to measure for a work item: its pipeline's parameters and how to sample it.
+fn item_parts(item: &v1::WorkItem) -> Result<(GeneratorParams, SamplingOptions), RemoteError> {
+    let missing = |field: &str| RemoteError::Call {
+        call: "lease_work",
+        status: Status::invalid_argument(format!("work item {}: missing {field}", item.work_id)),
+    };
+    let generator = GeneratorParams::from(item.generator.as_ref().ok_or_else(|| missing("generator"))?);
+    let s = data::SamplingSettings::from(item.sampling.as_ref().ok_or_else(|| missing("sampling"))?);
+    let sampling = SamplingOptions {
+        schedules: s.schedules as usize,
+        beam: s.beam as usize,
+        random_dropout: s.random_dropout,
+        budget: Duration::from_millis(s.budget_ms),
+    };
+    Ok((generator, sampling))
+}
+
+/// Builds and measures a work item's pipeline on this thread (blocking):
+/// ranked by the weights file `weights` if given, else the analytical
+/// model; `stop` ends it after the current timing.
+pub fn measure_item(
+    item: &v1::WorkItem,
+    weights: Option<&[u8]>,
+    runner: &mut Runner,
+    timing_passes: usize,
+    stop: &AtomicBool,
+) -> Result<WorkResult, RemoteError> {
+    let (generator, sampling) = item_parts(item)?;
+    let target = Target::host();
+    let mut model: Box<dyn CostModel> = match weights {
+        Some(blob) => Box::new(trainer::LearnedModel::from_bytes(blob).map_err(AgentError::from)?),
+        None => Box::new(Analytical::new(Machine::typical(target.threads))),
+    };
+    let workload = Workload::generated(&generator).map_err(AgentError::from)?;
+    let Measured { pipeline, schedules, samples } =
+        measure_workload(&workload, &target, model.as_mut(), runner, &sampling, generator.seed, timing_passes, &|| {
+            stop.load(Ordering::Relaxed)
+        })?;
+    Ok(WorkResult { work_id: item.work_id.clone(), pipeline_hash: pipeline.hash, pipeline_features: pipeline.features, schedules, samples })
+}
+
+/// Heartbeats `work_id` every `session.heartbeat_interval` until aborted;
+/// counts a lost lease in `lost`.
+fn spawn_heartbeat(session: Session, work_id: String, lost: Arc<AtomicBool>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let ids = [work_id];
+        loop {
+            tokio::time::sleep(session.heartbeat_interval).await;
+            match session.heartbeat(&ids).await {
+                Ok(reply) if !reply.lost.is_empty() => {
+                    tracing::warn!(work_id = ids[0], "the lease was lost: another agent may measure this item too");
+                    lost.store(true, Ordering::Relaxed);
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(work_id = ids[0], error = %e, "heartbeat failed"),
+            }
+        }
+    })
+}
+
+/// Runs the agent until `stop` is raised (or, with `exit_when_drained`,
+/// the server's queue is drained): lease, measure, report.
+pub async fn run(options: &RemoteOptions, mut runner: Runner, stop: Arc<AtomicBool>) -> Result<RemoteStats, RemoteError> {
+    let host = HostFingerprint::detect().map_err(AgentError::from)?;
+    let session = Session::register(options, &host, &stop).await?;
+    tracing::info!(agent_id = session.agent_id, host_key = session.host_key, "registered");
+    let mut stats = RemoteStats::default();
+    let mut weights: Option<(u32, Arc<Vec<u8>>)> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let reply = match session.lease(&stop).await {
+            Err(RemoteError::Call { status, .. }) if status.code() == Code::Cancelled && stop.load(Ordering::Relaxed) => break,
+            reply => reply?,
+        };
+        let Some(item) = reply.item else {
+            if reply.drained && options.exit_when_drained {
+                break;
+            }
+            sleep_unless_stopped(Duration::from_millis(reply.retry_after_ms.max(10)), &stop).await;
+            continue;
+        };
+        tracing::info!(work_id = item.work_id, attempt = item.attempt, weights_version = item.weights_version, "leased");
+        let blob = match item.weights_version {
+            Some(version) if weights.as_ref().is_some_and(|(v, _)| *v == version) => weights.as_ref().map(|(_, b)| b.clone()),
+            Some(version) => {
+                let blob = Arc::new(session.fetch_weights(version).await?);
+                weights = Some((version, blob.clone()));
+                Some(blob)
+            }
+            None => None,
+        };
+        let lost = Arc::new(AtomicBool::new(false));
+        let heartbeat = spawn_heartbeat(session.clone(), item.work_id.clone(), lost.clone());
+        let (timing_passes, measuring_stop, measuring_item) = (options.timing_passes, stop.clone(), item.clone());
+        let (returned, measured) = tokio::task::spawn_blocking(move || {
+            let measured = measure_item(&measuring_item, blob.as_deref().map(Vec::as_slice), &mut runner, timing_passes, &measuring_stop);
+            (runner, measured)
+        })
+        .await?;
+        runner = returned;
+        heartbeat.abort();
+        stats.lost_leases += u64::from(lost.load(Ordering::Relaxed));
+        let result = match measured {
+            Ok(result) => result,
+            Err(RemoteError::Agent(e)) => {
+                tracing::warn!(work_id = item.work_id, error = %e, "unusable work item: its lease is left to lapse");
+                stats.unusable += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if result.samples.is_empty() {
+            continue;
+        }
+        let reply = session.report(&result).await?;
+        tracing::info!(work_id = item.work_id, inserted = reply.inserted, already_done = reply.already_done, "reported");
+        stats.reported += 1;
+        stats.inserted += u64::from(reply.inserted);
+        stats.already_done += u64::from(reply.already_done);
+    }
+    Ok(stats)
+}

@@ -1,0 +1,240 @@
+//! Networked agents against a real scheduling server on loopback, over a
+//! real SQLite file, timing real schedules in the isolated runner: a lease
+//! that expires is re-issued and the late report plus the next holder's
+//! leave one set of samples; several agents drain a queue with every sample
+//! stored once; an agent killed mid-work loses nothing; an agent started
+//! before its server retries until it is up; SIGTERM reports what was
+//! measured.
+
+use benchmark_agent::remote::{measure_item, run, Backoff, RemoteOptions, RemoteStats, Session};
+use codegen::runner::{Runner, RunnerOptions};
+use data::{HostFingerprint, SamplingSettings, Store};
+use service::{serve, AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SECRET: &str = "remote-test-secret";
+
+/// A server on `listener` over the store at `db`, handing out `seeds` of
+/// round 0 (3-stage pipelines of 64x64 pixels, 3 schedules each); shut
+/// down when dropped.
+struct TestServer {
+    addr: SocketAddr,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn serve_on(
+    listener: tokio::net::TcpListener,
+    db: &Path,
+    lease: Duration,
+    seeds: std::ops::Range<u64>,
+    budget_ms: u64,
+) -> TestServer {
+    let addr = listener.local_addr().unwrap();
+    let agents = AgentSettings {
+        secret: SECRET.into(),
+        lease,
+        max_attempts: 5,
+        retry_after: Duration::from_millis(100),
+        work: WorkSource {
+            round: 0,
+            seeds,
+            max_stages: Some(3),
+            image_side: Some(64),
+            sampling: SamplingSettings { schedules: 3, beam: 4, random_dropout: 50, budget_ms },
+        },
+    };
+    let config = ServerConfig {
+        settings: SchedulerSettings::new("test-host".into()),
+        store: Some(Store::open(db).unwrap()),
+        max_concurrent: 1,
+        agents: Some(agents),
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        serve(listener, config, async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap()
+    });
+    TestServer { addr, _shutdown: tx }
+}
+
+async fn start(db: &Path, lease: Duration, seeds: std::ops::Range<u64>) -> TestServer {
+    serve_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(), db, lease, seeds, 100).await
+}
+
+fn options(addr: SocketAddr, name: &str) -> RemoteOptions {
+    RemoteOptions {
+        server: format!("http://{addr}"),
+        secret: SECRET.into(),
+        name: name.into(),
+        timing_passes: 1,
+        backoff: Backoff { initial: Duration::from_millis(50), max: Duration::from_millis(400) },
+        exit_when_drained: true,
+        call_timeout: Duration::from_secs(30),
+    }
+}
+
+fn runner() -> Runner {
+    Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() })
+}
+
+/// Every stored pipeline has one sample per schedule (none lost, none
+/// twice), and there are `items` reports, one per pipeline.
+fn assert_each_sample_once(db: &Path, items: u64) -> data::Summary {
+    let store = Store::open(db).unwrap();
+    let summary = store.summary().unwrap();
+    assert_eq!((summary.reports, summary.pipelines), (items, items), "{summary:?}");
+    for p in store.pipelines().unwrap() {
+        assert!(p.schedules > 0 && p.samples == p.schedules, "pipeline {}: {} schedules, {} samples", p.hash, p.schedules, p.samples);
+    }
+    assert_eq!(store.work_counts(5).unwrap().done, items);
+    summary
+}
+
+/// Waits until `check` holds of the store (at most 60 s).
+fn wait_for(db: &Path, what: &str, check: impl Fn(&Store) -> bool) {
+    let started = Instant::now();
+    while !check(&Store::open(db).unwrap()) {
+        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lease_is_reissued_and_the_late_report_plus_the_next_leave_one_set_of_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let lease = Duration::from_millis(800);
+    let server = start(&db, lease, 0..1).await;
+    let stop = AtomicBool::new(false);
+    let host = HostFingerprint::detect().unwrap();
+    let a = Session::register(&options(server.addr, "a"), &host, &stop).await.unwrap();
+    let item_a = a.lease(&stop).await.unwrap().item.unwrap();
+    // a neither heartbeats nor reports in time.
+    tokio::time::sleep(lease + Duration::from_millis(100)).await;
+    let b = Session::register(&options(server.addr, "b"), &host, &stop).await.unwrap();
+    let item_b = b.lease(&stop).await.unwrap().item.unwrap();
+    assert_eq!((item_b.work_id.as_str(), item_b.attempt), (item_a.work_id.as_str(), 2));
+    let ids = std::slice::from_ref(&item_a.work_id);
+    assert_eq!(a.heartbeat(ids).await.unwrap().lost, ids);
+
+    let (result_a, result_b) = tokio::task::spawn_blocking(move || {
+        let stop = AtomicBool::new(false);
+        let mut runner = runner();
+        (measure_item(&item_a, None, &mut runner, 1, &stop).unwrap(), measure_item(&item_b, None, &mut runner, 1, &stop).unwrap())
+    })
+    .await
+    .unwrap();
+    assert!(!result_a.samples.is_empty());
+    let late = a.report(&result_a).await.unwrap();
+    assert_eq!((late.inserted as usize, late.already_done), (result_a.samples.len(), false));
+    let next = b.report(&result_b).await.unwrap();
+    assert_eq!((next.inserted, next.duplicates as usize, next.already_done), (0, result_b.samples.len(), true));
+    let retried = a.report(&result_a).await.unwrap();
+    assert!(retried.already_done && retried.inserted == 0);
+
+    let summary = assert_each_sample_once(&db, 1);
+    assert_eq!(summary.samples as usize, result_a.samples.len());
+    let agents: Vec<String> = Store::open(&db).unwrap().export_rows().unwrap().into_iter().map(|r| r.agent).collect();
+    assert!(agents.iter().all(|agent| agent == "a"), "{agents:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_agents_drain_the_queue_and_store_every_sample_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let server = start(&db, Duration::from_secs(20), 10..14).await;
+    let agents: Vec<_> = (0..3)
+        .map(|i| {
+            let options = options(server.addr, &format!("agent-{i}"));
+            tokio::spawn(async move { run(&options, runner(), Arc::new(AtomicBool::new(false))).await.unwrap() })
+        })
+        .collect();
+    let mut stats = Vec::new();
+    for agent in agents {
+        stats.push(agent.await.unwrap());
+    }
+    let total = |f: fn(&RemoteStats) -> u64| stats.iter().map(f).sum::<u64>();
+    assert_eq!(
+        (total(|s| s.reported), total(|s| s.already_done), total(|s| s.unusable), total(|s| s.lost_leases)),
+        (4, 0, 0, 0),
+        "{stats:?}"
+    );
+    let summary = assert_each_sample_once(&db, 4);
+    assert_eq!(summary.samples, total(|s| s.inserted));
+    assert_eq!(summary.samples_per_round, [(0, summary.samples)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_killed_mid_work_loses_its_lease_and_no_sample_is_lost_or_stored_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    // A slower first search, so that the kill lands while it measures.
+    let server = serve_on(listener, &db, Duration::from_millis(1500), 20..22, 400).await;
+    let mut killed = Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
+        .args(["--server", &format!("http://{}", server.addr), "--token", SECRET, "--name", "killed", "--timing-passes", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let db_path = db.clone();
+    tokio::task::spawn_blocking(move || wait_for(&db_path, "the agent's first lease", |s| s.work_counts(5).unwrap().leased == 1))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+
+    let stats = run(&options(server.addr, "survivor"), runner(), Arc::new(AtomicBool::new(false))).await.unwrap();
+    assert_eq!((stats.reported, stats.already_done), (2, 0), "{stats:?}");
+    assert_each_sample_once(&db, 2);
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.work_counts(5).unwrap().reissued, 1, "the killed agent's item was leased again");
+    assert!(store.export_rows().unwrap().iter().all(|r| r.agent == "survivor"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_started_before_its_server_retries_until_it_is_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let agent = tokio::spawn(async move { run(&options(addr, "early"), runner(), Arc::new(AtomicBool::new(false))).await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(!agent.is_finished());
+    let _server = serve_on(tokio::net::TcpListener::bind(addr).await.unwrap(), &db, Duration::from_secs(20), 30..31, 100).await;
+    let stats = agent.await.unwrap();
+    assert_eq!((stats.reported, stats.unusable), (1, 0), "{stats:?}");
+    assert_each_sample_once(&db, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_finishes_the_current_timing_and_reports_what_was_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let server = serve_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(), &db, Duration::from_secs(20), 40..45, 100).await;
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
+        .args(["--server", &format!("http://{}", server.addr), "--token", SECRET, "--name", "terminated", "--timing-passes", "3"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let db_path = db.clone();
+    tokio::task::spawn_blocking(move || wait_for(&db_path, "the first report", |s| s.work_counts(5).unwrap().done == 1)).await.unwrap();
+    let term = Command::new("kill").args(["-TERM", &agent.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    let status = tokio::task::spawn_blocking(move || agent.wait().unwrap()).await.unwrap();
+    assert!(status.success(), "{status:?}");
+    // The item it held is reported with what was timed (or, if nothing
+    // was yet, its lease lapses): either way each sample is stored once.
+    let done = Store::open(&db).unwrap().work_counts(5).unwrap().done;
+    assert!(done >= 1);
+    assert_each_sample_once(&db, done);
+}

@@ -1,0 +1,288 @@
+//! The agent protocol's messages and the training store's values: host
+//! fingerprints, feature matrices, samples, work items and reports, both
+//! ways. A wire message that does not make a valid store value is a
+//! [`FromWireError`] naming the field (`samples[3].features: ...`).
+
+use crate::error::FromWireError;
+use crate::v1;
+use data::{
+    FailureClass, Features, HostFingerprint, LayoutId, Outcome, Runtime, SampleRecord, SamplingSettings, ScheduleRecord, WorkResult,
+};
+use random_pipelines::GeneratorParams;
+
+impl From<&HostFingerprint> for v1::HostFingerprint {
+    fn from(h: &HostFingerprint) -> Self {
+        v1::HostFingerprint {
+            cpu_model: h.cpu_model.clone(),
+            isa_features: h.isa_features.clone(),
+            logical_cores: h.logical_cores,
+            physical_cores: h.physical_cores,
+            caches: h
+                .caches
+                .iter()
+                .map(|c| v1::CacheInfo { level: u32::from(c.level), kind: c.kind.clone(), size_bytes: c.size_bytes })
+                .collect(),
+            gpu: h.gpu.clone(),
+        }
+    }
+}
+
+impl TryFrom<&v1::HostFingerprint> for HostFingerprint {
+    type Error = FromWireError;
+
+    /// The fingerprint as sent (the agent detected it; its key is computed
+    /// from these fields, so they are taken as they are).
+    fn try_from(h: &v1::HostFingerprint) -> Result<Self, FromWireError> {
+        if h.cpu_model.is_empty() {
+            return Err(FromWireError::missing("host", "cpu_model"));
+        }
+        if h.logical_cores == 0 || h.physical_cores == 0 {
+            return Err(FromWireError::invalid("host", "logical_cores and physical_cores must be at least 1"));
+        }
+        let caches = h
+            .caches
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let level = u8::try_from(c.level)
+                    .map_err(|_| FromWireError::invalid(&format!("host caches[{i}]"), format!("level {}", c.level)))?;
+                Ok(data::CacheInfo { level, kind: c.kind.clone(), size_bytes: c.size_bytes })
+            })
+            .collect::<Result<_, FromWireError>>()?;
+        Ok(HostFingerprint {
+            cpu_model: h.cpu_model.clone(),
+            isa_features: h.isa_features.clone(),
+            logical_cores: h.logical_cores,
+            physical_cores: h.physical_cores,
+            caches,
+            gpu: h.gpu.clone(),
+        })
+    }
+}
+
+impl From<LayoutId> for v1::LayoutId {
+    fn from(l: LayoutId) -> Self {
+        v1::LayoutId { version: l.version, names_hash: l.names_hash, len: l.len }
+    }
+}
+
+impl From<&v1::LayoutId> for LayoutId {
+    fn from(l: &v1::LayoutId) -> Self {
+        LayoutId { version: l.version, names_hash: l.names_hash, len: l.len }
+    }
+}
+
+impl From<&Features> for v1::Features {
+    fn from(f: &Features) -> Self {
+        v1::Features { layout: Some(f.layout.into()), stages: f.stages, values: f.values.clone() }
+    }
+}
+
+/// The features of `at`, checked to fill their stages.
+fn features(f: Option<&v1::Features>, at: &str) -> Result<Features, FromWireError> {
+    let f = f.ok_or_else(|| FromWireError::invalid(at, "missing"))?;
+    let layout = f.layout.as_ref().ok_or_else(|| FromWireError::missing(at, "layout"))?;
+    let features = Features { layout: layout.into(), stages: f.stages, values: f.values.clone() };
+    features.check_shape(at).map_err(|e| FromWireError::invalid(at, e.to_string()))?;
+    Ok(features)
+}
+
+impl From<FailureClass> for v1::FailureClass {
+    fn from(c: FailureClass) -> Self {
+        match c {
+            FailureClass::CompileError => v1::FailureClass::CompileError,
+            FailureClass::Crash => v1::FailureClass::Crash,
+            FailureClass::Timeout => v1::FailureClass::Timeout,
+            FailureClass::WrongOutput => v1::FailureClass::WrongOutput,
+            FailureClass::Other => v1::FailureClass::Other,
+        }
+    }
+}
+
+/// One schedule of a report and its sample, on the wire.
+pub fn sample_to_wire(schedule: &ScheduleRecord, sample: &SampleRecord) -> v1::ScheduleSample {
+    let outcome = match sample.outcome {
+        Outcome::Measured(r) => {
+            v1::schedule_sample::Outcome::Runtime(v1::Runtime { min_s: r.min_s, median_s: r.median_s, samples: r.samples })
+        }
+        Outcome::Failed(c) => v1::schedule_sample::Outcome::Failure(v1::FailureClass::from(c).into()),
+    };
+    v1::ScheduleSample {
+        hash: schedule.hash.clone(),
+        text: schedule.source.clone(),
+        features: Some((&schedule.features).into()),
+        compile_time_s: sample.compile_time_s,
+        outcome: Some(outcome),
+    }
+}
+
+/// A wire sample as the store's schedule and sample records; `at` names it in errors.
+fn sample_from_wire(s: &v1::ScheduleSample, at: &str) -> Result<(ScheduleRecord, SampleRecord), FromWireError> {
+    if s.hash.is_empty() {
+        return Err(FromWireError::missing(at, "hash"));
+    }
+    let outcome = match s.outcome.as_ref().ok_or_else(|| FromWireError::missing(at, "outcome"))? {
+        v1::schedule_sample::Outcome::Runtime(r) => {
+            if !(r.min_s > 0.0 && r.min_s <= r.median_s && r.median_s.is_finite() && r.samples > 0) {
+                return Err(FromWireError::invalid(&format!("{at}.runtime"), format!("{r:?} is not a timing")));
+            }
+            Outcome::Measured(Runtime { min_s: r.min_s, median_s: r.median_s, samples: r.samples })
+        }
+        v1::schedule_sample::Outcome::Failure(value) => Outcome::Failed(match v1::FailureClass::try_from(*value) {
+            Ok(v1::FailureClass::CompileError) => FailureClass::CompileError,
+            Ok(v1::FailureClass::Crash) => FailureClass::Crash,
+            Ok(v1::FailureClass::Timeout) => FailureClass::Timeout,
+            Ok(v1::FailureClass::WrongOutput) => FailureClass::WrongOutput,
+            Ok(v1::FailureClass::Other) => FailureClass::Other,
+            Ok(v1::FailureClass::Unspecified) | Err(_) => {
+                return Err(FromWireError::UnknownEnum { at: at.to_string(), field: "failure", value: *value })
+            }
+        }),
+    };
+    let schedule = ScheduleRecord {
+        hash: s.hash.clone(),
+        source: s.text.clone(),
+        features: features(s.features.as_ref(), &format!("{at}.features"))?,
+    };
+    Ok((schedule, SampleRecord { schedule_hash: s.hash.clone(), compile_time_s: s.compile_time_s, outcome }))
+}
+
+impl From<&WorkResult> for v1::ReportSamplesRequest {
+    fn from(r: &WorkResult) -> Self {
+        v1::ReportSamplesRequest {
+            work_id: r.work_id.clone(),
+            pipeline_hash: r.pipeline_hash.clone(),
+            pipeline_features: Some((&r.pipeline_features).into()),
+            samples: r.schedules.iter().zip(&r.samples).map(|(schedule, sample)| sample_to_wire(schedule, sample)).collect(),
+        }
+    }
+}
+
+impl TryFrom<&v1::ReportSamplesRequest> for WorkResult {
+    type Error = FromWireError;
+
+    /// The report as the store takes it; every sample's schedule is carried
+    /// with it, and no schedule twice.
+    fn try_from(r: &v1::ReportSamplesRequest) -> Result<Self, FromWireError> {
+        if r.work_id.is_empty() {
+            return Err(FromWireError::missing("report", "work_id"));
+        }
+        if r.pipeline_hash.is_empty() {
+            return Err(FromWireError::missing("report", "pipeline_hash"));
+        }
+        let pipeline_features = features(r.pipeline_features.as_ref(), "pipeline_features")?;
+        let mut seen = std::collections::HashSet::new();
+        let mut schedules = Vec::with_capacity(r.samples.len());
+        let mut samples = Vec::with_capacity(r.samples.len());
+        for (i, s) in r.samples.iter().enumerate() {
+            let at = format!("samples[{i}]");
+            if !seen.insert(s.hash.as_str()) {
+                return Err(FromWireError::invalid(&at, format!("schedule {} is reported twice", s.hash)));
+            }
+            let (schedule, sample) = sample_from_wire(s, &at)?;
+            schedules.push(schedule);
+            samples.push(sample);
+        }
+        Ok(WorkResult { work_id: r.work_id.clone(), pipeline_hash: r.pipeline_hash.clone(), pipeline_features, schedules, samples })
+    }
+}
+
+impl From<&GeneratorParams> for v1::GeneratorParams {
+    fn from(p: &GeneratorParams) -> Self {
+        let (width, height, channels) = p.input_size;
+        v1::GeneratorParams { seed: p.seed, max_stages: u32::try_from(p.max_stages).unwrap_or(u32::MAX), width, height, channels }
+    }
+}
+
+impl From<&v1::GeneratorParams> for GeneratorParams {
+    /// The parameters as sent; the generator itself refuses unusable ones.
+    fn from(p: &v1::GeneratorParams) -> Self {
+        GeneratorParams { seed: p.seed, max_stages: p.max_stages as usize, input_size: (p.width, p.height, p.channels) }
+    }
+}
+
+impl From<SamplingSettings> for v1::SamplingSettings {
+    fn from(s: SamplingSettings) -> Self {
+        v1::SamplingSettings { schedules: s.schedules, beam: s.beam, random_dropout: s.random_dropout, budget_ms: s.budget_ms }
+    }
+}
+
+impl From<&v1::SamplingSettings> for SamplingSettings {
+    fn from(s: &v1::SamplingSettings) -> Self {
+        SamplingSettings { schedules: s.schedules, beam: s.beam, random_dropout: s.random_dropout, budget_ms: s.budget_ms }
+    }
+}
+
+/// A work item from a lease of the store, whose generator parameters are
+/// the random pipeline generator's (as the server queued them).
+pub fn work_item(lease: &data::WorkLease) -> Result<v1::WorkItem, serde_json::Error> {
+    let generator: GeneratorParams = serde_json::from_value(lease.generator.clone())?;
+    Ok(v1::WorkItem {
+        work_id: lease.work_id.clone(),
+        round: lease.round,
+        generator: Some((&generator).into()),
+        sampling: Some(lease.sampling.into()),
+        weights_version: lease.weights_version,
+        lease_expires_unix_ms: lease.expires_ms,
+        attempt: lease.attempt,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    fn result() -> WorkResult {
+        let layout = LayoutId { version: 2, names_hash: u64::MAX - 3, len: 2 };
+        let features = |v: f32| Features { layout, stages: 2, values: vec![v, 1.0, 2.0, f32::MIN_POSITIVE] };
+        let schedule = |i: usize| ScheduleRecord { hash: format!("h{i}"), source: format!("f.split({i})"), features: features(i as f32) };
+        WorkResult {
+            work_id: "round0/seed3".into(),
+            pipeline_hash: "p".into(),
+            pipeline_features: features(0.5),
+            schedules: (0..2).map(schedule).collect(),
+            samples: vec![
+                SampleRecord {
+                    schedule_hash: "h0".into(),
+                    compile_time_s: Some(0.25),
+                    outcome: Outcome::Measured(Runtime { min_s: 1e-3, median_s: 2e-3, samples: 5 }),
+                },
+                SampleRecord { schedule_hash: "h1".into(), compile_time_s: None, outcome: Outcome::Failed(FailureClass::WrongOutput) },
+            ],
+        }
+    }
+
+    #[test]
+    fn reports_and_fingerprints_round_trip_through_bytes() {
+        let r = result();
+        let bytes = v1::ReportSamplesRequest::from(&r).encode_to_vec();
+        assert_eq!(WorkResult::try_from(&v1::ReportSamplesRequest::decode(bytes.as_slice()).unwrap()).unwrap(), r);
+        let host = HostFingerprint::detect().unwrap();
+        let bytes = v1::HostFingerprint::from(&host).encode_to_vec();
+        let back = HostFingerprint::try_from(&v1::HostFingerprint::decode(bytes.as_slice()).unwrap()).unwrap();
+        assert_eq!(back.key(), host.key());
+        let params = GeneratorParams { seed: 9, max_stages: 4, input_size: (64, 32, 3) };
+        assert_eq!(GeneratorParams::from(&v1::GeneratorParams::from(&params)), params);
+    }
+
+    #[test]
+    fn a_bad_report_names_the_field() {
+        let mut wire = v1::ReportSamplesRequest::from(&result());
+        wire.samples[1].features.as_mut().unwrap().values.pop();
+        let err = WorkResult::try_from(&wire).unwrap_err().to_string();
+        assert!(err.starts_with("samples[1].features:"), "{err}");
+        let mut wire = v1::ReportSamplesRequest::from(&result());
+        wire.samples[0].outcome = Some(v1::schedule_sample::Outcome::Failure(17));
+        assert!(WorkResult::try_from(&wire).unwrap_err().to_string().contains("samples[0]: failure has unknown value 17"));
+        let mut wire = v1::ReportSamplesRequest::from(&result());
+        wire.samples[1].hash = "h0".into();
+        assert!(WorkResult::try_from(&wire).unwrap_err().to_string().contains("schedule h0 is reported twice"));
+        let mut wire = v1::ReportSamplesRequest::from(&result());
+        wire.samples[0].outcome = Some(v1::schedule_sample::Outcome::Runtime(v1::Runtime { min_s: -1.0, median_s: 1.0, samples: 1 }));
+        assert!(WorkResult::try_from(&wire).unwrap_err().to_string().starts_with("samples[0].runtime:"));
+        let mut wire = v1::ReportSamplesRequest::from(&result());
+        wire.work_id.clear();
+        assert_eq!(WorkResult::try_from(&wire).unwrap_err().to_string(), "report: missing work_id");
+    }
+}

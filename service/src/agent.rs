@@ -1,0 +1,311 @@
+//! The `Agent` service: benchmark agents register, lease work items, extend
+//! their leases, report samples and fetch weights, over the training store
+//! the server owns. The queue's logic is the store's ([`data::Store::lease_work`]
+//! and the rest); the handlers here authenticate, convert, call the store
+//! on a blocking thread and map its errors to status codes.
+//!
+//! Authentication: `Register` needs the shared secret as `authorization:
+//! Bearer <secret>` and returns a session token (random, 256 bits; the
+//! store keeps only its SHA-256), which every other call presents the same
+//! way. Sessions are also held in memory, so a call without a valid token is
+//! `UNAUTHENTICATED` before the store sees anything of it.
+
+use crate::server::MAX_MESSAGE_BYTES;
+use data::{AgentSession, NewWork, SamplingSettings, Store, StoreError};
+use proto::v1;
+use proto::v1::agent_server::{Agent, AgentServer};
+use random_pipelines::GeneratorParams;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::future::Future;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use tonic::metadata::MetadataMap;
+use tonic::{Request, Response, Status};
+use tracing::{field, info, info_span, Instrument};
+
+/// The work the server hands out: the seeds of one round.
+#[derive(Clone, Debug)]
+pub struct WorkSource {
+    pub round: u32,
+    pub seeds: Range<u64>,
+    /// Overrides of the generator's training parameters
+    /// ([`GeneratorParams::for_training`]): most stages, image side.
+    pub max_stages: Option<usize>,
+    pub image_side: Option<i64>,
+    pub sampling: SamplingSettings,
+}
+
+impl WorkSource {
+    /// The generator parameters of `seed`.
+    pub fn params(&self, seed: u64) -> GeneratorParams {
+        let mut params = GeneratorParams::for_training(seed);
+        if let Some(stages) = self.max_stages {
+            params.max_stages = stages;
+        }
+        if let Some(side) = self.image_side {
+            params.input_size = (side, side, params.input_size.2);
+        }
+        params
+    }
+
+    /// The work items, one per seed.
+    pub fn items(&self) -> Vec<NewWork> {
+        self.seeds
+            .clone()
+            .map(|seed| NewWork {
+                round: self.round,
+                seed,
+                generator: serde_json::to_value(self.params(seed)).expect("generator parameters serialize"),
+                sampling: self.sampling,
+            })
+            .collect()
+    }
+}
+
+/// How the agent service runs.
+#[derive(Clone, Debug)]
+pub struct AgentSettings {
+    /// The shared secret `Register` needs.
+    pub secret: String,
+    /// How long a lease lasts without a heartbeat.
+    pub lease: Duration,
+    /// Leases an item gets before it is given up on.
+    pub max_attempts: u32,
+    /// What a `LeaseWork` with no work to give suggests to wait.
+    pub retry_after: Duration,
+    /// Queued when the server starts (items queued before are kept as they are).
+    pub work: WorkSource,
+}
+
+/// The `Agent` service.
+pub struct AgentService {
+    settings: AgentSettings,
+    secret_hash: [u8; 32],
+    store: Arc<Mutex<Store>>,
+    /// Sessions by token hash.
+    sessions: RwLock<HashMap<String, AgentSession>>,
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bearer token of a call's `authorization` metadata.
+fn bearer(metadata: &MetadataMap) -> Option<&str> {
+    metadata.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")
+}
+
+/// A store error as a status: a request naming what does not exist is
+/// `NOT_FOUND`, one the queue's state refuses `FAILED_PRECONDITION`, a
+/// report that contradicts itself or the store `INVALID_ARGUMENT`.
+fn store_status(e: StoreError) -> Status {
+    match e {
+        StoreError::UnknownWork(_) | StoreError::UnknownWeights(_) | StoreError::NoPromotedWeights(_) => Status::not_found(e.to_string()),
+        StoreError::NotLeased { .. } | StoreError::UnknownAgent(_) => Status::failed_precondition(e.to_string()),
+        StoreError::UnknownSchedule { .. } | StoreError::ReportConflict { .. } | StoreError::FeatureShape { .. } => {
+            Status::invalid_argument(e.to_string())
+        }
+        e => Status::internal(format!("training store: {e}")),
+    }
+}
+
+impl AgentService {
+    /// The service over `store`: queues the work source's items and loads the sessions.
+    pub fn new(settings: AgentSettings, store: Arc<Mutex<Store>>) -> Result<AgentService, StoreError> {
+        let sessions = {
+            let mut s = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let added = s.enqueue_work(&settings.work.items())?;
+            info!(round = settings.work.round, seeds = ?settings.work.seeds, added, "work queued");
+            s.agent_sessions()?.into_iter().map(|session| (session.token_hash.clone(), session)).collect()
+        };
+        let secret_hash = sha256(settings.secret.as_bytes());
+        Ok(AgentService { settings, secret_hash, store, sessions: RwLock::new(sessions) })
+    }
+
+    /// The service as tonic serves it, with the server's message size limits.
+    pub fn into_server(self) -> AgentServer<AgentService> {
+        AgentServer::new(self).max_decoding_message_size(MAX_MESSAGE_BYTES).max_encoding_message_size(MAX_MESSAGE_BYTES)
+    }
+
+    /// The session of the call's token.
+    fn authenticate(&self, metadata: &MetadataMap) -> Result<AgentSession, Status> {
+        let token = bearer(metadata).ok_or_else(|| Status::unauthenticated("no session token (authorization: Bearer <token>)"))?;
+        let sessions = self.sessions.read().map_err(|_| Status::internal("the sessions' lock is poisoned"))?;
+        let session = sessions.get(&hex(&sha256(token.as_bytes()))).cloned();
+        let session = session.ok_or_else(|| Status::unauthenticated("unknown session token: register first"))?;
+        tracing::Span::current().record("agent", session.agent_id);
+        Ok(session)
+    }
+
+    /// Runs `f` on the store on a blocking thread.
+    async fn store<T: Send + 'static>(&self, f: impl FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static) -> Result<T, Status> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut store = store.lock().map_err(|_| Status::internal("the training store's lock is poisoned"))?;
+            f(&mut store).map_err(store_status)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("the store call failed: {e}")))?
+    }
+}
+
+/// Runs a handler in an `agent` span that records the call's outcome and wall time.
+async fn traced<T>(rpc: &'static str, handler: impl Future<Output = Result<T, Status>>) -> Result<Response<T>, Status> {
+    let span = info_span!("agent", rpc, agent = field::Empty, work_id = field::Empty, outcome = field::Empty, wall_ms = field::Empty);
+    async move {
+        let started = Instant::now();
+        let result = handler.await;
+        let span = tracing::Span::current();
+        span.record("wall_ms", started.elapsed().as_secs_f64() * 1e3);
+        match &result {
+            Ok(_) => {
+                span.record("outcome", "ok");
+            }
+            Err(status) => {
+                span.record("outcome", field::debug(status.code()));
+                info!(message = status.message(), "refused");
+            }
+        }
+        result.map(Response::new)
+    }
+    .instrument(span)
+    .await
+}
+
+#[tonic::async_trait]
+impl Agent for AgentService {
+    async fn register(&self, request: Request<v1::RegisterRequest>) -> Result<Response<v1::RegisterReply>, Status> {
+        traced("register", async {
+            let secret =
+                bearer(request.metadata()).ok_or_else(|| Status::unauthenticated("no shared secret (authorization: Bearer <secret>)"))?;
+            if sha256(secret.as_bytes()) != self.secret_hash {
+                return Err(Status::unauthenticated("wrong shared secret"));
+            }
+            let r = request.get_ref();
+            if r.agent_name.is_empty() {
+                return Err(Status::invalid_argument("agent_name: missing"));
+            }
+            let host = r.host.as_ref().ok_or_else(|| Status::invalid_argument("host: missing"))?;
+            let host = data::HostFingerprint::try_from(host).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            let capabilities = r.capabilities.as_ref();
+            let capabilities = serde_json::json!({
+                "gpu_devices": capabilities.map_or(&[][..], |c| &c.gpu_devices[..]),
+                "target": capabilities.and_then(|c| c.target.as_ref()).map(|t| serde_json::json!({
+                    "vector_bytes": t.vector_bytes, "threads": t.threads, "host_key": t.host_key,
+                })),
+            });
+            let token = hex(&rand::random::<[u8; 32]>());
+            let token_hash = hex(&sha256(token.as_bytes()));
+            let name = r.agent_name.clone();
+            let session = self.store(move |s| s.register_agent(&name, &host, &capabilities, &token_hash)).await?;
+            tracing::Span::current().record("agent", session.agent_id);
+            info!(name = session.agent, host_key = session.host_key, "registered");
+            let reply = v1::RegisterReply {
+                agent_id: session.agent_id as u64,
+                session_token: token,
+                host_key: session.host_key.clone(),
+                lease_ms: self.settings.lease.as_millis() as u64,
+                heartbeat_interval_ms: (self.settings.lease / 3).as_millis() as u64,
+            };
+            self.sessions
+                .write()
+                .map_err(|_| Status::internal("the sessions' lock is poisoned"))?
+                .insert(session.token_hash.clone(), session);
+            Ok(reply)
+        })
+        .await
+    }
+
+    async fn lease_work(&self, request: Request<v1::LeaseWorkRequest>) -> Result<Response<v1::LeaseWorkReply>, Status> {
+        traced("lease_work", async {
+            let session = self.authenticate(request.metadata())?;
+            let (lease, max_attempts) = (self.settings.lease, self.settings.max_attempts);
+            let leased = self
+                .store(move |s| {
+                    let leased = s.lease_work(session.agent_id, lease, max_attempts)?;
+                    let counts = if leased.is_none() { Some(s.work_counts(max_attempts)?) } else { None };
+                    Ok((leased, counts))
+                })
+                .await?;
+            let (Some(leased), _) = leased else {
+                let drained = leased.1.is_some_and(|c| c.waiting + c.leased == 0);
+                return Ok(v1::LeaseWorkReply { item: None, retry_after_ms: self.settings.retry_after.as_millis() as u64, drained });
+            };
+            tracing::Span::current().record("work_id", leased.work_id.as_str());
+            info!(attempt = leased.attempt, weights_version = leased.weights_version, "leased");
+            let item = proto::agent::work_item(&leased)
+                .map_err(|e| Status::internal(format!("work item {}: stored generator parameters: {e}", leased.work_id)))?;
+            Ok(v1::LeaseWorkReply { item: Some(item), retry_after_ms: 0, drained: false })
+        })
+        .await
+    }
+
+    async fn heartbeat(&self, request: Request<v1::HeartbeatRequest>) -> Result<Response<v1::HeartbeatReply>, Status> {
+        traced("heartbeat", async {
+            let session = self.authenticate(request.metadata())?;
+            let work_ids = request.into_inner().work_ids;
+            let lease = self.settings.lease;
+            let states = self.store(move |s| s.heartbeat(session.agent_id, &work_ids, lease)).await?;
+            let mut reply = v1::HeartbeatReply::default();
+            for (work_id, state) in states {
+                match state {
+                    data::LeaseState::Renewed { expires_ms } => reply.renewed.push(v1::Lease { work_id, expires_unix_ms: expires_ms }),
+                    data::LeaseState::Lost => reply.lost.push(work_id),
+                }
+            }
+            Ok(reply)
+        })
+        .await
+    }
+
+    async fn report_samples(&self, request: Request<v1::ReportSamplesRequest>) -> Result<Response<v1::ReportSamplesReply>, Status> {
+        traced("report_samples", async {
+            let session = self.authenticate(request.metadata())?;
+            let result = data::WorkResult::try_from(request.get_ref()).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            tracing::Span::current().record("work_id", result.work_id.as_str());
+            let completion = self.store(move |s| s.complete_work(session.agent_id, &result)).await?;
+            info!(
+                inserted = completion.outcome.inserted,
+                duplicates = completion.outcome.duplicates,
+                already_done = completion.already_done,
+                "reported"
+            );
+            Ok(v1::ReportSamplesReply {
+                inserted: completion.outcome.inserted as u32,
+                duplicates: completion.outcome.duplicates as u32,
+                already_done: completion.already_done,
+            })
+        })
+        .await
+    }
+
+    async fn fetch_weights(&self, request: Request<v1::FetchWeightsRequest>) -> Result<Response<v1::FetchWeightsReply>, Status> {
+        traced("fetch_weights", async {
+            let session = self.authenticate(request.metadata())?;
+            let r = request.into_inner();
+            let host_key = if r.host_key.is_empty() { session.host_key } else { r.host_key };
+            let weights = match r.version {
+                Some(version) => self.store(move |s| s.weights(version)).await?,
+                None => {
+                    self.store(move |s| s.promoted_weights(Some(&host_key))?.ok_or(StoreError::NoPromotedWeights(Some(host_key)))).await?
+                }
+            };
+            let info = weights.info;
+            Ok(v1::FetchWeightsReply {
+                version: info.version,
+                blob: weights.blob,
+                pipeline_layout: Some(info.pipeline_layout.into()),
+                schedule_layout: Some(info.schedule_layout.into()),
+                host_key: info.host_key,
+                promoted: info.promoted,
+            })
+        })
+        .await
+    }
+}
