@@ -227,3 +227,57 @@ fn random_schedules_run_at_the_estimates() {
         }
     }
 }
+
+/// A 1-D pyramid, four levels down (`d{l}(x) = d{l-1}(2x) + d{l-1}(2x + 1)`)
+/// and four back up (`u{l}(x) = u{l+1}(x/2) + u{l+1}((x + 1)/2)`), the
+/// upsampling levels computed inside ever finer splits of the output.
+fn pyramid_1d() -> PipelineDef {
+    let x = Var::new("x");
+    let input = ImageParam::new("input", ScalarType::F32, 1);
+    let mut level = Func::new("d0");
+    level.define(&[&x], input.at([&x * 2]) + input.at([&x * 2 + 1]));
+    for l in 1..4 {
+        let d = Func::new(&format!("d{l}"));
+        d.define(&[&x], level.at([&x * 2]) + level.at([&x * 2 + 1]));
+        level = d;
+    }
+    for l in (0..4).rev() {
+        let u = Func::new(&format!("u{l}"));
+        u.define(&[&x], level.at([&x / 2]) + level.at([(&x + 1) / 2]));
+        level = u;
+    }
+    let out = Func::new("out");
+    out.define(&[&x], level.at([x.expr()]));
+    out.set_estimate(0, 0, 4096);
+    input.set_estimate(0, 0, 8192);
+    Pipeline::new(&[&out]).expect("a valid pipeline")
+}
+
+/// The allocation of a level computed per tile is one tile's region, not
+/// the distance the tile moves: its extent, `((b/2 + 1)/2 + 1)/2 - b/8 +
+/// 17` for the tile's start `b`, is at most 18 whatever `b` is.
+#[test]
+fn allocations_per_tile_are_bounded_by_one_tile() {
+    let p = pyramid_1d();
+    let s: Schedule = "out.split(x, x_l1, x_r1, 384, shift_inwards)
+        out.split(x_r1, x_l3, x_r3, 128, shift_inwards)
+        out.split(x_r3, x_l4, x_r4, 64, shift_inwards)
+        out.split(x_r4, x_l5, x_r5, 16, shift_inwards)
+        out.split(x_r5, x_l6, x_r6, 8, shift_inwards)
+        u0.compute_at(out, x_l6)
+        u1.compute_at(out, x_l5)
+        u2.compute_at(out, x_l4)
+        u3.compute_at(out, x_l3)
+        d3.compute_root()
+        d2.compute_root()
+        d1.compute_root()
+        d0.compute_root()"
+        .parse()
+        .expect("a schedule");
+    let at = check_at_estimates(&p, &s, &Limits::default()).expect("runs at the estimates");
+    let bytes = |f: &str| at.allocations.iter().find(|(n, _)| &**n == f).map(|(_, b)| *b).expect("allocated");
+    assert_eq!(bytes("u3"), 18 * 4);
+    assert_eq!(bytes("u0"), 8 * 4);
+    // d3 holds what u3 reads over the whole output: 4096 / 16 points and a few more.
+    assert!(bytes("d3") <= 260 * 4, "{}", bytes("d3"));
+}

@@ -19,7 +19,7 @@ use crate::analysis::interval::{bounds_of, Interval, Scope};
 use crate::error::LowerError;
 use crate::ir::expr::{Expr, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
-use crate::ir::visit::substitute_map_stmt;
+use crate::ir::visit::{node_count, substitute_map, substitute_map_stmt};
 use crate::lang::pipeline::{buffer_vars, Estimate, PipelineDef};
 use crate::lower::{lower, Lowered};
 use crate::schedule::{resolve_stage, Schedule, SplitRecord, TailStrategy};
@@ -128,7 +128,7 @@ pub fn check_at_estimates(p: &PipelineDef, s: &Schedule, limits: &Limits) -> Res
     }
     let stmt = substitute_map_stmt(&fields, &lowered.stmt);
     let mut allocations = vec![];
-    largest_allocations(&stmt, &mut Scope::default(), &mut allocations);
+    largest_allocations(&stmt, &mut Scope::default(), &mut HashMap::new(), &mut allocations);
     let mut sized = vec![];
     for (func, bytes) in allocations {
         match bytes {
@@ -235,31 +235,58 @@ fn over_computing_splits(s: &Schedule) -> String {
     }
 }
 
+/// Let values that expand to more than this many nodes stay behind their
+/// name, which then ranges over the value's interval.
+const MAX_EXPANDED_NODES: usize = 400;
+
 /// The most bytes each `Allocate` of `s` can take, with enclosing loop
-/// variables and lets ranging over their intervals (`None`: unbounded).
-fn largest_allocations(s: &Stmt, scope: &mut Scope, out: &mut Vec<(Name, Option<u64>)>) {
+/// variables ranging over their intervals (`None`: unbounded). Lets stand
+/// for their values, expanded (up to [`MAX_EXPANDED_NODES`]) and
+/// simplified, so that the bounds of a region cancel in its extent: an
+/// extent `max - min + 1` whose ends move together with a loop is as
+/// large as one iteration's, not the distance the loop moves them.
+fn largest_allocations(s: &Stmt, scope: &mut Scope, lets: &mut HashMap<Name, Expr>, out: &mut Vec<(Name, Option<u64>)>) {
+    let expand = |e: &Expr, lets: &HashMap<Name, Expr>| simplify(&substitute_map(lets, e));
     match s.node() {
         StmtNode::For { name, min, extent, body, .. } => {
-            let (lo, hi) = (bounds_of(min, scope), bounds_of(&(min.clone() + extent.clone() - 1), scope));
+            let (min, extent) = (expand(min, lets), expand(extent, lets));
+            let (lo, hi) = (bounds_of(&min, scope), bounds_of(&(min + extent - 1), scope));
+            let shadowed = lets.remove(name);
             scope.push(name.clone(), Interval { min: lo.min, max: hi.max });
-            largest_allocations(body, scope, out);
+            largest_allocations(body, scope, lets, out);
             scope.pop(name);
+            if let Some(v) = shadowed {
+                lets.insert(name.clone(), v);
+            }
         }
         StmtNode::LetStmt { name, value, body } => {
-            let i = bounds_of(value, scope);
-            scope.push(name.clone(), i);
-            largest_allocations(body, scope, out);
-            scope.pop(name);
+            let value = expand(value, lets);
+            if node_count(&value) <= MAX_EXPANDED_NODES {
+                let shadowed = lets.insert(name.clone(), value);
+                largest_allocations(body, scope, lets, out);
+                match shadowed {
+                    Some(v) => lets.insert(name.clone(), v),
+                    None => lets.remove(name),
+                };
+            } else {
+                let shadowed = lets.remove(name);
+                scope.push(name.clone(), bounds_of(&value, scope));
+                largest_allocations(body, scope, lets, out);
+                scope.pop(name);
+                if let Some(v) = shadowed {
+                    lets.insert(name.clone(), v);
+                }
+            }
         }
         StmtNode::Allocate { buffer, ty, size, body } => {
-            let elements = bounds_of(size, scope).max.and_then(|m| simplify(&m).as_int());
+            let elements = bounds_of(&expand(size, lets), scope).max.and_then(|m| simplify(&m).as_int());
             let bytes = elements.map(|n| (n.max(0) as u64).saturating_mul(ty.scalar.bytes() as u64));
             out.push((buffer.clone(), bytes));
-            largest_allocations(body, scope, out);
+            largest_allocations(body, scope, lets, out);
         }
         _ => {
             for child in crate::ir::visit::stmt_children(s).1 {
-                largest_allocations(&child, scope, out);
+                largest_allocations(&child, scope, lets, out);
             }
         }
     }

@@ -246,6 +246,9 @@ impl Simplifier {
                 return Expr::int(q as i64, ty);
             }
             if assumes_no_overflow(ty) {
+                if let Some(nested) = self.merge_nested_division(a, c) {
+                    return nested;
+                }
                 // (c*q + r) / c == q + r / c, for the part of `a` divisible by c.
                 let l = linearize(a);
                 let (multiples, rest) = l.partition(|k| k % c == 0);
@@ -258,6 +261,24 @@ impl Simplifier {
             }
         }
         node(BinOp::Div, a.clone(), b.clone())
+    }
+
+    /// `(u / k + d) / c` as `(u + k*d) / (k*c)` (positive constants `k`
+    /// and `c`, a constant `d`): exact for floor division, and one
+    /// division instead of two, so that the ends of a region halved level
+    /// after level (`((x/2 + 1)/2 + 1)/2` and `x/8`) differ by a bounded
+    /// remainder ([`Self::cancel_divisions`]) instead of by everything
+    /// `x` can be.
+    fn merge_nested_division(&mut self, a: &Expr, c: i128) -> Option<Expr> {
+        let l = linearize(a);
+        let [(term, 1)] = l.terms.as_slice() else { return None };
+        let ExprNode::Binary { op: BinOp::Div, a: u, b: k } = term.node() else { return None };
+        let k = const_of(k).map(Scalar::as_i128).filter(|k| *k > 0)?;
+        let divisor = k.checked_mul(c).filter(|d| *d <= MAX_MERGED_DIVISOR)?;
+        let shift = k.checked_mul(l.constant).filter(|s| s.abs() <= MAX_MERGED_DIVISOR)?;
+        let ty = l.ty;
+        let numerator = self.make_binary(BinOp::Add, u, &Expr::int(shift as i64, ty));
+        Some(self.make_div(&numerator, &Expr::int(divisor as i64, ty)))
     }
 
     fn make_mod(&mut self, a: &Expr, b: &Expr) -> Expr {
@@ -411,6 +432,11 @@ impl Linear {
         self
     }
 }
+
+/// The largest divisor, and constant shift, that
+/// [`Simplifier::merge_nested_division`] makes (so that the merged
+/// numerator stays as far from overflow as the original's).
+const MAX_MERGED_DIVISOR: i128 = 1 << 16;
 
 /// The largest rest of a sum (in expression nodes) that
 /// [`Simplifier::cancel_into_min_max`] copies into both operands.

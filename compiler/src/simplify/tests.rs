@@ -6,6 +6,7 @@ use super::*;
 use crate::ir::expr::{BinOp, CmpOp, MathFn};
 use crate::ir::stmt::ForKind;
 use crate::ir::types::{ScalarType, Type};
+use crate::ir::visit::substitute;
 use crate::ir::value::{self, Scalar};
 use crate::lang::ops::{max, min, select, CompareExt};
 use rand::{Rng, SeedableRng};
@@ -197,6 +198,27 @@ fn sums_move_into_min_max_when_a_term_cancels() {
     let (a, b) = (u8v("a"), u8v("b"));
     let e = Expr::min(a.clone(), b.clone()) - a.clone();
     assert_eq!(simplify(&e), e);
+}
+
+#[test]
+fn nested_quotients_merge_into_one() {
+    let x = v("x");
+    assert_eq!(simplify(&((x.clone() / 2 + 1) / 2)), (x.clone() + 2) / 4);
+    assert_eq!(simplify(&((x.clone() / 2) / 2 / 2)), x.clone() / 8);
+    // The ends of a region halved three times differ by a bounded amount,
+    // whatever x is: ((x/2 + 1)/2 + 1)/2 - x/8 is (x + 6)/8 - x/8.
+    let halved = ((x.clone() / 2 + 1) / 2 + 1) / 2;
+    assert_eq!(const_bounds(&simplify(&(halved - x.clone() / 8 + 17))), (Some(17), Some(18)));
+    // Floor division: the merged form agrees on negative numerators too.
+    for n in -40..40 {
+        let nested = simplify(&((i(n) / 3 - 2) / 4));
+        assert_eq!(nested, i((n.div_euclid(3) - 2).div_euclid(4)), "n = {n}");
+        let merged = simplify(&((x.clone() / 3 - 2) / 4));
+        assert_eq!(simplify(&substitute("x", &i(n), &merged)), nested, "n = {n}: {merged}");
+    }
+    // A quotient with a coefficient, or beside other variables, stays nested.
+    assert!(!simplify(&((x.clone() / 2 * 3 + 1) / 2)).to_string().contains("/ 4"));
+    assert!(!simplify(&((x.clone() / 2 + v("y")) / 2)).to_string().contains("/ 4"));
 }
 
 #[test]
