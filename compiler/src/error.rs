@@ -128,6 +128,8 @@ impl ScheduleError {
 pub enum LowerError {
     #[error(transparent)]
     Schedule(#[from] ScheduleError),
+    #[error("lowering stopped at its deadline, in the pass {pass}")]
+    DeadlineExceeded { pass: String },
     #[error(
         "cannot bound {what} of {func} in dimension {dim}: an index has no finite range; clamp it or make it depend on loop variables only"
     )]

@@ -40,7 +40,7 @@ struct Row {
     expect: Option<fn(&EstimateError) -> bool>,
 }
 
-const DEFAULT: Limits = Limits { max_allocation_bytes: 1 << 31 };
+const DEFAULT: Limits = Limits { max_allocation_bytes: 1 << 31, deadline: None };
 
 const TABLE: &[Row] = &[
     Row { what: "the default schedule", pipeline: unpadded, schedule: |_| {}, limits: DEFAULT, expect: None },
@@ -138,7 +138,7 @@ const TABLE: &[Row] = &[
         schedule: |s| {
             s.func("blur_x").compute_root();
         },
-        limits: Limits { max_allocation_bytes: 1000 },
+        limits: Limits { max_allocation_bytes: 1000, deadline: None },
         expect: Some(|e| matches!(e, EstimateError::AllocationTooLarge { func, bytes: 39_600, limit: 1000 } if func == "blur_x")),
     },
     Row {
@@ -280,4 +280,12 @@ fn allocations_per_tile_are_bounded_by_one_tile() {
     assert_eq!(bytes("u0"), 8 * 4);
     // d3 holds what u3 reads over the whole output: 4096 / 16 points and a few more.
     assert!(bytes("d3") <= 260 * 4, "{}", bytes("d3"));
+}
+
+/// A check whose deadline has passed stops lowering with a typed error.
+#[test]
+fn a_check_past_its_deadline_stops() {
+    let limits = Limits { deadline: Some(std::time::Instant::now()), ..Limits::default() };
+    let err = check_at_estimates(&pyramid_1d(), &Schedule::new(), &limits).unwrap_err();
+    assert!(matches!(err, EstimateError::Lower(LowerError::DeadlineExceeded { .. })), "{err}");
 }

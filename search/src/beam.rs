@@ -75,6 +75,19 @@ pub struct SearchStats {
     pub wall_seconds: f64,
 }
 
+impl SearchStats {
+    /// Adds the counters and times of an earlier search of the same call
+    /// (the nested search before a flat fallback); the pass count and the
+    /// deadline flag stay this search's.
+    pub fn absorb(&mut self, earlier: &SearchStats) {
+        self.states_generated += earlier.states_generated;
+        self.states_evaluated += earlier.states_evaluated;
+        self.states_pruned += earlier.states_pruned;
+        self.evaluation_seconds += earlier.evaluation_seconds;
+        self.wall_seconds += earlier.wall_seconds;
+    }
+}
+
 /// The complete states found, cheapest first, and the counters.
 pub struct BeamOutcome {
     pub complete: Vec<State>,

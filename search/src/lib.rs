@@ -23,9 +23,11 @@ pub mod tiling;
 pub use beam::{BeamOptions, SearchStats};
 pub use cost_model::{Analytical, CostModel, Machine, RandomModel};
 
+use compiler::error::LowerError;
 use compiler::schedule::legality::{check_at_estimates, Limits};
 use compiler::{EstimateError, PipelineDef, Schedule, Target};
 use featurizer::{Dag, DagError};
+use std::time::Instant;
 use thiserror::Error;
 
 /// Why no schedule came out.
@@ -88,9 +90,24 @@ pub struct AutoSchedule {
     pub check_seconds: f64,
 }
 
+/// Shares of the budget, from the start of the call: the nested search
+/// runs for the first [`NESTED_SEARCH_SHARE`], its candidates are checked
+/// until [`NESTED_CHECKS_SHARE`]; when none passes, the flat search runs
+/// for at most [`FLAT_SEARCH_SHARE`] of it and its candidates are checked
+/// until the end of the budget.
+const NESTED_SEARCH_SHARE: f64 = 0.6;
+const NESTED_CHECKS_SHARE: f64 = 0.85;
+const FLAT_SEARCH_SHARE: f64 = 0.1;
+
 /// Searches a schedule for `pipeline` on `target` ranked by `model`.
-/// Always answers within the budget (plus the time to complete one
-/// candidate greedily and check it) unless the pipeline cannot be
+///
+/// The budget covers the search and the legality checks of its
+/// candidates (each lowering stops at its deadline): the nested search
+/// and its checks take the first [`NESTED_CHECKS_SHARE`] of it, the flat
+/// fallback the rest. It is exceeded only by the time to complete one
+/// candidate greedily and, when no check of the flat search finished in
+/// time, by one last check of its best candidate without a deadline (an
+/// answer must be legal). It fails only if the pipeline cannot be
 /// analysed or nothing runs at the estimates.
 pub fn autoschedule(
     pipeline: &PipelineDef,
@@ -99,34 +116,101 @@ pub fn autoschedule(
     options: &BeamOptions,
     top_k: usize,
 ) -> Result<AutoSchedule, SearchError> {
+    let started = Instant::now();
+    let end = started + options.budget;
     let dag = Dag::new(pipeline, target)?;
     model.set_pipeline(&dag);
-    let outcome = beam::beam_search(&dag, model, options);
-    let checking = std::time::Instant::now();
-    let limits = Limits::default();
+    if !options.nested {
+        return checked_search(&dag, pipeline, model, options, end, true, top_k).map_err(|r| r.into_error());
+    }
+    let nested = BeamOptions { budget: options.budget.mul_f64(NESTED_SEARCH_SHARE), ..options.clone() };
+    let rejection =
+        match checked_search(&dag, pipeline, model, &nested, started + options.budget.mul_f64(NESTED_CHECKS_SHARE), false, top_k) {
+            Ok(result) => return Ok(result),
+            Err(rejection) => rejection,
+        };
+    let left = end.saturating_duration_since(Instant::now());
+    let flat = BeamOptions { nested: false, budget: left.min(options.budget.mul_f64(FLAT_SEARCH_SHARE)), ..options.clone() };
+    let mut result = checked_search(&dag, pipeline, model, &flat, end, true, top_k).map_err(|r| r.into_error())?;
+    result.stats.absorb(&rejection.stats);
+    result.check_seconds += rejection.check_seconds;
+    result.fallback = Some(format!(
+        "no candidate with nested Funcs ran at the estimates as priced ({}); Funcs are inlined or at the root",
+        rejection.why()
+    ));
+    Ok(result)
+}
+
+/// Why a search's candidates were all turned down, with what it cost.
+struct Rejection {
+    /// The first candidate that failed at the estimates, and how.
+    failed: Option<(EstimateError, Schedule)>,
+    /// The first candidate whose lowered code allocates far more than priced.
+    mispriced: Option<String>,
+    /// Candidates whose check did not finish before the deadline.
+    timed_out: usize,
+    stats: SearchStats,
+    check_seconds: f64,
+}
+
+impl Rejection {
+    fn why(&self) -> String {
+        match (&self.failed, &self.mispriced) {
+            (Some((error, _)), _) => format!("the best failed at the estimates: {error}"),
+            (None, Some(why)) => why.clone(),
+            (None, None) if self.timed_out > 0 => format!("{} checks did not finish within the budget", self.timed_out),
+            (None, None) => "the search yielded none".to_string(),
+        }
+    }
+
+    fn into_error(self) -> SearchError {
+        let (error, rejected) = self.failed.expect("a flat search whose checks ran out of time checks one candidate without a deadline");
+        SearchError::NoLegalSchedule { error, schedule: Box::new(rejected) }
+    }
+}
+
+/// Runs the beam search and checks its best candidates at the estimates
+/// until `check_deadline`, taking the first that runs there (and, for a
+/// nested search, allocates what the model priced). With `must_answer`,
+/// when every check ran out of time, the best candidate is checked once
+/// more without a deadline.
+fn checked_search(
+    dag: &Dag,
+    pipeline: &PipelineDef,
+    model: &mut dyn CostModel,
+    options: &BeamOptions,
+    check_deadline: Instant,
+    must_answer: bool,
+    top_k: usize,
+) -> Result<AutoSchedule, Box<Rejection>> {
+    let outcome = beam::beam_search(dag, model, options);
+    let checking = Instant::now();
+    let limits = Limits { deadline: Some(check_deadline), ..Limits::default() };
     let mut chosen = None;
     let mut alternatives = vec![];
-    let mut first_error: Option<(EstimateError, Schedule)> = None;
-    let mut first_mispriced: Option<String> = None;
+    let mut rejection = Rejection { failed: None, mispriced: None, timed_out: 0, stats: SearchStats::default(), check_seconds: 0.0 };
     let mut checked = 0;
+    let mut first_timed_out = None;
     for state in &outcome.complete {
-        let schedule = apply::to_schedule(&dag, &state.root);
+        let schedule = apply::to_schedule(dag, &state.root);
         if chosen.is_none() {
-            // Each check lowers the pipeline: after a few failures, the
-            // flat search below is the better use of the time.
             if checked == MAX_CHECKS {
                 break;
             }
             checked += 1;
             match check_at_estimates(pipeline, &schedule, &limits) {
-                Ok(checked) => match options.nested.then(|| unpriced_allocation(&dag, state, &checked.allocations)).flatten() {
+                Ok(at) => match options.nested.then(|| unpriced_allocation(dag, state, &at.allocations)).flatten() {
                     None => chosen = Some((schedule, state)),
                     Some(why) => {
-                        first_mispriced.get_or_insert(why);
+                        rejection.mispriced.get_or_insert(why);
                     }
                 },
+                Err(EstimateError::Lower(LowerError::DeadlineExceeded { .. })) => {
+                    rejection.timed_out += 1;
+                    first_timed_out.get_or_insert((schedule, state));
+                }
                 Err(e) => {
-                    first_error.get_or_insert((e, schedule));
+                    rejection.failed.get_or_insert((e, schedule));
                 }
             }
         } else if alternatives.len() < top_k {
@@ -137,24 +221,17 @@ pub fn autoschedule(
             break;
         }
     }
-    let Some((schedule, state)) = chosen else {
-        if options.nested {
-            // Nothing nested runs at the estimates as priced: search again
-            // with every Func inlined or at the root (its regions are exact
-            // there).
-            let why = match (&first_error, &first_mispriced) {
-                (Some((error, _)), _) => format!("the best failed at the estimates: {error}"),
-                (None, Some(why)) => why.clone(),
-                (None, None) => "the search yielded none".to_string(),
-            };
-            let flat = BeamOptions { nested: false, budget: options.budget / 4, ..options.clone() };
-            let mut result = autoschedule(pipeline, target, model, &flat, top_k)?;
-            result.fallback =
-                Some(format!("no candidate with nested Funcs ran at the estimates as priced ({why}); Funcs are inlined or at the root"));
-            return Ok(result);
+    if let (None, true, Some((schedule, state))) = (&chosen, must_answer, first_timed_out) {
+        match check_at_estimates(pipeline, &schedule, &Limits::default()) {
+            Ok(_) => chosen = Some((schedule, state)),
+            Err(e) => {
+                rejection.failed.get_or_insert((e, schedule));
+            }
         }
-        let (error, rejected) = first_error.expect("a search yields at least one candidate");
-        return Err(SearchError::NoLegalSchedule { error, schedule: Box::new(rejected) });
+    }
+    let check_seconds = checking.elapsed().as_secs_f64();
+    let Some((schedule, state)) = chosen else {
+        return Err(Box::new(Rejection { stats: outcome.stats, check_seconds, ..rejection }));
     };
     let mut per_stage: Vec<StageCost> = state
         .cost
@@ -175,7 +252,7 @@ pub fn autoschedule(
         stats: outcome.stats,
         model: model.name(),
         fallback: None,
-        check_seconds: checking.elapsed().as_secs_f64(),
+        check_seconds,
     })
 }
 

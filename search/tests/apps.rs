@@ -124,3 +124,18 @@ fn pyramids_allocate_what_the_model_priced() {
         }
     }
 }
+
+/// A budget too small for any check to finish (lowering interpolate's
+/// nests at the paper size takes seconds): every check stops at its
+/// deadline, and the answer is still a legal schedule, from the flat
+/// search's best candidate checked once more without a deadline.
+#[test]
+fn checks_that_outlast_the_budget_still_give_a_legal_schedule() {
+    let app = apps::build("interpolate", Size::Paper, &target()).unwrap();
+    let p = app.pipeline_estimated_as_run();
+    let mut model = Analytical::new(Machine::typical(target().threads));
+    let result = autoschedule(&p, &target(), &mut model, &options(8, 1), 0).expect("a schedule");
+    let fallback = result.fallback.expect("the flat search's schedule");
+    assert!(fallback.contains("did not finish within the budget"), "{fallback}");
+    compiler::check_at_estimates(&p, &result.schedule, &compiler::schedule::legality::Limits::default()).expect("runs at the estimates");
+}

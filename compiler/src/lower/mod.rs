@@ -78,6 +78,11 @@ pub struct LowerOptions {
     /// it lies inside the storage (see `access_checks`). On in the
     /// differential tests, off by default (it costs a branch per access).
     pub check_accesses: bool,
+    /// Give up with [`LowerError::DeadlineExceeded`] once this instant has
+    /// passed (checked between passes and between the Funcs of bounds
+    /// inference): a caller with a time budget, such as the
+    /// autoscheduler's legality check, is not held by one slow lowering.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl LowerOptions {
@@ -105,6 +110,7 @@ pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Resu
 /// asked for.
 struct Driver<'a> {
     pipeline: &'a PipelineDef,
+    deadline: Option<std::time::Instant>,
     check_ir: bool,
     print: bool,
     keep: bool,
@@ -119,6 +125,7 @@ impl Driver<'_> {
         before: Stmt,
         run: impl FnOnce(Stmt) -> Result<Stmt, LowerError>,
     ) -> Result<Stmt, LowerError> {
+        check_deadline(self.deadline, name)?;
         let started = std::time::Instant::now();
         let after = run(before.clone())?;
         tracing::debug!(pass = name, elapsed = ?started.elapsed(), "lowering pass");
@@ -137,10 +144,19 @@ impl Driver<'_> {
     }
 }
 
+/// [`LowerError::DeadlineExceeded`] once `deadline` has passed.
+fn check_deadline(deadline: Option<std::time::Instant>, pass: &'static str) -> Result<(), LowerError> {
+    match deadline {
+        Some(d) if std::time::Instant::now() >= d => Err(LowerError::DeadlineExceeded { pass: pass.to_string() }),
+        _ => Ok(()),
+    }
+}
+
 fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
     use ir_check::Stage;
     let mut d = Driver {
         pipeline: p,
+        deadline: options.deadline,
         check_ir: options.check_accesses || cfg!(debug_assertions),
         print: std::env::var_os("HL_PRINT_PASSES").is_some(),
         keep: options.keep_passes,
@@ -156,6 +172,7 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
     let mut footprints = vec![];
     let stmt = d.pass("bounds inference and sliding window", Stage::Bounded, stmt, |mut stmt| {
         for f in funcs.iter().rev() {
+            check_deadline(options.deadline, "bounds inference and sliding window")?;
             let fp = plan.get(&f.name);
             stmt = bounds_inference::infer_func(&stmt, f, fp, p.is_output(&f.name))?;
             stmt = sliding_window::slide_func(&stmt, f, fp, &mut slid);

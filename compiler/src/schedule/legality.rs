@@ -21,7 +21,7 @@ use crate::ir::expr::{Expr, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::visit::{node_count, substitute_map, substitute_map_stmt};
 use crate::lang::pipeline::{buffer_vars, Estimate, PipelineDef};
-use crate::lower::{lower, Lowered};
+use crate::lower::{lower_with, LowerOptions, Lowered};
 use crate::schedule::{resolve_stage, Schedule, SplitRecord, TailStrategy};
 use crate::simplify::simplify;
 use std::collections::HashMap;
@@ -32,13 +32,17 @@ use thiserror::Error;
 pub struct Limits {
     /// The largest single allocation of an intermediate Func, in bytes.
     pub max_allocation_bytes: u64,
+    /// When the check gives up ([`LowerError::DeadlineExceeded`]): lowering
+    /// a deep nest at a large size can take seconds, and a caller with a
+    /// budget must not wait for it.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for Limits {
     /// 2 GiB: larger than any realization a sensible schedule of an image
     /// pipeline needs, and the most a 32-bit index can address in bytes.
     fn default() -> Limits {
-        Limits { max_allocation_bytes: 1 << 31 }
+        Limits { max_allocation_bytes: 1 << 31, deadline: None }
     }
 }
 
@@ -86,7 +90,7 @@ pub struct AtEstimates {
 pub fn check_at_estimates(p: &PipelineDef, s: &Schedule, limits: &Limits) -> Result<AtEstimates, EstimateError> {
     let fields = estimated_fields(p)?;
     check_output_splits(p, s)?;
-    let lowered = lower(p, s)?;
+    let lowered = lower_with(p, s, &LowerOptions { deadline: limits.deadline, ..LowerOptions::default() })?;
     let value = |e: &Expr| simplify(&crate::ir::visit::substitute_map(&fields, e)).as_int();
     for f in &lowered.footprints {
         let estimates = match p.input(&f.buffer) {
