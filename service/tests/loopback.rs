@@ -37,7 +37,8 @@ async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> TestSe
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let config = ServerConfig { settings: SchedulerSettings::new("test-host".into()), store, max_concurrent, agents: None };
+    let config =
+        ServerConfig { settings: SchedulerSettings::new("test-host".into()), store, max_concurrent, agents: None, retrainer: None };
     tokio::spawn(async move {
         serve(listener, config, async {
             let _ = rx.await;
@@ -273,7 +274,13 @@ async fn shutdown_lets_the_call_in_flight_finish() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let config = ServerConfig { settings: SchedulerSettings::new("test-host".into()), store: None, max_concurrent: 1, agents: None };
+    let config = ServerConfig {
+        settings: SchedulerSettings::new("test-host".into()),
+        store: None,
+        max_concurrent: 1,
+        agents: None,
+        retrainer: None,
+    };
     let serving = tokio::spawn(serve(listener, config, async {
         let _ = stopped.await;
     }));
