@@ -81,6 +81,8 @@ pub struct RemoteStats {
     pub unusable: u64,
     /// Leases the server said were lost while measuring.
     pub lost_leases: u64,
+    /// The weights versions fetched from the server, in order.
+    pub weights_fetched: Vec<u32>,
 }
 
 /// Whether a failed call may succeed if tried again.
@@ -291,6 +293,8 @@ pub async fn run(options: &RemoteOptions, mut runner: Runner, stop: Arc<AtomicBo
             Some(version) if weights.as_ref().is_some_and(|(v, _)| *v == version) => weights.as_ref().map(|(_, b)| b.clone()),
             Some(version) => {
                 let blob = Arc::new(session.fetch_weights(version).await?);
+                tracing::info!(version, bytes = blob.len(), "fetched weights");
+                stats.weights_fetched.push(version);
                 weights = Some((version, blob.clone()));
                 Some(blob)
             }

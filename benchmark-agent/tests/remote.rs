@@ -53,6 +53,7 @@ async fn serve_on(
         store: Some(Store::open(db).unwrap()),
         max_concurrent: 1,
         agents: Some(agents),
+        retrainer: None,
     };
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {

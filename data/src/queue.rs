@@ -125,6 +125,20 @@ pub struct WorkCounts {
     pub reissued: u64,
 }
 
+/// A work item as the queue holds it now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkItemState {
+    pub work_id: String,
+    pub round: u32,
+    pub seed: u64,
+    /// Leases given so far.
+    pub attempts: u32,
+    /// The weights version of its last lease (`None`: never leased, or
+    /// leased when its agent's host had no promoted weights).
+    pub weights_version: Option<u32>,
+    pub done: bool,
+}
+
 /// Unix time in milliseconds.
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -336,6 +350,28 @@ impl Store {
             reissued: narrow(reissued, "count")?,
         })
     }
+
+    /// The items of `round` as they are now, by seed.
+    pub fn work_items(&self, round: u32) -> Result<Vec<WorkItemState>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT work_id, seed, attempts, weights_version, done_report IS NOT NULL FROM work_items WHERE round = ?1 ORDER BY seed",
+        )?;
+        let rows = stmt.query_map([round], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?, r.get::<_, Option<i64>>(3)?, r.get::<_, bool>(4)?))
+        })?;
+        rows.map(|row| {
+            let (work_id, seed, attempts, weights_version, done) = row?;
+            Ok(WorkItemState {
+                work_id,
+                round,
+                seed: seed as u64,
+                attempts: narrow(attempts, "attempts")?,
+                weights_version: weights_version.map(|v| narrow(v, "weights version")).transpose()?,
+                done,
+            })
+        })
+        .collect()
+    }
 }
 
 /// The host key of a registered agent.
@@ -537,6 +573,14 @@ mod tests {
         drop(store);
 
         let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.path(), Some(path.as_path()));
+        let states = store.work_items(0).unwrap();
+        assert_eq!(
+            states.iter().map(|s| (s.work_id.as_str(), s.attempts, s.weights_version, s.done)).collect::<Vec<_>>(),
+            [("round0/seed0", 1, Some(version), false), ("round0/seed1", 0, None, false)]
+        );
+        assert!(store.work_items(1).unwrap().is_empty());
+        assert_eq!(Store::open_in_memory().unwrap().path(), None);
         assert_eq!(store.agent_sessions().unwrap(), std::slice::from_ref(&session));
         assert_eq!(store.work_counts(3).unwrap(), WorkCounts { waiting: 1, leased: 1, done: 0, exhausted: 0, reissued: 0 });
         assert_eq!(store.lease_work(session.agent_id, LONG, 3).unwrap().unwrap().work_id, "round0/seed1");

@@ -56,6 +56,11 @@ impl Store {
         Ok(Store { conn })
     }
 
+    /// The file the store is in; `None` for a store in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.conn.path().filter(|p| !p.is_empty()).map(Path::new)
+    }
+
     /// The schema version of the file (after opening, always [`SCHEMA_VERSION`]).
     pub fn schema_version(&self) -> Result<i64, StoreError> {
         schema::version(&self.conn)

@@ -9,7 +9,12 @@
 //! store keeps only its SHA-256), which every other call presents the same
 //! way. Sessions are also held in memory, so a call without a valid token is
 //! `UNAUTHENTICATED` before the store sees anything of it.
+//!
+//! With a [`Retrainer`], every report's newly stored samples are counted
+//! for the agent's host, which retrains the host's model once enough
+//! have arrived (without holding up the report).
 
+use crate::retraining::Retrainer;
 use crate::server::MAX_MESSAGE_BYTES;
 use data::{AgentSession, NewWork, SamplingSettings, Store, StoreError};
 use proto::v1;
@@ -86,6 +91,7 @@ pub struct AgentService {
     store: Arc<Mutex<Store>>,
     /// Sessions by token hash.
     sessions: RwLock<HashMap<String, AgentSession>>,
+    retrainer: Option<Retrainer>,
 }
 
 fn sha256(bytes: &[u8]) -> [u8; 32] {
@@ -116,8 +122,9 @@ fn store_status(e: StoreError) -> Status {
 }
 
 impl AgentService {
-    /// The service over `store`: queues the work source's items and loads the sessions.
-    pub fn new(settings: AgentSettings, store: Arc<Mutex<Store>>) -> Result<AgentService, StoreError> {
+    /// The service over `store`: queues the work source's items and loads
+    /// the sessions; reports feed `retrainer` when given.
+    pub fn new(settings: AgentSettings, store: Arc<Mutex<Store>>, retrainer: Option<Retrainer>) -> Result<AgentService, StoreError> {
         let sessions = {
             let mut s = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let added = s.enqueue_work(&settings.work.items())?;
@@ -125,7 +132,7 @@ impl AgentService {
             s.agent_sessions()?.into_iter().map(|session| (session.token_hash.clone(), session)).collect()
         };
         let secret_hash = sha256(settings.secret.as_bytes());
-        Ok(AgentService { settings, secret_hash, store, sessions: RwLock::new(sessions) })
+        Ok(AgentService { settings, secret_hash, store, sessions: RwLock::new(sessions), retrainer })
     }
 
     /// The service as tonic serves it, with the server's message size limits.
@@ -269,7 +276,11 @@ impl Agent for AgentService {
             let session = self.authenticate(request.metadata())?;
             let result = data::WorkResult::try_from(request.get_ref()).map_err(|e| Status::invalid_argument(e.to_string()))?;
             tracing::Span::current().record("work_id", result.work_id.as_str());
-            let completion = self.store(move |s| s.complete_work(session.agent_id, &result)).await?;
+            let agent_id = session.agent_id;
+            let completion = self.store(move |s| s.complete_work(agent_id, &result)).await?;
+            if let Some(retrainer) = &self.retrainer {
+                retrainer.stored(&session.host_key, completion.outcome.inserted as u64);
+            }
             info!(
                 inserted = completion.outcome.inserted,
                 duplicates = completion.outcome.duplicates,

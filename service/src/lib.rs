@@ -6,8 +6,9 @@
 //! [`scheduler`] implements the RPC (conversion, concurrency limit, model
 //! choice, the search on a blocking thread, the reply), [`agent`] the
 //! benchmark agents' protocol (register, lease, heartbeat, report, fetch
-//! weights) over the store's work queue, [`server`] puts the services
-//! together with message size limits and graceful shutdown.
+//! weights) over the store's work queue, [`retraining`] retrains a host's
+//! cost model from the store as its agents' samples arrive, [`server`] puts
+//! the services together with message size limits and graceful shutdown.
 //!
 //! It lives in its own crate rather than in `search` (as the design's
 //! table has it) because it needs `trainer` (the learned model), which
@@ -23,10 +24,12 @@
 
 pub mod agent;
 pub mod deadline;
+pub mod retraining;
 pub mod scheduler;
 pub mod server;
 
 pub use agent::{AgentService, AgentSettings, WorkSource};
+pub use retraining::{RetrainSettings, Retrained, Retrainer, RetrainingError};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
 pub use server::{serve, ServeError, ServerConfig, MAX_MESSAGE_BYTES};

@@ -1,11 +1,13 @@
 //! The server: the `Scheduler` service and, with agent settings and a
-//! store, the `Agent` service, with message size limits, gRPC health (the
+//! store, the `Agent` service (and, with a retrainer, retraining as its
+//! samples arrive), with message size limits, gRPC health (the
 //! services and the server as a whole reported SERVING while it serves,
 //! NOT_SERVING once shutdown begins) and reflection (v1, over the proto
 //! crate's descriptor set), on a listener the caller bound, until a
 //! shutdown future completes (in-flight calls finish first).
 
 use crate::agent::{AgentService, AgentSettings};
+use crate::retraining::Retrainer;
 use crate::scheduler::{SchedulerService, SchedulerSettings};
 use data::{Store, StoreError};
 use proto::v1::agent_server::AgentServer;
@@ -30,6 +32,9 @@ pub struct ServerConfig {
     pub max_concurrent: usize,
     /// Serve the `Agent` service (it needs the store).
     pub agents: Option<AgentSettings>,
+    /// Retrain as the agents' samples arrive (it needs the agent service;
+    /// make it with [`Retrainer::new`] over the same store).
+    pub retrainer: Option<Retrainer>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -41,6 +46,8 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
     #[error("the agent service needs a training store (--db)")]
     AgentsWithoutStore,
+    #[error("retraining in the loop needs the agent service, whose reports start it")]
+    RetrainingWithoutAgents,
     #[error("training store: {0}")]
     Store(#[from] StoreError),
 }
@@ -50,8 +57,11 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
     type Scheduling = SchedulerServer<SchedulerService>;
     type Agents = AgentServer<AgentService>;
     let store = config.store.map(|s| Arc::new(Mutex::new(s)));
+    if config.retrainer.is_some() && config.agents.is_none() {
+        return Err(ServeError::RetrainingWithoutAgents);
+    }
     let agents = match (config.agents, &store) {
-        (Some(settings), Some(store)) => Some(AgentService::new(settings, store.clone())?.into_server()),
+        (Some(settings), Some(store)) => Some(AgentService::new(settings, store.clone(), config.retrainer)?.into_server()),
         (Some(_), None) => return Err(ServeError::AgentsWithoutStore),
         (None, _) => None,
     };

@@ -43,6 +43,7 @@ async fn start(db: &Path, lease: Duration) -> TestServer {
         store: Some(Store::open(db).unwrap()),
         max_concurrent: 1,
         agents: Some(agents),
+        retrainer: None,
     };
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {

@@ -37,7 +37,8 @@ async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> TestSe
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let config = ServerConfig { settings: SchedulerSettings::new("test-host".into()), store, max_concurrent, agents: None };
+    let config =
+        ServerConfig { settings: SchedulerSettings::new("test-host".into()), store, max_concurrent, agents: None, retrainer: None };
     tokio::spawn(async move {
         serve(listener, config, async {
             let _ = rx.await;
@@ -251,6 +252,53 @@ async fn sixteen_concurrent_calls_are_all_answered() {
     );
 }
 
+/// Calls that run at once in `concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slack`.
+fn concurrent_calls() -> u64 {
+    std::env::var("CONCURRENT_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(16)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slack() {
+    // `CONCURRENT_CALLS` (default 16; the README's figure is 64) calls at
+    // once, each with a slot of its own, on small random pipelines. The
+    // searches share the cores, so each one's greedy completion, legality
+    // checks and reply come later than alone. Measured on a 2-core machine
+    // (2026-11-25): 64 calls answered in at most 895 ms alone, 1,243 ms
+    // beside the other tests of this file; the slack is twice that.
+    const BUDGET_MS: u64 = 200;
+    const SLACK: Duration = Duration::from_millis(2500);
+    let n = concurrent_calls();
+    let server = start(n as usize).await;
+    let channel = channel(server.addr).await;
+    let calls: Vec<_> = (0..n)
+        .map(|i| {
+            let mut c = SchedulerClient::new(channel.clone());
+            let p = pipeline(200 + i, 4, 128);
+            tokio::spawn(async move {
+                let started = Instant::now();
+                let reply = call(&mut c, request(&p, BUDGET_MS, 8), Duration::from_secs(30)).await;
+                (reply, started.elapsed())
+            })
+        })
+        .collect();
+    let mut took = Vec::new();
+    for (i, handle) in calls.into_iter().enumerate() {
+        let (reply, elapsed) = handle.await.unwrap();
+        let reply = reply.unwrap_or_else(|s| panic!("call {i}: {s:?}"));
+        assert!(!reply.schedule_text.is_empty() && reply.budget_ms == BUDGET_MS);
+        took.push(elapsed);
+    }
+    took.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{n} concurrent calls, {BUDGET_MS} ms budgets: answered in {:.0} ms median, {:.0} ms worst; peak RSS of the test process (server and clients) {} KiB",
+        ms(took[took.len() / 2]),
+        ms(took[took.len() - 1]),
+        peak_rss_kib()
+    );
+    assert!(took[took.len() - 1] < Duration::from_millis(BUDGET_MS) + SLACK, "{took:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_that_waits_past_its_deadline_for_a_slot_is_resource_exhausted() {
     let server = start(1).await;
@@ -273,7 +321,13 @@ async fn shutdown_lets_the_call_in_flight_finish() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let config = ServerConfig { settings: SchedulerSettings::new("test-host".into()), store: None, max_concurrent: 1, agents: None };
+    let config = ServerConfig {
+        settings: SchedulerSettings::new("test-host".into()),
+        store: None,
+        max_concurrent: 1,
+        agents: None,
+        retrainer: None,
+    };
     let serving = tokio::spawn(serve(listener, config, async {
         let _ = stopped.await;
     }));
@@ -371,32 +425,45 @@ async fn call_raw(channel: &Channel, bytes: Vec<u8>, deadline: Duration) -> Resu
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mutated_requests_get_a_status_or_a_schedule_and_the_server_survives() {
-    // 1,000 mutated encodings of a valid request, sent as raw bytes: the
-    // ones that do not decode are refused by tonic's decoder (INTERNAL, as
-    // gRPC prescribes for parse errors), the others by our conversion or
-    // answered.
+    // `FUZZ_REQUESTS` (default 1,000; the README's figure is 10,000)
+    // mutated encodings of a valid request, sent as raw bytes: the ones
+    // that do not decode are refused by tonic's decoder (INTERNAL, as gRPC
+    // prescribes for parse errors), the others by our conversion or
+    // answered. The server stays healthy.
+    use tonic_health::pb::health_client::HealthClient;
+    use tonic_health::pb::{health_check_response::ServingStatus, HealthCheckRequest};
+    let requests: usize = std::env::var("FUZZ_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     let server = start(2).await;
     let channel = channel(server.addr).await;
     let p = pipeline(9, 4, 64);
     let valid = request(&p, 10, 4).encode_to_vec();
     assert!(call_raw(&channel, valid.clone(), Duration::from_secs(10)).await.is_ok());
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
-    let (mut undecodable, mut refused, mut answered) = (0, 0, 0);
-    for _ in 0..1000 {
-        match call_raw(&channel, mutate(&valid, &mut rng), Duration::from_secs(2)).await {
-            Ok(_) => answered += 1,
-            Err(s) if s.code() == Code::Internal => undecodable += 1,
+    let mut codes = std::collections::BTreeMap::<String, usize>::new();
+    let started = Instant::now();
+    for _ in 0..requests {
+        let code = match call_raw(&channel, mutate(&valid, &mut rng), Duration::from_secs(2)).await {
+            Ok(_) => Code::Ok,
             Err(s) => {
                 assert!(
-                    matches!(s.code(), Code::InvalidArgument | Code::FailedPrecondition | Code::DeadlineExceeded | Code::NotFound),
+                    matches!(
+                        s.code(),
+                        Code::Internal | Code::InvalidArgument | Code::FailedPrecondition | Code::DeadlineExceeded | Code::NotFound
+                    ),
                     "{s:?}"
                 );
-                refused += 1;
+                s.code()
             }
-        }
+        };
+        *codes.entry(format!("{code:?}")).or_default() += 1;
     }
-    println!("1000 mutated requests: {undecodable} do not decode (INTERNAL), {refused} refused, {answered} answered");
-    assert!(undecodable > 0 && refused > 0 && answered > 0);
+    println!("{requests} mutated requests in {:.1} s: {codes:?}", started.elapsed().as_secs_f64());
+    let count = |code: &str| codes.get(code).copied().unwrap_or(0);
+    let refused = requests - count("Ok") - count("Internal");
+    assert!(count("Internal") > 0 && refused > 0 && count("Ok") > 0);
+    let mut health = HealthClient::new(channel.clone());
+    let status = health.check(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner().status;
+    assert_eq!(status, ServingStatus::Serving as i32);
     let reply = call(&mut client(server.addr).await, request(&p, 100, 8), Duration::from_secs(30)).await.unwrap();
     assert_eq!(reply.pipeline_fingerprint, proto::fingerprint(&p).unwrap().0.to_vec());
 }

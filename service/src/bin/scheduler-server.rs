@@ -1,15 +1,16 @@
 //! `scheduler-server --listen 127.0.0.1:50051 [--db FILE] [--max-concurrent N]
-//! [--agent-token SECRET --seeds N ...]`: serves the `Scheduler` RPC, gRPC
-//! health and reflection, and with a shared secret for agents (`--agent-token`
-//! or `SCHEDULER_AGENT_TOKEN`) and a store the `Agent` service, which hands
-//! out the seeds of one round; until SIGTERM or ctrl-c (in-flight calls
-//! finish first). Logs go to stderr (`RUST_LOG` filters them; `info` by
+//! [--agent-token SECRET --seeds N ...] [--retrain-after N ...]`: serves the
+//! `Scheduler` RPC, gRPC health and reflection, and with a shared secret for
+//! agents (`--agent-token` or `SCHEDULER_AGENT_TOKEN`) and a store the
+//! `Agent` service, which hands out the seeds of one round and, with
+//! `--retrain-after`, retrains a host's model after that many new samples;
+//! until SIGTERM or ctrl-c (in-flight calls finish first). Logs go to stderr (`RUST_LOG` filters them; `info` by
 //! default).
 
 use anyhow::Context;
 use clap::Parser;
 use data::SamplingSettings;
-use service::{serve, AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
+use service::{serve, AgentSettings, RetrainSettings, Retrainer, SchedulerSettings, ServerConfig, WorkSource};
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -32,6 +33,39 @@ struct Args {
     max_concurrent: Option<usize>,
     #[command(flatten)]
     agents: AgentArgs,
+    #[command(flatten)]
+    retraining: RetrainArgs,
+}
+
+/// Retraining in the loop.
+#[derive(clap::Args)]
+struct RetrainArgs {
+    /// Retrain a host's cost model after this many new samples of it
+    /// (default: never). Needs the agent service.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    retrain_after: Option<u64>,
+    /// Epochs of each retraining.
+    #[arg(long, default_value_t = 50)]
+    retrain_epochs: usize,
+    /// Share of the pipelines held out to judge new weights, in percent.
+    #[arg(long, default_value_t = trainer::dataset::DEFAULT_HELD_OUT_PERCENT, value_parser = clap::value_parser!(u32).range(1..100))]
+    held_out_percent: u32,
+    /// Threads libtorch trains (and ranks) with.
+    #[arg(long, default_value_t = 1)]
+    torch_threads: i32,
+}
+
+impl RetrainArgs {
+    fn settings(&self) -> Option<RetrainSettings> {
+        let after_samples = self.retrain_after?;
+        let options = trainer::RetrainOptions {
+            epochs: self.retrain_epochs,
+            held_out_percent: self.held_out_percent,
+            torch_threads: Some(self.torch_threads),
+            ..trainer::RetrainOptions::for_host()
+        };
+        Some(RetrainSettings { after_samples, options })
+    }
 }
 
 /// The agent service: its secret, its work and its leases.
@@ -139,7 +173,16 @@ async fn main() -> anyhow::Result<()> {
     let agents = args.agents.settings()?;
     anyhow::ensure!(agents.is_none() || store.is_some(), "the agent service (--agent-token or ${TOKEN_ENV}) needs a training store (--db)");
     tracing::info!(agents = agents.is_some(), "agent service");
-    let config = ServerConfig { settings: SchedulerSettings::new(host_key), store, max_concurrent, agents };
+    let retrainer = match (args.retraining.settings(), &store) {
+        (Some(settings), Some(store)) => {
+            anyhow::ensure!(agents.is_some(), "--retrain-after needs the agent service (--agent-token or ${TOKEN_ENV})");
+            tracing::info!(after_samples = settings.after_samples, epochs = settings.options.epochs, "retraining in the loop");
+            Some(Retrainer::new(settings, store)?)
+        }
+        (Some(_), None) => anyhow::bail!("--retrain-after needs a training store (--db)"),
+        (None, _) => None,
+    };
+    let config = ServerConfig { settings: SchedulerSettings::new(host_key), store, max_concurrent, agents, retrainer };
     serve(listener, config, shutdown_signal()).await?;
     Ok(())
 }
