@@ -2,8 +2,10 @@
 # Idempotent set-up on a fresh machine: system packages the build needs,
 # libtorch for the learned cost model (scripts/libtorch.sh: a ~540 MB
 # download, cached under ~/.cache/halide-rs), a release build of the
-# workspace, then the main job on its embedded default (a blur pipeline:
-# schedule, lower, print, run, check).
+# workspace, then the product (scripts/product.sh: a scheduling server and a
+# benchmark agent on loopback, a bootstrap round with one retraining, then an
+# app scheduled through the Schedule RPC and timed beside its naive and expert
+# schedules). `--no-run` stops after the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,5 +24,5 @@ bash scripts/libtorch.sh >/dev/null
 
 cargo build --release --workspace --quiet
 if [ "${1:-}" != "--no-run" ]; then
-  cargo run --release --quiet -p codegen --bin hlc -- demo
+  bash scripts/product.sh
 fi

@@ -9,6 +9,8 @@
 //! weights) over the store's work queue, [`retraining`] retrains a host's
 //! cost model from the store as its agents' samples arrive, [`server`] puts
 //! the services together with message size limits and graceful shutdown.
+//! [`client`] is the other side for the apps: it asks for an app's schedule
+//! and times it with the LLVM JIT beside the naive and expert schedules.
 //!
 //! It lives in its own crate rather than in `search` (as the design's
 //! table has it) because it needs `trainer` (the learned model), which
@@ -23,12 +25,14 @@
 //! `RESOURCE_EXHAUSTED`.
 
 pub mod agent;
+pub mod client;
 pub mod deadline;
 pub mod retraining;
 pub mod scheduler;
 pub mod server;
 
 pub use agent::{AgentService, AgentSettings, WorkSource};
+pub use client::{AppRequest, ClientError};
 pub use retraining::{RetrainSettings, Retrained, Retrainer, RetrainingError};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;

@@ -2,7 +2,8 @@
 //! a real tonic client: schedules that parse, check at the estimates and
 //! carry the client's fingerprint; determinism; errors; budgets and
 //! deadlines; concurrency and back-pressure; graceful shutdown; health;
-//! reflection; mutated requests.
+//! reflection; mutated requests; an app's served schedule timed beside its
+//! naive and expert schedules, by the library and by `schedule-client`.
 
 #[path = "../../proto/tests/common/mutate.rs"]
 mod mutate;
@@ -339,6 +340,44 @@ async fn shutdown_lets_the_call_in_flight_finish() {
     let reply = in_flight.await.unwrap().expect("the call in flight is answered");
     assert!(!reply.schedule_text.is_empty());
     tokio::time::timeout(Duration::from_secs(10), serving).await.expect("the server stops").unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apps_served_schedule_computes_what_naive_and_expert_compute() {
+    let server = start(2).await;
+    let mut c = client(server.addr).await;
+    let app = service::AppRequest::new("unsharp", apps::Size::Small, &compiler::Target::host()).unwrap();
+    let reply = call(&mut c, request(&app.pipeline, 500, 8), Duration::from_secs(30)).await.unwrap();
+    let schedule = app.schedule_of(&reply).unwrap();
+    let rows = tokio::task::spawn_blocking(move || app.time_beside_baselines(schedule, &apps::bench::SamplingOptions::once()))
+        .await
+        .unwrap()
+        .unwrap();
+    let names: Vec<_> = rows.iter().map(|r| r.schedule.as_str()).collect();
+    assert_eq!(names, ["naive", "expert", service::client::SERVED]);
+    assert!(rows.iter().all(|r| r.samples == 1 && r.min_ms > 0.0), "{rows:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedule_client_app_run_prints_the_served_naive_and_expert_timings() {
+    let server = start(2).await;
+    let _ = channel(server.addr).await;
+    let url = format!("http://{}", server.addr);
+    let output = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_schedule-client"))
+            .args(["--server", &url, "--app", "unsharp", "--app-size", "small", "--run", "--budget-ms", "500", "--top-k", "0"])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("model: analytical") && stdout.contains(": matches"), "{stdout}");
+    for row in ["naive", "expert", "served"] {
+        assert!(stdout.lines().any(|l| l.trim_start().starts_with(&format!("{row} "))), "no {row} row in\n{stdout}");
+    }
+    assert!(stdout.contains("x faster than naive"), "{stdout}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
