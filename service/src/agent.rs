@@ -15,7 +15,7 @@
 //! have arrived (without holding up the report).
 
 use crate::retraining::Retrainer;
-use crate::server::MAX_MESSAGE_BYTES;
+use crate::server::{record_outcome, MAX_MESSAGE_BYTES};
 use data::{AgentSession, NewWork, SamplingSettings, Store, StoreError};
 use proto::v1;
 use proto::v1::agent_server::{Agent, AgentServer};
@@ -168,17 +168,7 @@ async fn traced<T>(rpc: &'static str, handler: impl Future<Output = Result<T, St
     async move {
         let started = Instant::now();
         let result = handler.await;
-        let span = tracing::Span::current();
-        span.record("wall_ms", started.elapsed().as_secs_f64() * 1e3);
-        match &result {
-            Ok(_) => {
-                span.record("outcome", "ok");
-            }
-            Err(status) => {
-                span.record("outcome", field::debug(status.code()));
-                info!(message = status.message(), "refused");
-            }
-        }
+        record_outcome(started, &result);
         result.map(Response::new)
     }
     .instrument(span)

@@ -10,6 +10,7 @@
 //! and wall time.
 
 use crate::deadline::{parse_grpc_timeout, search_budget, RESERVE};
+use crate::server::record_outcome;
 use compiler::schedule::text::schedule_to_text;
 use compiler::{PipelineDef, Target};
 use data::{Store, StoreError};
@@ -232,21 +233,13 @@ impl Scheduler for SchedulerService {
         );
         async move {
             let result = self.run(request, started).await;
-            let span = tracing::Span::current();
-            span.record("wall_ms", started.elapsed().as_secs_f64() * 1e3);
-            match &result {
-                Ok(r) => {
-                    span.record("outcome", "ok");
-                    info!(
-                        predicted_seconds = r.predicted_seconds,
-                        hit_deadline = r.stats.as_ref().is_some_and(|s| s.hit_deadline),
-                        "scheduled"
-                    );
-                }
-                Err(status) => {
-                    span.record("outcome", field::debug(status.code()));
-                    info!(message = status.message(), "refused");
-                }
+            record_outcome(started, &result);
+            if let Ok(r) = &result {
+                info!(
+                    predicted_seconds = r.predicted_seconds,
+                    hit_deadline = r.stats.as_ref().is_some_and(|s| s.hit_deadline),
+                    "scheduled"
+                );
             }
             result.map(Response::new)
         }

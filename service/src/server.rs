@@ -96,3 +96,19 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
         .await?;
     Ok(())
 }
+
+/// Records a call's wall time (since `started`) and outcome on the current
+/// span (an RPC's), and logs why a refused call was refused.
+pub(crate) fn record_outcome<T>(started: std::time::Instant, result: &Result<T, tonic::Status>) {
+    let span = tracing::Span::current();
+    span.record("wall_ms", started.elapsed().as_secs_f64() * 1e3);
+    match result {
+        Ok(_) => {
+            span.record("outcome", "ok");
+        }
+        Err(status) => {
+            span.record("outcome", tracing::field::debug(status.code()));
+            tracing::info!(message = status.message(), "refused");
+        }
+    }
+}

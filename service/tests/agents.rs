@@ -5,7 +5,10 @@
 
 use data::{HostFingerprint, SamplingSettings, Store, WorkCounts};
 use proto::v1::agent_client::AgentClient;
-use proto::v1::{self, schedule_sample::Outcome};
+mod common;
+
+use common::synthetic_report;
+use proto::v1;
 use service::{serve, AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -86,28 +89,6 @@ async fn register(c: &mut AgentClient<Channel>, name: &str) -> v1::RegisterReply
     c.register(authorized(registration(name), SECRET)).await.unwrap().into_inner()
 }
 
-/// A report of `work_id` with two schedules, one measured and one failed.
-fn report(work_id: &str) -> v1::ReportSamplesRequest {
-    let features =
-        |v: f32| v1::Features { layout: Some(v1::LayoutId { version: 1, names_hash: 7, len: 2 }), stages: 1, values: vec![v, 1.0] };
-    let sample = |i: u32, outcome| v1::ScheduleSample {
-        hash: format!("schedule-{i}"),
-        text: format!("out.split({i})"),
-        features: Some(features(i as f32)),
-        compile_time_s: Some(0.1),
-        outcome: Some(outcome),
-    };
-    v1::ReportSamplesRequest {
-        work_id: work_id.into(),
-        pipeline_hash: format!("pipeline-{work_id}"),
-        pipeline_features: Some(features(0.5)),
-        samples: vec![
-            sample(0, Outcome::Runtime(v1::Runtime { min_s: 1e-3, median_s: 2e-3, samples: 3 })),
-            sample(1, Outcome::Failure(v1::FailureClass::Crash.into())),
-        ],
-    }
-}
-
 /// What the store holds, read through a connection of its own.
 fn contents(db: &Path) -> (data::Summary, WorkCounts) {
     let store = Store::open(db).unwrap();
@@ -125,10 +106,10 @@ async fn calls_without_a_valid_token_are_unauthenticated_and_the_store_is_unchan
         c.lease_work(authorized(v1::LeaseWorkRequest {}, &session.session_token)).await.unwrap().into_inner().item.unwrap().work_id;
     let before = contents(&db);
 
-    let no_token = c.report_samples(Request::new(report(&work_id))).await.unwrap_err();
+    let no_token = c.report_samples(Request::new(synthetic_report(&work_id))).await.unwrap_err();
     assert_eq!(no_token.code(), Code::Unauthenticated, "{no_token:?}");
     for token in ["bogus", SECRET, &session.session_token[1..]] {
-        let status = c.report_samples(authorized(report(&work_id), token)).await.unwrap_err();
+        let status = c.report_samples(authorized(synthetic_report(&work_id), token)).await.unwrap_err();
         assert_eq!(status.code(), Code::Unauthenticated, "token {token}: {status:?}");
         let status = c.lease_work(authorized(v1::LeaseWorkRequest {}, token)).await.unwrap_err();
         assert_eq!(status.code(), Code::Unauthenticated);
@@ -142,7 +123,7 @@ async fn calls_without_a_valid_token_are_unauthenticated_and_the_store_is_unchan
     }
     assert_eq!(contents(&db), before, "refused calls leave the store as it was");
 
-    let stored = c.report_samples(authorized(report(&work_id), &session.session_token)).await.unwrap().into_inner();
+    let stored = c.report_samples(authorized(synthetic_report(&work_id), &session.session_token)).await.unwrap().into_inner();
     assert_eq!((stored.inserted, stored.duplicates, stored.already_done), (2, 0, false));
     assert_eq!(contents(&db).0.samples, 2);
 }
@@ -171,14 +152,14 @@ async fn bad_calls_get_status_codes_that_name_the_problem() {
     assert_eq!(item.sampling.unwrap().schedules, 2);
     assert_eq!(item.weights_version, None, "no promoted weights: the analytical model");
 
-    let mut bad = report(&item.work_id);
+    let mut bad = synthetic_report(&item.work_id);
     bad.samples[1].features.as_mut().unwrap().values.push(3.0);
     let status = c.report_samples(authorized(bad, &token)).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);
     assert!(status.message().starts_with("samples[1].features:"), "{}", status.message());
-    let status = c.report_samples(authorized(report("round4/seed99"), &token)).await.unwrap_err();
+    let status = c.report_samples(authorized(synthetic_report("round4/seed99"), &token)).await.unwrap_err();
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
-    let status = c.report_samples(authorized(report(&item.work_id), &other)).await.unwrap_err();
+    let status = c.report_samples(authorized(synthetic_report(&item.work_id), &other)).await.unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition, "never leased to b: {status:?}");
     let status = c.fetch_weights(authorized(v1::FetchWeightsRequest { version: None, host_key: String::new() }, &token)).await.unwrap_err();
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
@@ -228,13 +209,13 @@ async fn sessions_and_leases_survive_a_restart_and_a_report_is_stored_once() {
     assert_eq!(lost.lost, std::slice::from_ref(&first.work_id));
 
     // a's late report is stored; b's and a's retry store nothing.
-    let late = c.report_samples(authorized(report(&first.work_id), &a.session_token)).await.unwrap().into_inner();
+    let late = c.report_samples(authorized(synthetic_report(&first.work_id), &a.session_token)).await.unwrap().into_inner();
     assert_eq!((late.inserted, late.already_done), (2, false));
-    let mut b_report = report(&first.work_id);
+    let mut b_report = synthetic_report(&first.work_id);
     b_report.samples[0].hash = "another-schedule".into();
     let second = c.report_samples(authorized(b_report, &b)).await.unwrap().into_inner();
     assert_eq!((second.inserted, second.duplicates, second.already_done), (0, 2, true));
-    let retry = c.report_samples(authorized(report(&first.work_id), &a.session_token)).await.unwrap().into_inner();
+    let retry = c.report_samples(authorized(synthetic_report(&first.work_id), &a.session_token)).await.unwrap().into_inner();
     assert!(retry.already_done);
     let (summary, counts) = contents(&db);
     assert_eq!((summary.reports, summary.samples, summary.schedules), (1, 2, 2));

@@ -11,7 +11,10 @@
 
 use data::{HostFingerprint, SamplingSettings, Store};
 use proto::v1::agent_client::AgentClient;
-use proto::v1::{self, schedule_sample::Outcome};
+mod common;
+
+use common::synthetic_report;
+use proto::v1;
 use service::{serve, AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
 use std::time::{Duration, Instant};
 use tonic::transport::{Channel, Endpoint};
@@ -29,28 +32,6 @@ fn authorized<T>(message: T, token: &str) -> Request<T> {
     r.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
     r.set_timeout(Duration::from_secs(30));
     r
-}
-
-/// A synthetic report of `work_id`: two schedules of its own, one timed and one failed.
-fn report(work_id: &str) -> v1::ReportSamplesRequest {
-    let features =
-        |v: f32| v1::Features { layout: Some(v1::LayoutId { version: 1, names_hash: 7, len: 2 }), stages: 1, values: vec![v, 1.0] };
-    let sample = |i: u32, outcome| v1::ScheduleSample {
-        hash: format!("{work_id}/schedule-{i}"),
-        text: format!("out.split({i})"),
-        features: Some(features(i as f32)),
-        compile_time_s: Some(0.1),
-        outcome: Some(outcome),
-    };
-    v1::ReportSamplesRequest {
-        work_id: work_id.into(),
-        pipeline_hash: format!("pipeline-{work_id}"),
-        pipeline_features: Some(features(0.5)),
-        samples: vec![
-            sample(0, Outcome::Runtime(v1::Runtime { min_s: 1e-3, median_s: 2e-3, samples: 3 })),
-            sample(1, Outcome::Failure(v1::FailureClass::Crash.into())),
-        ],
-    }
 }
 
 /// What one simulated agent had acknowledged.
@@ -115,7 +96,7 @@ async fn agent(channel: Channel, name: String, end: Instant) -> Tally {
             .await;
             assert_eq!(beat.renewed.len(), 1, "{beat:?}");
         }
-        let message = report(&item.work_id);
+        let message = synthetic_report(&item.work_id);
         let reply = until_acknowledged(&mut tally, &c, |mut c| {
             let r = authorized(message.clone(), &token);
             async move { c.report_samples(r).await }
