@@ -128,7 +128,10 @@ impl Session {
         let request = v1::RegisterRequest {
             host: Some(host.into()),
             agent_name: options.name.clone(),
-            capabilities: Some(v1::Capabilities { gpu_devices: vec![], target: Some(proto::target::target_to_wire(&target, &host.key())) }),
+            capabilities: Some(v1::Capabilities {
+                gpu_devices: data::detect_gpu_devices(),
+                target: Some(proto::target::target_to_wire(&target, &host.key())),
+            }),
         };
         let mut session = Session {
             client,

@@ -5,6 +5,9 @@
 //! hash of a canonical text of the fingerprint. [`HostFingerprint::detect`]
 //! reads the running machine's from `/proc/cpuinfo` and
 //! `/sys/devices/system/cpu/cpu0/cache`; nothing is hard-coded.
+//! [`detect_gpu_devices`] lists the NVIDIA GPUs the driver exposes, which an
+//! agent reports as capabilities (its CPU timings do not depend on them, so
+//! they stay out of the key).
 
 use std::fs;
 use std::hash::Hasher;
@@ -16,6 +19,8 @@ use crate::StoreError;
 
 const CPUINFO: &str = "/proc/cpuinfo";
 const CACHE_DIR: &str = "/sys/devices/system/cpu/cpu0/cache";
+/// One directory per GPU, each with an `information` file (NVIDIA's driver).
+const NVIDIA_GPUS_DIR: &str = "/proc/driver/nvidia/gpus";
 
 /// Prefixes of the CPU flags that matter to generated code (x86 vector and
 /// bit-manipulation extensions, ARM SIMD). Flags outside them (`hypervisor`,
@@ -36,6 +41,29 @@ pub struct CacheInfo {
     pub size_bytes: u64,
 }
 
+/// The GPUs of this machine as `model (bus id)`, sorted; empty where the
+/// NVIDIA driver is not loaded (or exposes none).
+pub fn detect_gpu_devices() -> Vec<String> {
+    let Ok(entries) = fs::read_dir(NVIDIA_GPUS_DIR) else { return vec![] };
+    let mut devices: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            let information = fs::read_to_string(e.path().join("information")).ok()?;
+            gpu_model(&information).map(|model| format!("{model} ({})", e.file_name().to_string_lossy()))
+        })
+        .collect();
+    devices.sort();
+    devices
+}
+
+/// The `Model:` of an NVIDIA driver's `information` file.
+fn gpu_model(information: &str) -> Option<String> {
+    information.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        (name.trim() == "Model" && !value.trim().is_empty()).then(|| value.trim().to_string())
+    })
+}
+
 /// What a host's hardware is, as far as timing schedules goes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct HostFingerprint {
@@ -51,7 +79,7 @@ pub struct HostFingerprint {
 }
 
 impl HostFingerprint {
-    /// The fingerprint of the machine this runs on (no GPU detection yet: `gpu` is `None`).
+    /// The fingerprint of the machine this runs on (`gpu` is `None`: timings are on the CPU; see [`detect_gpu_devices`]).
     pub fn detect() -> Result<HostFingerprint, StoreError> {
         let cpuinfo = fs::read_to_string(CPUINFO).map_err(|source| StoreError::Io { path: CPUINFO.into(), source })?;
         Ok(HostFingerprint::from_sources(&cpuinfo, read_caches(Path::new(CACHE_DIR))?))
@@ -169,6 +197,13 @@ mod tests {
         flags\t\t: fpu sse sse2 avx2 hypervisor fma avx512f bmi2 constant_tsc\n\n\
         processor\t: 1\nmodel name\t: AMD EPYC\nphysical id\t: 0\ncore id\t\t: 0\n\
         flags\t\t: fpu sse sse2 avx2 hypervisor fma avx512f bmi2 constant_tsc\n";
+
+    #[test]
+    fn the_driver_information_file_names_the_gpu() {
+        let information = "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 123\nGPU UUID: \t GPU-0000\nBus Location: \t 0000:18:00.0\n";
+        assert_eq!(gpu_model(information).as_deref(), Some("NVIDIA H100 80GB HBM3"));
+        assert_eq!(gpu_model("IRQ: 5\nModel:\n"), None);
+    }
 
     #[test]
     fn cpuinfo_gives_model_isa_and_cores() {

@@ -27,7 +27,7 @@ mod write;
 
 pub use error::StoreError;
 pub use export::EXPORT_COLUMNS;
-pub use fingerprint::{CacheInfo, HostFingerprint};
+pub use fingerprint::{detect_gpu_devices, CacheInfo, HostFingerprint};
 pub use model::{
     ExportRow, FailureClass, Features, LayoutId, NewWeights, Outcome, PipelineInfo, PipelineRecord, PipelineSamples, PipelineSource,
     Report, ReportOutcome, Runtime, SampleRecord, ScheduleRecord, ScheduleSample, Summary, Weights, WeightsInfo,
