@@ -20,8 +20,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Counts of hosts, pipelines, schedules, samples and weights; samples per host, round and outcome.
-    Summary,
+    /// Counts of hosts, pipelines, schedules, samples and weights; samples per host, round and outcome; the agents' work queue.
+    Summary {
+        /// Leases an item gets before it is given up on (the server's `--max-attempts`).
+        #[arg(long, default_value_t = 3)]
+        max_attempts: u32,
+    },
     /// One CSV row per sample.
     Export {
         #[arg(long)]
@@ -37,7 +41,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     let store = Store::open(&cli.db).with_context(|| format!("opening {}", cli.db.display()))?;
     match cli.command {
-        Command::Summary => {
+        Command::Summary { max_attempts } => {
             let s = store.summary()?;
             println!("schema version {}", store.schema_version()?);
             println!(
@@ -55,6 +59,13 @@ fn main() -> Result<()> {
             println!("samples per outcome:");
             for (outcome, n) in &s.samples_per_outcome {
                 println!("  {outcome:<14}{n:>8}");
+            }
+            let q = store.work_counts(max_attempts)?;
+            if q.waiting + q.leased + q.done + q.exhausted > 0 {
+                println!(
+                    "work queue: {} waiting, {} leased, {} done, {} given up after {max_attempts} leases; {} leased more than once",
+                    q.waiting, q.leased, q.done, q.exhausted, q.reissued
+                );
             }
         }
         Command::Export { csv } => {
