@@ -202,6 +202,7 @@ fn checked_search(
                 Ok(at) => match options.nested.then(|| unpriced_allocation(dag, state, &at.allocations)).flatten() {
                     None => chosen = Some((schedule, state)),
                     Some(why) => {
+                        tracing::debug!(%why, %schedule, "candidate rejected as mispriced");
                         rejection.mispriced.get_or_insert(why);
                     }
                 },
@@ -210,6 +211,7 @@ fn checked_search(
                     first_timed_out.get_or_insert((schedule, state));
                 }
                 Err(e) => {
+                    tracing::debug!(error = %e, %schedule, "candidate rejected");
                     rejection.failed.get_or_insert((e, schedule));
                 }
             }

@@ -188,10 +188,12 @@ impl Simplifier {
         l.to_expr()
     }
 
-    /// Pairs `c * (b + d)/k - c * b/k` (same positive constant `k`, `d` a
-    /// constant) into `c * ((b % k) + d)/k`, exact for floor division and
-    /// Euclidean modulo, and bounded by constants, so that the extent of a
-    /// strided region no longer depends on where it starts.
+    /// Pairs `c * (b + d)/k - c * b/k` (same positive constant `k`, the two
+    /// numerators sharing terms) into `c * ((b % k) + d)/k`, exact for floor
+    /// division and Euclidean modulo, so that the extent of a strided region
+    /// no longer depends on where it starts: bounded by constants when `d`
+    /// is one, and by the bounds of `d` alone when it is not (a tile's
+    /// extent still named by a loop's extent).
     fn cancel_divisions(&mut self, mut l: Linear) -> Linear {
         let as_division = |t: &Expr| match t.node() {
             ExprNode::Binary { op: BinOp::Div, a, b } if !a.reads_memory() => {
@@ -212,7 +214,11 @@ impl Simplifier {
                     if k2 != k {
                         continue;
                     }
-                    if let Some(d) = linearize(&a).add(&linearize(&b), -1).as_const() {
+                    let (la, lb) = (linearize(&a), linearize(&b));
+                    let terms = la.terms.len() + lb.terms.len();
+                    let d = la.add(&lb, -1);
+                    let shares_terms = d.terms.len() < terms;
+                    if shares_terms && d.terms.iter().all(|(t, _)| !t.reads_memory()) {
                         pair = Some((i, j, b, k, d, *ci));
                         break 'search;
                     }
@@ -225,7 +231,8 @@ impl Simplifier {
             l.terms.remove(i.min(j));
             let ty = l.ty;
             let remainder = self.make_mod(&b, &Expr::int(k as i64, ty));
-            let shifted = self.make_binary(BinOp::Add, &remainder, &Expr::int(d as i64, ty));
+            let difference = self.cancel_into_min_max(d);
+            let shifted = self.make_binary(BinOp::Add, &remainder, &difference);
             let quotient = self.make_div(&shifted, &Expr::int(k as i64, ty));
             l = l.add(&linearize(&quotient).scale(c), 1);
         }

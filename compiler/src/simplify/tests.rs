@@ -230,6 +230,15 @@ fn differences_of_quotients_become_bounded_remainders() {
     assert_eq!(const_bounds(&d), (Some(2), Some(3)));
     // Equal numerators up to a multiple of the divisor cancel completely.
     assert_eq!(simplify(&((x.clone() + 8) / 4 - x.clone() / 4)), i(2));
+    // A difference that is not constant stays beside the remainder, where
+    // it no longer correlates with x: (x + n + 7)/8 - x/8 is in
+    // [(n + 7)/8, (n + 14)/8] whatever x is.
+    let n = v("n");
+    let d = simplify(&((x.clone() + n.clone() + 7) / 8 - x.clone() / 8));
+    assert_eq!(d, ((x.clone() % 8) + n.clone() + 7) / 8);
+    // Numerators that share no term are left alone.
+    let e = simplify(&((x.clone() + 1) / 8 - n.clone() / 8));
+    assert!(!e.to_string().contains('%'), "{e}");
     // Different divisors are left alone.
     let e = simplify(&((x.clone() + 1) / 2 - x.clone() / 3));
     assert!(!e.to_string().contains('%'), "{e}");
