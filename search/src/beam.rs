@@ -42,11 +42,26 @@ pub struct BeamOptions {
     /// Whether Funcs may be computed inside other Funcs' loops (else only
     /// inlined or at the root).
     pub nested: bool,
+    /// Whether the budget binds the answer too: when no candidate's
+    /// legality check finishes in time, answer every Func at the root,
+    /// untiled ([`all_at_root`], legal without a check), rather than check the best
+    /// candidate past the budget. A server answering under a deadline sets
+    /// it; a user at the command line would rather wait for the better
+    /// schedule.
+    pub strict_budget: bool,
 }
 
 impl Default for BeamOptions {
     fn default() -> Self {
-        BeamOptions { beam: 32, passes: 5, random_dropout: 100, seed: 0, budget: Duration::from_secs(10), nested: true }
+        BeamOptions {
+            beam: 32,
+            passes: 5,
+            random_dropout: 100,
+            seed: 0,
+            budget: Duration::from_secs(10),
+            nested: true,
+            strict_budget: false,
+        }
     }
 }
 
@@ -154,6 +169,13 @@ impl Searcher<'_> {
                 return Some(vec![self.greedy(best)]);
             }
             let mut next = self.expand(&beam);
+            if Instant::now() >= self.deadline {
+                // The step may have stopped featurizing part way: complete
+                // the best state of the last whole beam instead.
+                self.stats.hit_deadline = true;
+                let best = beam.into_iter().next()?;
+                return Some(vec![self.greedy(best)]);
+            }
             if next.is_empty() {
                 return None;
             }
@@ -205,8 +227,13 @@ impl Searcher<'_> {
             .collect();
         self.stats.states_generated += generated.len();
         let mut seen = HashSet::new();
+        // Past the deadline, the rest of the step is skipped (the caller
+        // then discards it): a step of a large pipeline, or one sharing the
+        // cores with many others, may take long.
+        let deadline = self.deadline;
         let featurized: Vec<(Arc<LoopNest>, usize, StageFeatures, u64)> = generated
             .into_par_iter()
+            .filter(|_| Instant::now() < deadline)
             .map(|(root, decisions)| {
                 let features = featurize(dag, &root);
                 let hash = structural_hash(&root, usize::MAX);
@@ -251,6 +278,23 @@ impl Searcher<'_> {
         self.stats.states_evaluated += 1;
         state
     }
+}
+
+/// Every Func of `dag` at the root, untiled but vectorized along its
+/// innermost storage dimension where that is at least a vector wide at the
+/// estimates (so no vector reaches past the region), costed by `model`:
+/// a schedule that runs at the estimates wherever the pipeline does, with
+/// no legality check.
+pub fn all_at_root(dag: &Dag, model: &dyn CostModel) -> State {
+    let order = decision_order(dag);
+    let mut root = Arc::new(LoopNest::root());
+    for d in (0..2 * order.len()).step_by(2) {
+        // Phase 0 lists the root placement last; phase 1 (tiling) is skipped.
+        root = children(dag, &root, &order, d, false).pop().expect("a Func can always be computed at the root");
+    }
+    let features = featurize(dag, &root);
+    let cost = model.evaluate(&[&features]).remove(0);
+    State { hash: structural_hash(&root, usize::MAX), root, decisions: 2 * order.len(), cost, features: Arc::new(features) }
 }
 
 fn expanded_map(expanded: &mut Vec<HashMap<u64, u32>>, pass: usize) -> &mut HashMap<u64, u32> {

@@ -107,8 +107,9 @@ const FLAT_SEARCH_SHARE: f64 = 0.1;
 /// fallback the rest. It is exceeded only by the time to complete one
 /// candidate greedily and, when no check of the flat search finished in
 /// time, by one last check of its best candidate without a deadline (an
-/// answer must be legal). It fails only if the pipeline cannot be
-/// analysed or nothing runs at the estimates.
+/// answer must be legal), unless [`BeamOptions::strict_budget`] asks for
+/// every Func at the root instead. It fails only if the pipeline cannot
+/// be analysed or nothing runs at the estimates.
 pub fn autoschedule(
     pipeline: &PipelineDef,
     target: &Target,
@@ -134,10 +135,12 @@ pub fn autoschedule(
     let mut result = checked_search(&dag, pipeline, model, &flat, end, true, top_k).map_err(|r| r.into_error())?;
     result.stats.absorb(&rejection.stats);
     result.check_seconds += rejection.check_seconds;
-    result.fallback = Some(format!(
-        "no candidate with nested Funcs ran at the estimates as priced ({}); Funcs are inlined or at the root",
-        rejection.why()
-    ));
+    let flat_reason =
+        format!("no candidate with nested Funcs ran at the estimates as priced ({}); Funcs are inlined or at the root", rejection.why());
+    result.fallback = Some(match result.fallback.take() {
+        Some(why) => format!("{flat_reason}; then {why}"),
+        None => flat_reason,
+    });
     Ok(result)
 }
 
@@ -223,11 +226,22 @@ fn checked_search(
             break;
         }
     }
+    let mut chosen = chosen.map(|(schedule, state)| (schedule, state.clone()));
+    let mut fallback = None;
     if let (None, true, Some((schedule, state))) = (&chosen, must_answer, first_timed_out) {
-        match check_at_estimates(pipeline, &schedule, &Limits::default()) {
-            Ok(_) => chosen = Some((schedule, state)),
-            Err(e) => {
-                rejection.failed.get_or_insert((e, schedule));
+        if options.strict_budget {
+            let roots = beam::all_at_root(dag, model);
+            chosen = Some((apply::to_schedule(dag, &roots.root), roots));
+            fallback = Some(format!(
+                "no candidate's legality check finished within the budget ({} did not); every Func at the root, vectorized where a vector fits, which needs none",
+                rejection.timed_out
+            ));
+        } else {
+            match check_at_estimates(pipeline, &schedule, &Limits::default()) {
+                Ok(_) => chosen = Some((schedule, state.clone())),
+                Err(e) => {
+                    rejection.failed.get_or_insert((e, schedule));
+                }
             }
         }
     }
@@ -253,7 +267,7 @@ fn checked_search(
         alternatives,
         stats: outcome.stats,
         model: model.name(),
-        fallback: None,
+        fallback,
         check_seconds,
     })
 }

@@ -139,3 +139,28 @@ fn checks_that_outlast_the_budget_still_give_a_legal_schedule() {
     assert!(fallback.contains("did not finish within the budget"), "{fallback}");
     compiler::check_at_estimates(&p, &result.schedule, &compiler::schedule::legality::Limits::default()).expect("runs at the estimates");
 }
+
+/// The same under a strict budget, as the server runs it: the answer comes
+/// within the budget and a margin (no check runs past it), and is every
+/// Func at the root, untiled (vectorized where a vector fits), which runs
+/// at the estimates unchecked.
+#[test]
+fn a_strict_budget_answers_every_func_at_the_root_when_no_check_finishes() {
+    let app = apps::build("interpolate", Size::Paper, &target()).unwrap();
+    let p = app.pipeline_estimated_as_run();
+    let mut model = Analytical::new(Machine::typical(target().threads));
+    let strict = BeamOptions { strict_budget: true, ..options(8, 1) };
+    let started = std::time::Instant::now();
+    let result = autoschedule(&p, &target(), &mut model, &strict, 0).expect("a schedule");
+    let took = started.elapsed();
+    let fallback = result.fallback.expect("the root schedule");
+    assert!(fallback.contains("every Func at the root"), "{fallback}");
+    let text = compiler::schedule::text::schedule_to_text(&result.schedule);
+    let untiled = |l: &str| ["compute_root()", "split(", "reorder(", "vectorize("].iter().any(|d| l.contains(d)) && !l.contains("_l1");
+    assert!(text.lines().all(untiled), "{text}");
+    assert!(result.predicted_seconds > 0.0 && !result.per_stage.is_empty());
+    // Generous for a loaded CI machine: without the strict budget this
+    // call takes seconds (one check of interpolate's nest at paper size).
+    assert!(took < Duration::from_millis(500), "{took:?}");
+    compiler::check_at_estimates(&p, &result.schedule, &compiler::schedule::legality::Limits::default()).expect("runs at the estimates");
+}

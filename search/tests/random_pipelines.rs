@@ -84,3 +84,23 @@ fn the_same_request_gives_the_same_schedule_at_any_thread_count() {
         assert_eq!(one, again, "seed {seed}: two runs differ");
     }
 }
+
+/// What a strict budget answers when no check finishes in time, every Func
+/// at the root ([`search::beam::all_at_root`]), needs no check: it runs at
+/// the estimates for every random pipeline.
+#[test]
+fn every_func_at_the_root_runs_at_the_estimates() {
+    let first = env("AUTOSCHEDULE_FIRST", 0);
+    let target = Target::host();
+    for seed in first..first + 4 * env("AUTOSCHEDULE_SEEDS", 24) {
+        let p = pipeline(seed);
+        let dag = featurizer::Dag::new(&p.pipeline, &target).expect("the DAG");
+        let mut model = Analytical::new(Machine::typical(target.threads));
+        search::CostModel::set_pipeline(&mut model, &dag);
+        let roots = search::beam::all_at_root(&dag, &model);
+        let schedule = search::apply::to_schedule(&dag, &roots.root);
+        if let Err(e) = compiler::check_at_estimates(&p.pipeline, &schedule, &Default::default()) {
+            panic!("seed {seed}: {e}\n{schedule}");
+        }
+    }
+}

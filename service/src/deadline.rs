@@ -21,6 +21,15 @@ pub const RESERVE: Duration = Duration::from_millis(50);
 /// The least budget worth starting a search with.
 pub const MIN_BUDGET: Duration = Duration::from_millis(5);
 
+/// The part of a budget kept for what follows the search's own deadline:
+/// completing the best state greedily, converting it and replying. On a
+/// loaded machine these run slower, so it grows with the budget.
+pub fn answer_reserve(budget: Duration) -> Duration {
+    budget.mul_f64(ANSWER_RESERVE_SHARE).max(MIN_BUDGET)
+}
+
+const ANSWER_RESERVE_SHARE: f64 = 0.2;
+
 /// Parses a `grpc-timeout` header value; `None` if malformed.
 pub fn parse_grpc_timeout(value: &str) -> Option<Duration> {
     let (digits, unit) = value.split_at(value.len().checked_sub(1)?);

@@ -9,7 +9,7 @@
 //! tracing span per call records the fingerprint, budget, model, outcome
 //! and wall time.
 
-use crate::deadline::{parse_grpc_timeout, search_budget, RESERVE};
+use crate::deadline::{answer_reserve, parse_grpc_timeout, search_budget, MIN_BUDGET, RESERVE};
 use crate::server::record_outcome;
 use compiler::schedule::text::schedule_to_text;
 use compiler::{PipelineDef, Target};
@@ -100,7 +100,7 @@ impl SchedulerService {
         let s = &self.settings;
         let requested = if r.budget_ms == 0 { s.default_budget } else { Duration::from_millis(r.budget_ms).min(s.max_budget) };
         let beam = if r.beam == 0 { s.default_beam } else { (r.beam as usize).min(s.max_beam) };
-        let options = BeamOptions { beam, seed: r.seed, ..BeamOptions::default() };
+        let options = BeamOptions { beam, seed: r.seed, strict_budget: true, ..BeamOptions::default() };
         Ok(Job {
             pipeline,
             target,
@@ -136,6 +136,9 @@ impl SchedulerService {
         job.options.budget = search_budget(job.requested, remaining)
             .ok_or_else(|| Status::deadline_exceeded("too little time is left before the deadline to search"))?;
         span.record("budget_ms", job.options.budget.as_millis() as u64);
+        // The budget counts from the call's arrival: the wait for a slot,
+        // the model's loading and the reply come out of it.
+        let answer_by = started + job.options.budget;
         let job = Arc::new(job);
         let search_job = job.clone();
         let store = self.store.clone();
@@ -144,8 +147,9 @@ impl SchedulerService {
         let (result, why) = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let (mut model, why) = choose(store.as_deref(), &search_job)?;
-            let result = autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &search_job.options, search_job.top_k)
-                .map_err(invalid)?;
+            let options = BeamOptions { budget: search_time(&search_job.options, answer_by), ..search_job.options.clone() };
+            let result =
+                autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &options, search_job.top_k).map_err(invalid)?;
             Ok::<_, Status>((result, why))
         })
         .await
@@ -153,6 +157,14 @@ impl SchedulerService {
         span.record("model", why.as_str());
         Ok(reply(&result, &job, fingerprint, why))
     }
+}
+
+/// What is left of a job's budget for its search when it starts, the
+/// answer being due at `answer_by`: the time to `answer_by` less what the
+/// answer needs after the search ([`answer_reserve`]), and never less than
+/// [`MIN_BUDGET`] (the search then answers from its greedy completion).
+fn search_time(options: &BeamOptions, answer_by: Instant) -> Duration {
+    answer_by.saturating_duration_since(Instant::now()).saturating_sub(answer_reserve(options.budget)).max(MIN_BUDGET)
 }
 
 /// The model for a job and the sentence saying which it is (blocking:

@@ -262,12 +262,13 @@ fn concurrent_calls() -> u64 {
 async fn concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slack() {
     // `CONCURRENT_CALLS` (default 16; the README's figure is 64) calls at
     // once, each with a slot of its own, on small random pipelines. The
-    // searches share the cores, so each one's greedy completion, legality
-    // checks and reply come later than alone. Measured on a 2-core machine
-    // (2026-11-25): 64 calls answered in at most 895 ms alone, 1,243 ms
-    // beside the other tests of this file; the slack is twice that.
+    // budget counts from each call's arrival and binds the answer (no
+    // legality check runs past it), but the searches share the cores, so
+    // their greedy completions and replies come late. Measured on a 2-core
+    // machine (2026-11-25): 16 calls answered in at most 234 ms, 64 in at
+    // most 415 ms; the slack is more than twice that.
     const BUDGET_MS: u64 = 200;
-    const SLACK: Duration = Duration::from_millis(2500);
+    const SLACK: Duration = Duration::from_millis(1000);
     let n = concurrent_calls();
     let server = start(n as usize).await;
     let channel = channel(server.addr).await;
