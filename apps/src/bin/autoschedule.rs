@@ -52,6 +52,8 @@ struct Args {
 }
 
 fn main() -> Result<()> {
+    // Piped into `head` and the like: end quietly when the reader goes.
+    sigpipe::reset();
     let args = Args::parse();
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
     let target = Target::host();

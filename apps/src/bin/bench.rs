@@ -85,6 +85,8 @@ fn manifest(app: &App, rows: &[apps::bench::BenchRow]) -> serde_json::Value {
 }
 
 fn main() -> Result<()> {
+    // Piped into `head` and the like: end quietly when the reader goes.
+    sigpipe::reset();
     let args = Args::parse();
     if let Some(n) = args.threads {
         codegen::runtime::set_num_threads(n);

@@ -24,6 +24,8 @@ struct Args {
 }
 
 fn main() -> Result<()> {
+    // Piped into `head` and the like: end quietly when the reader goes.
+    sigpipe::reset();
     let args = Args::parse();
     let target = Target::host();
     let pipeline: PipelineDef = match (&args.app, args.random) {

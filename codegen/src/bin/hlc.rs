@@ -40,6 +40,8 @@ enum Command {
 }
 
 fn main() -> Result<()> {
+    // Piped into `head` and the like: end quietly when the reader goes.
+    sigpipe::reset();
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
     match Cli::parse().command {
         Command::Demo { schedule, width, height, passes, emit_llvm, emit_asm } => {

@@ -38,6 +38,8 @@ enum Command {
 }
 
 fn main() -> Result<()> {
+    // Piped into `head` and the like: end quietly when the reader goes.
+    sigpipe::reset();
     let cli = Cli::parse();
     let store = Store::open(&cli.db).with_context(|| format!("opening {}", cli.db.display()))?;
     match cli.command {

@@ -20,6 +20,8 @@ struct Args {
 }
 
 fn main() -> anyhow::Result<()> {
+    // Piped into `head` and the like: end quietly when the reader goes.
+    sigpipe::reset();
     let a = Args::parse();
     let p = generate(&GeneratorParams { seed: a.seed, max_stages: a.max_stages, input_size: (a.width, a.height, a.channels) })?;
     print!("{}", p.text());
