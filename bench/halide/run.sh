@@ -16,7 +16,7 @@
 # side (which reads the size and regions from our manifest).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-export LLVM_SYS_191_PREFIX=/usr/lib/llvm-19
+source scripts/env.sh
 
 threads="${THREADS:-$(nproc)}"
 venv=target/halide-venv

@@ -42,7 +42,8 @@ pub struct BeamOptions {
     /// Whether Funcs may be computed inside other Funcs' loops (else only
     /// inlined or at the root).
     pub nested: bool,
-    /// Whether the budget binds the answer too: when no candidate's
+    /// Whether the budget binds the answer too: a search step the deadline
+    /// overtakes is abandoned, and when no candidate's
     /// legality check finishes in time, answer every Func at the root,
     /// untiled ([`all_at_root`], legal without a check), rather than check the best
     /// candidate past the budget. A server answering under a deadline sets
@@ -169,7 +170,7 @@ impl Searcher<'_> {
                 return Some(vec![self.greedy(best)]);
             }
             let mut next = self.expand(&beam);
-            if Instant::now() >= self.deadline {
+            if self.options.strict_budget && Instant::now() >= self.deadline {
                 // The step may have stopped featurizing part way: complete
                 // the best state of the last whole beam instead.
                 self.stats.hit_deadline = true;
@@ -227,13 +228,15 @@ impl Searcher<'_> {
             .collect();
         self.stats.states_generated += generated.len();
         let mut seen = HashSet::new();
-        // Past the deadline, the rest of the step is skipped (the caller
-        // then discards it): a step of a large pipeline, or one sharing the
-        // cores with many others, may take long.
-        let deadline = self.deadline;
+        // Under a strict budget, the rest of a step the deadline overtakes
+        // is skipped (the caller then discards it): a step of a large
+        // pipeline, or one sharing the cores with many others, may take
+        // long. Otherwise the step finishes, and its best state is the one
+        // completed.
+        let cutoff = self.options.strict_budget.then_some(self.deadline);
         let featurized: Vec<(Arc<LoopNest>, usize, StageFeatures, u64)> = generated
             .into_par_iter()
-            .filter(|_| Instant::now() < deadline)
+            .filter(|_| cutoff.is_none_or(|d| Instant::now() < d))
             .map(|(root, decisions)| {
                 let features = featurize(dag, &root);
                 let hash = structural_hash(&root, usize::MAX);
