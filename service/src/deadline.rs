@@ -2,15 +2,14 @@
 //!
 //! The deadline comes from the `grpc-timeout` header (at most 8 digits and
 //! a unit: H, M, S, m, u, n), which tonic leaves in the request metadata.
-//! The search overshoots its budget by the greedy completion of its best
-//! state, the legality checks of up to three candidates (lowering each)
-//! and, when no nested schedule runs, a flat search of a quarter of the
-//! budget. The overshoot grows with the pipeline, not with the budget
-//! (140-330 ms on a 12-stage 512x512 random pipeline on a loaded 2-core
-//! machine, `service/tests/loopback.rs`), so the budget is at most half
-//! the time left after a fixed reserve. tonic itself cancels a call at its
-//! deadline (CANCELLED, "Timeout expired"): everything here aims to answer
-//! before that.
+//! A search's budget counts from the call's arrival and binds its answer
+//! (the service runs it with `BeamOptions::strict_budget`), less a share
+//! kept for completing the best state and replying ([`answer_reserve`]);
+//! under a deadline, the budget is also at most half the time left after a
+//! fixed reserve, since on a loaded machine what follows the search's own
+//! deadline runs slower. tonic itself cancels a call at its deadline
+//! (CANCELLED, "Timeout expired"): everything here aims to answer before
+//! that.
 
 use std::time::Duration;
 
