@@ -165,17 +165,13 @@ impl Searcher<'_> {
         let mut beam = vec![self.initial()];
         for _ in 0..self.decisions() {
             if Instant::now() >= self.deadline {
-                self.stats.hit_deadline = true;
-                let best = beam.into_iter().next()?;
-                return Some(vec![self.greedy(best)]);
+                return self.complete_best(beam);
             }
             let mut next = self.expand(&beam);
             if self.options.strict_budget && Instant::now() >= self.deadline {
                 // The step may have stopped featurizing part way: complete
                 // the best state of the last whole beam instead.
-                self.stats.hit_deadline = true;
-                let best = beam.into_iter().next()?;
-                return Some(vec![self.greedy(best)]);
+                return self.complete_best(beam);
             }
             if next.is_empty() {
                 return None;
@@ -214,6 +210,14 @@ impl Searcher<'_> {
             beam = kept;
         }
         Some(beam)
+    }
+
+    /// The deadline has passed: the best state of `beam`, completed
+    /// greedily; `None` if the beam is empty.
+    fn complete_best(&mut self, beam: Vec<State>) -> Option<Vec<State>> {
+        self.stats.hit_deadline = true;
+        let best = beam.into_iter().next()?;
+        Some(vec![self.greedy(best)])
     }
 
     /// Every child of every state, featurized, pruned and costed.
