@@ -148,6 +148,14 @@ fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
+/// The oldest item neither done, nor under a live lease (`?1`: now in ms),
+/// nor out of attempts (`?2`). It reads the open items in queue order from a
+/// partial index and stops at the first free one: a lease costs the same with
+/// ten items queued or a million.
+const NEXT_FREE_ITEM: &str = "SELECT id, work_id, round, seed, generator, sampling, attempts FROM work_items
+     WHERE done_report IS NULL AND (lease_expires_ms IS NULL OR lease_expires_ms <= ?1) AND attempts < ?2
+     ORDER BY id LIMIT 1";
+
 impl Store {
     /// Registers an agent (the same name on the same host is the same
     /// agent, its capabilities updated) with a new session whose token
@@ -217,11 +225,7 @@ impl Store {
         let host_key = agent_host_key(&tx, agent_id)?;
         let now = now_ms();
         let found = tx
-            .prepare_cached(
-                "SELECT id, work_id, round, seed, generator, sampling, attempts FROM work_items
-                 WHERE done_report IS NULL AND (lease_expires_ms IS NULL OR lease_expires_ms <= ?1) AND attempts < ?2
-                 ORDER BY id LIMIT 1",
-            )?
+            .prepare_cached(NEXT_FREE_ITEM)?
             .query_row(params![now, max_attempts], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
@@ -457,6 +461,15 @@ mod tests {
 
     fn agent(store: &mut Store, name: &str, cpu: &str) -> i64 {
         store.register_agent(name, &host(cpu), &serde_json::json!({"gpus": []}), &format!("hash-{name}-{cpu}")).unwrap().agent_id
+    }
+
+    #[test]
+    fn a_lease_reads_the_open_items_in_order_without_sorting_them() {
+        let store = Store::open_in_memory().unwrap();
+        let mut plan = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {NEXT_FREE_ITEM}")).unwrap();
+        let steps: Vec<String> = plan.query_map(params![0, 3], |r| r.get(3)).unwrap().map(Result::unwrap).collect();
+        assert!(steps.iter().any(|s| s.contains("work_items_open_in_order")), "{steps:?}");
+        assert!(!steps.iter().any(|s| s.contains("TEMP B-TREE")), "{steps:?}");
     }
 
     #[test]
