@@ -17,7 +17,7 @@
 
 use crate::cost_model::{Cost, CostModel};
 use crate::expand::{children, decision_order};
-use crate::featurize::{featurize, StageFeatures};
+use crate::featurize::{featurize, featurize_reusing, ChainCache, StageFeatures};
 use crate::loop_nest::{structural_hash, LoopNest};
 use featurizer::{Dag, NodeId};
 use fnv::FnvHashMap as HashMap;
@@ -73,6 +73,9 @@ pub struct State {
     pub decisions: usize,
     pub cost: Cost,
     pub features: Arc<StageFeatures>,
+    /// The chains featurized for `features`, for successors to reuse (keyed
+    /// by nodes of `root`, so never kept with another root).
+    pub chains: Arc<ChainCache>,
     /// Structural hash of the whole nest (dedup and tie-breaks).
     pub hash: u64,
 }
@@ -156,7 +159,14 @@ impl Searcher<'_> {
     fn initial(&self) -> State {
         let root = Arc::new(LoopNest::root());
         let hash = structural_hash(&root, usize::MAX);
-        State { root, decisions: 0, cost: Cost { total: 0.0, per_stage: Default::default() }, features: Default::default(), hash }
+        State {
+            root,
+            decisions: 0,
+            cost: Cost { total: 0.0, per_stage: Default::default() },
+            features: Default::default(),
+            chains: Default::default(),
+            hash,
+        }
     }
 
     /// One pass: its final beam, or, when the deadline cuts it, the
@@ -226,9 +236,9 @@ impl Searcher<'_> {
         let dag = self.dag;
         let order = &self.order;
         let nested = self.options.nested;
-        let generated: Vec<(Arc<LoopNest>, usize)> = beam
+        let generated: Vec<(Arc<LoopNest>, &State)> = beam
             .par_iter()
-            .flat_map_iter(|st| children(dag, &st.root, order, st.decisions, nested).into_iter().map(move |c| (c, st.decisions + 1)))
+            .flat_map_iter(|st| children(dag, &st.root, order, st.decisions, nested).into_iter().map(move |c| (c, st)))
             .collect();
         self.stats.states_generated += generated.len();
         let mut seen = HashSet::new();
@@ -238,31 +248,38 @@ impl Searcher<'_> {
         // long. Otherwise the step finishes, and its best state is the one
         // completed.
         let cutoff = self.options.strict_budget.then_some(self.deadline);
-        let featurized: Vec<(Arc<LoopNest>, usize, StageFeatures, u64)> = generated
+        let featurized: Vec<(Arc<LoopNest>, usize, StageFeatures, ChainCache, u64)> = generated
             .into_par_iter()
             .filter(|_| cutoff.is_none_or(|d| Instant::now() < d))
-            .map(|(root, decisions)| {
-                let features = featurize(dag, &root);
+            .map(|(root, parent)| {
+                let (features, chains) = featurize_reusing(dag, &root, Some((&parent.features, &parent.chains)));
                 let hash = structural_hash(&root, usize::MAX);
-                (root, decisions, features, hash)
+                (root, parent.decisions + 1, features, chains, hash)
             })
             .collect::<Vec<_>>()
             .into_iter()
-            .filter(|(_, _, _, h)| seen.insert(*h))
+            .filter(|(_, _, _, _, h)| seen.insert(*h))
             .collect();
         // Prune recomputation, unless that would leave nothing.
-        let (kept_states, pruned): (Vec<_>, Vec<_>) = featurized.into_iter().partition(|(_, _, f, _)| !recomputes_too_much(f));
+        let (kept_states, pruned): (Vec<_>, Vec<_>) = featurized.into_iter().partition(|(_, _, f, _, _)| !recomputes_too_much(f));
         self.stats.states_pruned += pruned.len();
         let featurized = if kept_states.is_empty() { pruned } else { kept_states };
         let kept = featurized.len();
-        let batch: Vec<&StageFeatures> = featurized.iter().map(|(_, _, f, _)| f).collect();
+        let batch: Vec<&StageFeatures> = featurized.iter().map(|(_, _, f, _, _)| f).collect();
         let costs = self.model.evaluate(&batch);
         self.stats.states_evaluated += kept;
         self.stats.evaluation_seconds += t.elapsed().as_secs_f64();
         featurized
             .into_iter()
             .zip(costs)
-            .map(|((root, decisions, features, hash), cost)| State { root, decisions, cost, features: Arc::new(features), hash })
+            .map(|((root, decisions, features, chains, hash), cost)| State {
+                root,
+                decisions,
+                cost,
+                features: Arc::new(features),
+                chains: Arc::new(chains),
+                hash,
+            })
             .collect()
     }
 
@@ -277,7 +294,13 @@ impl Searcher<'_> {
             let root = if phase == 0 { options.last() } else { options.first() };
             let root = root.expect("a decision has a successor").clone();
             self.stats.states_generated += options.len();
-            state = State { hash: structural_hash(&root, usize::MAX), root, decisions: state.decisions + 1, ..state };
+            state = State {
+                hash: structural_hash(&root, usize::MAX),
+                root,
+                decisions: state.decisions + 1,
+                chains: Default::default(),
+                ..state
+            };
         }
         let features = featurize(self.dag, &state.root);
         state.cost = self.model.evaluate(&[&features]).remove(0);
@@ -301,7 +324,14 @@ pub fn all_at_root(dag: &Dag, model: &dyn CostModel) -> State {
     }
     let features = featurize(dag, &root);
     let cost = model.evaluate(&[&features]).remove(0);
-    State { hash: structural_hash(&root, usize::MAX), root, decisions: 2 * order.len(), cost, features: Arc::new(features) }
+    State {
+        hash: structural_hash(&root, usize::MAX),
+        root,
+        decisions: 2 * order.len(),
+        cost,
+        features: Arc::new(features),
+        chains: Default::default(),
+    }
 }
 
 fn expanded_map(expanded: &mut Vec<HashMap<u64, u32>>, pass: usize) -> &mut HashMap<u64, u32> {

@@ -10,7 +10,7 @@
 //! registers (or leaves them as they are), then gives its root-level chains
 //! parallel outer tiles, enough for the machine's threads and not too many.
 
-use crate::loop_nest::{compute_here, LoopNest};
+use crate::loop_nest::{compute_here, LoopNest, RegionMemo};
 use crate::tiling::generate_tilings;
 use featurizer::{Dag, NodeId, Span};
 use fnv::FnvHashMap as HashMap;
@@ -106,7 +106,7 @@ pub fn tile(level: &LoopNest, outer: &[i64]) -> LoopNest {
 /// `level` with `node` computed (and stored) at it, unless its region
 /// there is no smaller than at the root.
 fn compute_at(dag: &Dag, level: &Arc<LoopNest>, node: NodeId, root_volume: i64) -> Option<Arc<LoopNest>> {
-    let region = level.region_required(dag, node, &mut HashMap::default());
+    let region = level.region_required(dag, node, &mut RegionMemo::default());
     if region.iter().any(|s| s.is_empty()) || Span::volume(&region) >= root_volume {
         return None;
     }

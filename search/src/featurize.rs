@@ -9,20 +9,68 @@
 //! and its working sets. A Func inlined into innermost nodes gets its call
 //! counts. Stages of Funcs not yet placed get no features: the search
 //! costs them optimistically (as free), as Adams et al. do.
+//!
+//! A successor shares every subtree but one path with its parent, and what
+//! a chain computes depends only on its subtree, the region required of it,
+//! and how often and how parallel its level runs. So featurizing leaves a
+//! [`ChainCache`] keyed by those; featurizing a successor with its parent's
+//! copies the features of every chain it shares instead of computing them.
 
-use crate::loop_nest::LoopNest;
+use crate::loop_nest::{LoopNest, RegionMemo};
 use featurizer::{Dag, NodeId, ScheduleFeatures, Span, StageIdx};
 use fnv::FnvHashMap as HashMap;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The features of every stage that has them, by stage.
 pub type StageFeatures = BTreeMap<StageIdx, ScheduleFeatures>;
 
+/// Calls of a Func inlined into innermost nodes: calls, vector calls and
+/// scalar calls.
+type InlinedCalls = (f64, f64, f64);
+
+/// What a chain's features depend on besides its own subtree.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct ChainKey {
+    /// The chain's top node, by address: the cache that holds the key also
+    /// holds the tree the node belongs to, so the address stays its own.
+    top: usize,
+    region: Vec<Span>,
+    productions: u64,
+    outer_par: u64,
+}
+
+/// What featurizing one chain (and everything computed inside it) added.
+#[derive(Debug)]
+struct ChainSummary {
+    stages: Vec<StageIdx>,
+    inlined: Vec<(NodeId, InlinedCalls)>,
+    /// The chains computed inside it, for successors that change this
+    /// chain but not those.
+    nested: Vec<Arc<ChainKey>>,
+}
+
+/// The chains a featurized nest computed, for its successors to reuse.
+#[derive(Debug, Default)]
+pub struct ChainCache {
+    chains: HashMap<Arc<ChainKey>, Arc<ChainSummary>>,
+}
+
+/// A parent's features and chains, which a successor may reuse.
+pub type Previous<'a> = (&'a StageFeatures, &'a ChainCache);
+
 /// Computes the features of every placed stage of `root`.
 pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
-    let mut out = StageFeatures::new();
-    let mut inlined: HashMap<NodeId, (f64, f64, f64)> = HashMap::default();
-    walk(dag, root, 1.0, 1.0, &mut out, &mut inlined);
+    featurize_reusing(dag, root, None).0
+}
+
+/// Computes the features of every placed stage of `root`, copying those of
+/// the chains it shares with the nest `previous` was computed for.
+pub fn featurize_reusing(dag: &Dag, root: &LoopNest, previous: Option<Previous<'_>>) -> (StageFeatures, ChainCache) {
+    let mut w =
+        Walker { dag, previous, out: StageFeatures::new(), inlined: HashMap::default(), cache: ChainCache::default(), nested: vec![] };
+    w.walk(root, 1.0, 1.0);
+    let Walker { mut out, inlined, cache, .. } = w;
     let working_set_at_root: f64 = out.values().map(|f| f.bytes_at_root).sum();
     for f in out.values_mut() {
         f.working_set_at_root = working_set_at_root;
@@ -42,107 +90,166 @@ pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
         };
         out.insert(n.stages[0], f);
     }
-    out
+    (out, cache)
 }
 
-/// Visits the chains computed at `level`, which runs `runs` times (each
-/// iteration of its body `runs * iterations` times in all) inside
-/// `outer_par` parallel tasks.
-fn walk(dag: &Dag, level: &LoopNest, runs: f64, outer_par: f64, out: &mut StageFeatures, inlined: &mut HashMap<NodeId, (f64, f64, f64)>) {
-    let body_runs = runs * level.iterations() as f64;
-    let mut memo = HashMap::default();
-    for top in level.children.iter().filter(|c| c.stage != level.stage) {
-        let s = top.stage.expect("a chain has a stage");
-        let node = dag.stage(s).node;
-        let region = level.region_required(dag, node, &mut memo);
-        chain(dag, top, s, &region, body_runs, outer_par, out, inlined);
+struct Walker<'a> {
+    dag: &'a Dag,
+    previous: Option<Previous<'a>>,
+    out: StageFeatures,
+    inlined: HashMap<NodeId, InlinedCalls>,
+    cache: ChainCache,
+    /// The keys of the chains featurized so far, in order (each chain's
+    /// nested ones are those recorded while it was walked).
+    nested: Vec<Arc<ChainKey>>,
+}
+
+impl Walker<'_> {
+    /// Visits the chains computed at `level`, which runs `runs` times (each
+    /// iteration of its body `runs * iterations` times in all) inside
+    /// `outer_par` parallel tasks.
+    fn walk(&mut self, level: &LoopNest, runs: f64, outer_par: f64) {
+        let body_runs = runs * level.iterations() as f64;
+        let mut memo = RegionMemo::default();
+        for top in level.children.iter().filter(|c| c.stage != level.stage) {
+            let s = top.stage.expect("a chain has a stage");
+            let region = level.region_required(self.dag, self.dag.stage(s).node, &mut memo);
+            let key = Arc::new(ChainKey {
+                top: Arc::as_ptr(top) as usize,
+                region,
+                productions: body_runs.to_bits(),
+                outer_par: outer_par.to_bits(),
+            });
+            if !self.reuse(&key) {
+                self.featurize_chain(top, s, key, body_runs, outer_par);
+            }
+        }
+    }
+
+    /// Copies what the previous nest found for the chain `key` (and the
+    /// chains inside it); false if it has no such chain.
+    fn reuse(&mut self, key: &Arc<ChainKey>) -> bool {
+        let Some((features, cache)) = self.previous else {
+            return false;
+        };
+        let Some(summary) = cache.chains.get(key) else {
+            return false;
+        };
+        for s in &summary.stages {
+            self.out.insert(*s, features[s].clone());
+        }
+        for (node, calls) in &summary.inlined {
+            add_calls(self.inlined.entry(*node).or_default(), *calls);
+        }
+        for k in &summary.nested {
+            if let Some(inner) = cache.chains.get(k) {
+                self.cache.chains.insert(k.clone(), inner.clone());
+                self.nested.push(k.clone());
+            }
+        }
+        self.cache.chains.insert(key.clone(), summary.clone());
+        self.nested.push(key.clone());
+        true
+    }
+
+    /// Featurizes one chain into fresh maps, then merges and records them.
+    fn featurize_chain(&mut self, top: &LoopNest, s: StageIdx, key: Arc<ChainKey>, productions: f64, outer_par: f64) {
+        let out = std::mem::take(&mut self.out);
+        let inlined = std::mem::take(&mut self.inlined);
+        let nested_from = self.nested.len();
+        self.chain(top, s, &key.region, productions, outer_par);
+        let mine = std::mem::replace(&mut self.out, out);
+        let my_calls = std::mem::replace(&mut self.inlined, inlined);
+        let summary = ChainSummary {
+            stages: mine.keys().copied().collect(),
+            inlined: my_calls.iter().map(|(n, c)| (*n, *c)).collect(),
+            nested: self.nested[nested_from..].to_vec(),
+        };
+        self.out.extend(mine);
+        for (node, calls) in my_calls {
+            add_calls(self.inlined.entry(node).or_default(), calls);
+        }
+        self.cache.chains.insert(key.clone(), Arc::new(summary));
+        self.nested.push(key);
+    }
+    fn chain(&mut self, top: &LoopNest, s: StageIdx, region: &[Span], productions: f64, outer_par: f64) {
+        let dag = self.dag;
+        let stage = dag.stage(s);
+        let n = dag.node(stage.node);
+        let bpp = n.bytes_per_point() as f64;
+        let computed = n.region_computed_for(region);
+        let nodes = top.chain();
+        let leaf = *nodes.last().unwrap();
+        let per_production = Span::volume(&top.whole) as f64;
+        let points_total = productions * per_production;
+        let inner_par: f64 = nodes.iter().filter(|n| n.parallel).map(|n| n.iterations() as f64).product();
+        let vector_size = leaf.vector_loop.map_or(1.0, |v| leaf.size[v] as f64);
+        let (num_vectors, num_scalars) = if leaf.vector_loop.is_some() { (points_total / vector_size, 0.0) } else { (0.0, points_total) };
+        let bytes_at_realization = bpp * Span::volume(&computed) as f64;
+        let innermost_bytes = bpp * computed.first().map_or(1, |d| d.extent()) as f64;
+        let mut f = ScheduleFeatures {
+            num_realizations: productions,
+            num_productions: productions,
+            points_computed_per_realization: per_production,
+            points_computed_per_production: per_production,
+            points_computed_total: points_total,
+            points_computed_minimum: Span::volume(&stage.loop_spans(&n.region_computed)) as f64,
+            innermost_loop_extent: leaf.iterations() as f64,
+            innermost_pure_loop_extent: stage.loops.iter().zip(&leaf.size).filter(|(l, _)| !l.is_rvar).map(|(_, &s)| s as f64).product(),
+            unrolled_loop_extent: unrolled(stage, leaf).iter().map(|&(_, n)| n as f64).product(),
+            inner_parallelism: inner_par,
+            outer_parallelism: outer_par,
+            bytes_at_realization,
+            bytes_at_production: bytes_at_realization,
+            bytes_at_root: bpp * Span::volume(&n.region_computed) as f64,
+            innermost_bytes_at_realization: innermost_bytes,
+            innermost_bytes_at_production: innermost_bytes,
+            innermost_bytes_at_root: bpp * n.region_computed.first().map_or(1, |d| d.extent()) as f64,
+            vector_size,
+            native_vector_size: stage.vector_size as f64,
+            num_vectors,
+            num_scalars,
+            bytes_at_task: bytes_at_realization / inner_par.max(1.0),
+            innermost_bytes_at_task: innermost_bytes,
+            ..ScheduleFeatures::default()
+        };
+        loads(dag, s, leaf, top, inner_par, &mut f);
+        // Funcs inlined into the innermost node: their calls, vectorized as it is.
+        let leaf_points = points_total;
+        for (&g, &k) in &leaf.inlined {
+            let calls = k as f64 * leaf_points;
+            let split = if leaf.vector_loop.is_some() { (calls, calls / vector_size, 0.0) } else { (calls, 0.0, calls) };
+            add_calls(self.inlined.entry(g).or_default(), split);
+        }
+        // Working sets: what the Funcs stored inside the chain allocate.
+        let mut runs = productions;
+        let mut par = outer_par;
+        let mut stored_inside = 0.0;
+        for node in &nodes {
+            self.walk(node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 });
+            let mut memo = RegionMemo::default();
+            for g in &node.store_at {
+                let r = node.region_required(dag, *g, &mut memo);
+                let gn = dag.node(*g);
+                stored_inside += gn.bytes_per_point() as f64 * Span::volume(&gn.region_computed_for(&r)) as f64;
+            }
+            runs *= node.iterations() as f64;
+            if node.parallel {
+                par *= node.iterations() as f64;
+            }
+        }
+        f.working_set = stored_inside;
+        f.working_set_at_production = stored_inside + bytes_at_realization;
+        f.working_set_at_realization = f.working_set_at_production;
+        f.working_set_at_task = f.working_set_at_production / inner_par.max(1.0);
+        self.out.insert(s, f);
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn chain(
-    dag: &Dag,
-    top: &LoopNest,
-    s: StageIdx,
-    region: &[Span],
-    productions: f64,
-    outer_par: f64,
-    out: &mut StageFeatures,
-    inlined: &mut HashMap<NodeId, (f64, f64, f64)>,
-) {
-    let stage = dag.stage(s);
-    let n = dag.node(stage.node);
-    let bpp = n.bytes_per_point() as f64;
-    let computed = n.region_computed_for(region);
-    let nodes = top.chain();
-    let leaf = *nodes.last().unwrap();
-    let per_production = Span::volume(&top.whole) as f64;
-    let points_total = productions * per_production;
-    let inner_par: f64 = nodes.iter().filter(|n| n.parallel).map(|n| n.iterations() as f64).product();
-    let vector_size = leaf.vector_loop.map_or(1.0, |v| leaf.size[v] as f64);
-    let (num_vectors, num_scalars) = if leaf.vector_loop.is_some() { (points_total / vector_size, 0.0) } else { (0.0, points_total) };
-    let bytes_at_realization = bpp * Span::volume(&computed) as f64;
-    let innermost_bytes = bpp * computed.first().map_or(1, |d| d.extent()) as f64;
-    let mut f = ScheduleFeatures {
-        num_realizations: productions,
-        num_productions: productions,
-        points_computed_per_realization: per_production,
-        points_computed_per_production: per_production,
-        points_computed_total: points_total,
-        points_computed_minimum: Span::volume(&stage.loop_spans(&n.region_computed)) as f64,
-        innermost_loop_extent: leaf.iterations() as f64,
-        innermost_pure_loop_extent: stage.loops.iter().zip(&leaf.size).filter(|(l, _)| !l.is_rvar).map(|(_, &s)| s as f64).product(),
-        unrolled_loop_extent: unrolled(stage, leaf).iter().map(|&(_, n)| n as f64).product(),
-        inner_parallelism: inner_par,
-        outer_parallelism: outer_par,
-        bytes_at_realization,
-        bytes_at_production: bytes_at_realization,
-        bytes_at_root: bpp * Span::volume(&n.region_computed) as f64,
-        innermost_bytes_at_realization: innermost_bytes,
-        innermost_bytes_at_production: innermost_bytes,
-        innermost_bytes_at_root: bpp * n.region_computed.first().map_or(1, |d| d.extent()) as f64,
-        vector_size,
-        native_vector_size: stage.vector_size as f64,
-        num_vectors,
-        num_scalars,
-        bytes_at_task: bytes_at_realization / inner_par.max(1.0),
-        innermost_bytes_at_task: innermost_bytes,
-        ..ScheduleFeatures::default()
-    };
-    loads(dag, s, leaf, top, inner_par, &mut f);
-    // Funcs inlined into the innermost node: their calls, vectorized as it is.
-    let leaf_points = points_total;
-    for (&g, &k) in &leaf.inlined {
-        let e = inlined.entry(g).or_insert((0.0, 0.0, 0.0));
-        e.0 += k as f64 * leaf_points;
-        if leaf.vector_loop.is_some() {
-            e.1 += k as f64 * leaf_points / vector_size;
-        } else {
-            e.2 += k as f64 * leaf_points;
-        }
-    }
-    // Working sets: what the Funcs stored inside the chain allocate.
-    let mut runs = productions;
-    let mut par = outer_par;
-    let mut stored_inside = 0.0;
-    for node in &nodes {
-        walk(dag, node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 }, out, inlined);
-        let mut memo = HashMap::default();
-        for g in &node.store_at {
-            let r = node.region_required(dag, *g, &mut memo);
-            let gn = dag.node(*g);
-            stored_inside += gn.bytes_per_point() as f64 * Span::volume(&gn.region_computed_for(&r)) as f64;
-        }
-        runs *= node.iterations() as f64;
-        if node.parallel {
-            par *= node.iterations() as f64;
-        }
-    }
-    f.working_set = stored_inside;
-    f.working_set_at_production = stored_inside + bytes_at_realization;
-    f.working_set_at_realization = f.working_set_at_production;
-    f.working_set_at_task = f.working_set_at_production / inner_par.max(1.0);
-    out.insert(s, f);
+fn add_calls(total: &mut InlinedCalls, calls: InlinedCalls) {
+    total.0 += calls.0;
+    total.1 += calls.1;
+    total.2 += calls.2;
 }
 
 /// The innermost node's unrolled loops (pure, not vectorized, more than one

@@ -41,6 +41,32 @@ pub struct LoopNest {
     pub parallel: bool,
     /// The vectorized loop of an innermost node.
     pub vector_loop: Option<usize>,
+    /// [`structural_hash`] of the whole subtree, once asked (nodes never
+    /// change once shared; a clone starts without it).
+    pub full_hash: FullHash,
+}
+
+/// A memoized hash that is not part of a node's value: equal, hashed and
+/// cloned as nothing.
+#[derive(Debug, Default)]
+pub struct FullHash(std::sync::OnceLock<u64>);
+
+impl Clone for FullHash {
+    fn clone(&self) -> FullHash {
+        FullHash::default()
+    }
+}
+
+impl PartialEq for FullHash {
+    fn eq(&self, _: &FullHash) -> bool {
+        true
+    }
+}
+
+impl Eq for FullHash {}
+
+impl std::hash::Hash for FullHash {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
 
 impl LoopNest {
@@ -56,6 +82,7 @@ impl LoopNest {
             innermost: false,
             parallel: false,
             vector_loop: None,
+            full_hash: FullHash::default(),
         }
     }
 
@@ -109,13 +136,27 @@ impl LoopNest {
         dag.node(node).outgoing.iter().any(|&e| self.computes(dag, dag.stage(dag.edge(e).consumer).node))
     }
 
+    /// Marks in `out` (by node index) every node this subtree computes or
+    /// inlines a stage of.
+    fn mark_computed(&self, dag: &Dag, out: &mut [bool]) {
+        if let Some(s) = self.stage {
+            out[dag.stage(s).node.index()] = true;
+        }
+        for g in self.inlined.keys() {
+            out[g.index()] = true;
+        }
+        for c in &self.children {
+            c.mark_computed(dag, out);
+        }
+    }
+
     /// The region of `node` that one iteration of `self` needs, given
     /// that every consumer of it this subtree computes lies inside.
-    pub fn region_required(&self, dag: &Dag, node: NodeId, memo: &mut HashMap<NodeId, Vec<Span>>) -> Vec<Span> {
+    pub fn region_required(&self, dag: &Dag, node: NodeId, memo: &mut RegionMemo) -> Vec<Span> {
         if self.is_root() {
             return dag.node(node).region_required.clone();
         }
-        if let Some(r) = memo.get(&node) {
+        if let Some(r) = memo.regions.get(&node) {
             return r.clone();
         }
         let n = dag.node(node);
@@ -126,7 +167,7 @@ impl LoopNest {
             let consumer = dag.stage(edge.consumer);
             let loops = if self.stage == Some(edge.consumer) {
                 inner.clone()
-            } else if self.computes(dag, consumer.node) {
+            } else if memo.computed(self, dag)[consumer.node.index()] {
                 let required = self.region_required(dag, consumer.node, memo);
                 consumer.loop_spans(&dag.node(consumer.node).region_computed_for(&required))
             } else {
@@ -136,8 +177,27 @@ impl LoopNest {
                 *have = have.union(want);
             }
         }
-        memo.insert(node, region.clone());
+        memo.regions.insert(node, region.clone());
         region
+    }
+}
+
+/// What [`LoopNest::region_required`] has worked out at one level: the
+/// regions so far, and which nodes the level's subtree computes (one walk
+/// of the subtree, the first time it is asked).
+#[derive(Debug, Default)]
+pub struct RegionMemo {
+    regions: HashMap<NodeId, Vec<Span>>,
+    computed: Option<Vec<bool>>,
+}
+
+impl RegionMemo {
+    fn computed(&mut self, level: &LoopNest, dag: &Dag) -> &[bool] {
+        self.computed.get_or_insert_with(|| {
+            let mut out = vec![false; dag.nodes.len()];
+            level.mark_computed(dag, &mut out);
+            out
+        })
     }
 }
 
@@ -190,21 +250,29 @@ fn vector_loop(dag: &Dag, s: StageIdx, whole: &[Span]) -> Option<usize> {
 /// coarse-to-fine search.
 pub fn structural_hash(node: &LoopNest, depth: usize) -> u64 {
     use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    fn go(n: &LoopNest, depth: usize, h: &mut std::hash::DefaultHasher) {
-        n.stage.hash(h);
-        n.size.hash(h);
-        n.parallel.hash(h);
-        n.vector_loop.hash(h);
-        n.store_at.hash(h);
-        n.inlined.hash(h);
-        if depth > 0 {
-            n.children.len().hash(h);
-            for c in &n.children {
-                go(c, depth - 1, h);
-            }
+    let mut h = fnv::FnvHasher::default();
+    node.stage.hash(&mut h);
+    node.size.hash(&mut h);
+    node.parallel.hash(&mut h);
+    node.vector_loop.hash(&mut h);
+    node.store_at.hash(&mut h);
+    node.inlined.hash(&mut h);
+    if depth > 0 {
+        node.children.len().hash(&mut h);
+        for c in &node.children {
+            child_hash(c, depth - 1).hash(&mut h);
         }
     }
-    go(node, depth, &mut h);
     h.finish()
+}
+
+/// A child's [`structural_hash`]: a whole subtree's is computed once per
+/// node and kept, since the search hashes every candidate whole and
+/// candidates share most of their nodes.
+fn child_hash(node: &LoopNest, depth: usize) -> u64 {
+    if depth >= usize::MAX / 2 {
+        *node.full_hash.0.get_or_init(|| structural_hash(node, depth))
+    } else {
+        structural_hash(node, depth)
+    }
 }

@@ -104,3 +104,40 @@ fn every_func_at_the_root_runs_at_the_estimates() {
         }
     }
 }
+
+/// Featurizing a successor with its parent's chains gives exactly the
+/// features featurizing it from scratch gives, along random decision paths
+/// (nested placements included) of random pipelines and of the pyramids.
+#[test]
+fn features_reused_from_the_parent_equal_features_from_scratch() {
+    use rand::{Rng, SeedableRng};
+    use search::expand::{children, decision_order};
+    use search::featurize::{featurize, featurize_reusing};
+    use std::sync::Arc;
+    let target = Target::host();
+    let mut pipelines: Vec<compiler::PipelineDef> = (0..12).map(|seed| pipeline(seed).pipeline).collect();
+    for name in ["local_laplacian", "interpolate"] {
+        pipelines.push(apps::build(name, apps::Size::Small, &target).expect("builds").pipeline_estimated_as_run());
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut compared = 0;
+    for p in &pipelines {
+        let dag = featurizer::Dag::new(p, &target).expect("a DAG");
+        let order = decision_order(&dag);
+        for _ in 0..3 {
+            let mut root = Arc::new(search::loop_nest::LoopNest::root());
+            let (mut features, mut chains) = featurize_reusing(&dag, &root, None);
+            for d in 0..2 * order.len() {
+                let options = children(&dag, &root, &order, d, true);
+                for child in &options {
+                    let (reused, _) = featurize_reusing(&dag, child, Some((&features, &chains)));
+                    assert_eq!(reused, featurize(&dag, child), "decision {d}");
+                    compared += 1;
+                }
+                root = options[rng.random_range(0..options.len())].clone();
+                (features, chains) = featurize_reusing(&dag, &root, Some((&features, &chains)));
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared}");
+}

@@ -10,6 +10,11 @@ use compiler::{PipelineDef, Schedule, Target};
 use search::{autoschedule, BeamOptions};
 use std::time::Duration;
 
+/// The search allocates and frees many small loop nests and feature maps
+/// from several threads: mimalloc does that faster than glibc's malloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(about = "Search a schedule for a pipeline and explain it")]
 struct Args {
