@@ -126,8 +126,6 @@ fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
     // A guard_with_if split guards right where its variable is defined, so
     // that bounds inference sees the guard before any use of the variable.
     let loops: HashSet<String> = r.dims.iter().map(|d| q(&d.name)).collect();
-    // The last point of each initial dimension, by its loop symbol.
-    let initial_max: HashMap<String, Expr> = r.initial.iter().map(|d| (symbol(&d.name), v(&stage_max(name, stage, &d.name)))).collect();
     let mut exact = HashSet::new();
     for s in splits.iter().rev() {
         s.mark_exact(&mut exact, &loops);
@@ -147,21 +145,7 @@ fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
                 if *tail == TailStrategy::GuardWithIf {
                     body = Stmt::if_then(v(old).lt(min_of(old) + extent_of(old)), body);
                 }
-                let mut start = min_of(old) + base;
-                if *tail == TailStrategy::ShiftInwards {
-                    // Over the outer loop the tile starts sweep `[min,
-                    // max(max - factor + 1, min)]`. Bounds inference reads
-                    // this where the outer loop ranges, so that a bound is
-                    // the region's own ends rather than the sum of the
-                    // bounds of the min and of the extent, which counts the
-                    // variation of the min twice (level after level in a
-                    // pyramid).
-                    let max = initial_max.get(old).cloned().unwrap_or_else(|| min_of(old) + extent_of(old) - 1);
-                    let last = Expr::max(max - (*factor - 1) as i32, min_of(old));
-                    start = Expr::math(MathFn::PromiseClamped, vec![start, min_of(old), last]);
-                }
-                let value = start + v(inner);
-                Stmt::let_stmt(old.clone(), value, body)
+                Stmt::let_stmt(old.clone(), min_of(old) + base + v(inner), body)
             }
             SymbolicSplit::Fuse { inner, outer, fused } => {
                 let mut inner_val = min_of(inner) + v(fused) % extent_of(inner);
