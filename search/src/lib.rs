@@ -276,10 +276,15 @@ fn checked_search(
 /// the lowered code is far larger than the allocation the cost model
 /// priced for it.
 fn unpriced_allocation(dag: &Dag, state: &beam::State, allocations: &[(compiler::ir::expr::Name, u64)]) -> Option<String> {
-    allocations.iter().find_map(|(func, bytes)| {
-        let node = dag.node_by_name(func)?;
-        let priced = node.stages.first().and_then(|s| state.features.get(s))?.bytes_at_realization;
-        (*bytes as f64 > MAX_ALLOCATION_RATIO * priced + ALLOCATION_SLACK_BYTES)
-            .then(|| format!("the lowered code allocates {bytes} bytes for Func {func}, where the cost model priced {priced:.0}"))
-    })
+    let mispriced: Vec<String> = allocations
+        .iter()
+        .filter_map(|(func, bytes)| {
+            let node = dag.node_by_name(func)?;
+            let priced = node.stages.first().and_then(|s| state.features.get(s))?.bytes_at_realization;
+            tracing::trace!(%func, bytes, priced, "allocation against its price");
+            (*bytes as f64 > MAX_ALLOCATION_RATIO * priced + ALLOCATION_SLACK_BYTES)
+                .then(|| format!("the lowered code allocates {bytes} bytes for Func {func}, where the cost model priced {priced:.0}"))
+        })
+        .collect();
+    mispriced.into_iter().next()
 }

@@ -335,9 +335,35 @@ fn math_bounds(f: crate::ir::expr::MathFn, args: &[Expr], ty: Type, scope: &Scop
         Sin | Cos if ty.is_float() => Interval::new(Expr::float(-1.0, ty), Expr::float(1.0, ty)),
         Popcount | CountLeadingZeros | CountTrailingZeros => Interval::new(Expr::int(0, ty), Expr::int(ty.bits().into(), ty)),
         IsNan | IsInf | IsFinite => type_range(ty),
-        PromiseClamped => Interval { min: raw_bounds(&args[1], scope).min, max: raw_bounds(&args[2], scope).max },
+        PromiseClamped => promise_bounds(args, scope),
         _ => Interval::everything(),
     }
+}
+
+/// The bounds of `promise_clamped(value, lo, hi)`, which loop synthesis
+/// wraps around a value that sweeps `[lo, hi]` as one loop runs (the start
+/// of a split's tile, a fused dimension). Where that loop ranges here (a
+/// variable of `value` that `lo` and `hi` do not mention), the promise is
+/// the bound: `[lo, hi]`, short and exact. Where it is fixed (the walk
+/// starts inside the loop, or the loop was substituted away), the value's
+/// own bounds are the tile's, and the promise only fills a side they leave
+/// open.
+fn promise_bounds(args: &[Expr], scope: &Scope) -> Interval {
+    let promised = || Interval { min: raw_bounds(&args[1], scope).min, max: raw_bounds(&args[2], scope).max };
+    let mut ends = crate::ir::visit::FreeVars::default();
+    crate::ir::visit::Visitor::visit_expr(&mut ends, &args[1]);
+    crate::ir::visit::Visitor::visit_expr(&mut ends, &args[2]);
+    let mut iterations = crate::ir::visit::FreeVars::default();
+    crate::ir::visit::Visitor::visit_expr(&mut iterations, &args[0]);
+    if iterations.names.iter().any(|n| !ends.names.contains(n) && scope.contains(n)) {
+        return promised();
+    }
+    let own = raw_bounds(&args[0], scope);
+    if own.min.is_some() && own.max.is_some() {
+        return own;
+    }
+    let p = promised();
+    Interval { min: own.min.or(p.min), max: own.max.or(p.max) }
 }
 
 #[cfg(test)]

@@ -410,9 +410,12 @@ fn node_type(node: &ExprNode) -> Type {
     }
 }
 
-/// Whether `node` or a node under it is a load or a call.
+/// Whether `node` or a node under it is a load or a call (but for
+/// `promise_clamped`, which is its first argument's value: index arithmetic
+/// that the simplifier must be able to cancel).
 fn node_reads_memory(node: &ExprNode) -> bool {
-    let mut reads = matches!(node, ExprNode::Load { .. } | ExprNode::Call { .. });
+    let promise = matches!(node, ExprNode::Call { target: CallTarget::Math(MathFn::PromiseClamped), .. });
+    let mut reads = !promise && matches!(node, ExprNode::Load { .. } | ExprNode::Call { .. });
     crate::ir::visit::for_each_child(node, |child| reads |= child.reads_memory());
     reads
 }

@@ -145,7 +145,22 @@ fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
                 if *tail == TailStrategy::GuardWithIf {
                     body = Stmt::if_then(v(old).lt(min_of(old) + extent_of(old)), body);
                 }
-                Stmt::let_stmt(old.clone(), min_of(old) + base + v(inner), body)
+                let mut start = min_of(old) + base;
+                if *tail == TailStrategy::ShiftInwards {
+                    // Over the outer loop the tile starts sweep `[min,
+                    // max(max - factor + 1, min)]`. Bounds inference reads
+                    // this where the outer loop ranges, so that a bound is
+                    // the region's own ends rather than the sum of the
+                    // bounds of the min and of the extent, which counts the
+                    // variation of the min twice (level after level in a
+                    // pyramid). The end is written with the loop's own min
+                    // and extent, not the stage's max symbol: a sliding
+                    // window moves the loop's min, and the two then disagree.
+                    let last = Expr::max(min_of(old) + extent_of(old) - *factor as i32, min_of(old));
+                    start = Expr::math(MathFn::PromiseClamped, vec![start, min_of(old), last]);
+                }
+                let value = start + v(inner);
+                Stmt::let_stmt(old.clone(), value, body)
             }
             SymbolicSplit::Fuse { inner, outer, fused } => {
                 let mut inner_val = min_of(inner) + v(fused) % extent_of(inner);

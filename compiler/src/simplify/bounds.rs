@@ -5,7 +5,7 @@
 
 use super::rules::assumes_no_overflow;
 use super::Simplifier;
-use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode};
+use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode, MathFn};
 use crate::ir::semantics::bit_op_range;
 use crate::ir::types::{ScalarType, Type};
 
@@ -84,6 +84,13 @@ impl Simplifier {
             ExprNode::Cast { value, .. } => self.cast_bounds(t, value),
             ExprNode::Binary { op, a, b } => self.binary_bounds(*op, e.ty(), a, b),
             ExprNode::Call { target: CallTarget::Math(f), .. } if f.is_bit_count() => Interval::new(0, t.bits().into()),
+            ExprNode::Call { target: CallTarget::Math(MathFn::PromiseClamped), args, .. } => {
+                let promised = match (self.bounds(&args[1]), self.bounds(&args[2])) {
+                    (Some(lo), Some(hi)) => Interval::new(lo.lo, hi.hi),
+                    _ => full,
+                };
+                self.bounds(&args[0]).map_or(promised, |own| own.intersect(promised))
+            }
             ExprNode::Select { t: a, f: b, .. } => match (self.bounds(a), self.bounds(b)) {
                 (Some(x), Some(y)) => x.union(y),
                 _ => full,

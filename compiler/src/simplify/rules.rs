@@ -188,6 +188,45 @@ impl Simplifier {
         l.to_expr()
     }
 
+    /// `l` with each `min`/`max` term whose operands share terms (with the
+    /// same coefficients) written as those terms plus the `min`/`max` of
+    /// the rest: `max(m + e - 1, m + 7)` as `m + max(e - 1, 7)`, so that a
+    /// strided tile's extent `max(m + e - 1, m + 7)/2 - m/2` pairs its
+    /// quotients in [`Self::cancel_divisions`] whatever `m` is.
+    fn factor_min_max_terms(&mut self, l: Linear) -> Linear {
+        if !assumes_no_overflow(l.ty) {
+            return l;
+        }
+        let ty = l.ty;
+        let mut out = Linear { terms: vec![], constant: l.constant, ty };
+        for (term, c) in &l.terms {
+            let factored = match term.node() {
+                ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), .. } if !term.reads_memory() => {
+                    let mut operands = vec![];
+                    flatten_min_max(*op, term, &mut operands);
+                    let forms: Vec<Linear> = operands.iter().map(linearize).collect();
+                    let shared: Vec<(Expr, i128)> =
+                        forms[0].terms.iter().filter(|t| forms[1..].iter().all(|f| f.terms.contains(t))).cloned().collect();
+                    (!shared.is_empty()).then(|| {
+                        let common = Linear { terms: shared, constant: 0, ty };
+                        let rest = forms
+                            .into_iter()
+                            .map(|f| f.add(&common, -1).to_expr())
+                            .reduce(|x, y| self.make_min_max(*op, &x, &y))
+                            .expect("min/max has operands");
+                        common.add(&linearize(&rest), 1)
+                    })
+                }
+                _ => None,
+            };
+            out = match factored {
+                Some(f) => out.add(&f.scale(*c), 1),
+                None => out.add(&Linear { terms: vec![(term.clone(), *c)], constant: 0, ty }, 1),
+            };
+        }
+        out
+    }
+
     /// Pairs `c * (b + d)/k - c * b/k` (same positive constant `k`, the two
     /// numerators sharing terms) into `c * ((b % k) + d)/k`, exact for floor
     /// division and Euclidean modulo, so that the extent of a strided region
@@ -214,7 +253,7 @@ impl Simplifier {
                     if k2 != k {
                         continue;
                     }
-                    let (la, lb) = (linearize(&a), linearize(&b));
+                    let (la, lb) = (self.factor_min_max_terms(linearize(&a)), self.factor_min_max_terms(linearize(&b)));
                     let terms = la.terms.len() + lb.terms.len();
                     let d = la.add(&lb, -1);
                     let shares_terms = d.terms.len() < terms;
@@ -271,20 +310,29 @@ impl Simplifier {
     }
 
     /// `(u / k + d) / c` as `(u + k*d) / (k*c)` (positive constants `k`
-    /// and `c`, a constant `d`): exact for floor division, and one
-    /// division instead of two, so that the ends of a region halved level
-    /// after level (`((x/2 + 1)/2 + 1)/2` and `x/8`) differ by a bounded
-    /// remainder ([`Self::cancel_divisions`]) instead of by everything
-    /// `x` can be.
+    /// and `c`; `d` the rest of the sum, constant or not): exact for floor
+    /// division (`u/k + d` and `(u + k*d)/k` are the same integer up to a
+    /// fraction in `[0, 1)`), and one division instead of two, so that the
+    /// ends of a region halved level after level (`((x/2 + 1)/2 + 1)/2` and
+    /// `x/8`, or `(x/8 + r + 1)/2` and `x/16`) differ by a bounded remainder
+    /// ([`Self::cancel_divisions`]) instead of by everything `x` can be.
     fn merge_nested_division(&mut self, a: &Expr, c: i128) -> Option<Expr> {
         let l = linearize(a);
-        let [(term, 1)] = l.terms.as_slice() else { return None };
-        let ExprNode::Binary { op: BinOp::Div, a: u, b: k } = term.node() else { return None };
-        let k = const_of(k).map(Scalar::as_i128).filter(|k| *k > 0)?;
+        let (i, u, k) = l.terms.iter().enumerate().find_map(|(i, (term, coefficient))| {
+            let ExprNode::Binary { op: BinOp::Div, a: u, b: k } = term.node() else { return None };
+            let k = const_of(k).map(Scalar::as_i128).filter(|k| *k > 0 && *coefficient == 1)?;
+            Some((i, u.clone(), k))
+        })?;
         let divisor = k.checked_mul(c).filter(|d| *d <= MAX_MERGED_DIVISOR)?;
         let shift = k.checked_mul(l.constant).filter(|s| s.abs() <= MAX_MERGED_DIVISOR)?;
+        let mut rest = l.clone().with_constant(0);
+        rest.terms.remove(i);
+        if rest.terms.iter().any(|(t, _)| t.reads_memory()) {
+            return None;
+        }
         let ty = l.ty;
-        let numerator = self.make_binary(BinOp::Add, u, &Expr::int(shift as i64, ty));
+        let numerator = linearize(&u).add(&rest.scale(k), 1).add(&Linear { terms: vec![], constant: shift, ty }, 1);
+        let numerator = self.cancel_into_min_max(numerator);
         Some(self.make_div(&numerator, &Expr::int(divisor as i64, ty)))
     }
 

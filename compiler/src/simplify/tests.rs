@@ -216,9 +216,22 @@ fn nested_quotients_merge_into_one() {
         let merged = simplify(&((x.clone() / 3 - 2) / 4));
         assert_eq!(simplify(&substitute("x", &i(n), &merged)), nested, "n = {n}: {merged}");
     }
-    // A quotient with a coefficient, or beside other variables, stays nested.
+    // A quotient with a coefficient stays nested.
     assert!(!simplify(&((x.clone() / 2 * 3 + 1) / 2)).to_string().contains("/ 4"));
-    assert!(!simplify(&((x.clone() / 2 + v("y")) / 2)).to_string().contains("/ 4"));
+    // Beside other terms it merges, exactly: (x/3 + y - 2)/4 is (x + 3y - 6)/12.
+    let merged = simplify(&((x.clone() / 3 + v("y") - 2) / 4));
+    assert!(merged.to_string().contains("/ 12"), "{merged}");
+    for n in -30i64..30 {
+        for m in -7i64..7 {
+            let nested = i((n.div_euclid(3) + m - 2).div_euclid(4));
+            let at = simplify(&substitute("y", &i(m), &substitute("x", &i(n), &merged)));
+            assert_eq!(at, nested, "x = {n}, y = {m}: {merged}");
+        }
+    }
+    // The rows of a level upsampled from a tile and of the level below it
+    // differ by a bounded amount: (x/8 + (x % 8 + 4)/8 + 1)/2 - x/16.
+    let rows = (x.clone() / 8 + (x.clone() % 8 + 4) / 8 + 1) / 2 - x.clone() / 16;
+    assert_eq!(const_bounds(&simplify(&rows)), (Some(0), Some(1)));
 }
 
 #[test]
