@@ -11,7 +11,7 @@
 //! statement starts with assertions that each input holds the region read
 //! from it and each output buffer holds the region written to it.
 
-use super::context::rewrite_matching;
+use super::context::{rewrite_matching, Context};
 use super::names::{required_max, required_min, stage_max, stage_min};
 use super::validate::FuncPlan;
 use crate::analysis::footprint::{box_touched, unbounded_access, Access};
@@ -64,11 +64,11 @@ impl Preamble {
 pub fn infer_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, is_output: bool) -> Result<Stmt, LowerError> {
     let name = f.name.clone();
     let is_pc = |n: &Stmt| matches!(n.node(), StmtNode::ProducerConsumer { func, .. } if *func == name);
-    rewrite_matching(s, is_pc, |_, node| {
+    rewrite_matching(s, is_pc, |ctx, node| {
         let StmtNode::ProducerConsumer { func, produce, consume } = node.node() else { unreachable!() };
         let (hoisted, consume) = if is_output { (vec![], consume.clone()) } else { leading_lets(consume) };
         let node = Stmt::new(StmtNode::ProducerConsumer { func: func.clone(), produce: produce.clone(), consume: consume.clone() });
-        let inner = preamble(f, fp, is_output, produce, &consume)?.around(node);
+        let inner = preamble(f, fp, is_output, produce, &consume, ctx)?.around(node);
         Ok::<_, LowerError>(hoisted.into_iter().rev().fold(inner, |body, (n, v)| Stmt::let_stmt(n, v, body)))
     })
 }
@@ -120,7 +120,7 @@ pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
     })
 }
 
-fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume: &Stmt) -> Result<Preamble, LowerError> {
+fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume: &Stmt, ctx: &Context) -> Result<Preamble, LowerError> {
     let name = &*f.name;
     let mut lets = vec![];
     let mut asserts = vec![];
@@ -161,7 +161,7 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
             }
             None => {
                 lets.push((required_min(name, arg), lo.clone()));
-                lets.push((required_max(name, arg), hi.clone()));
+                lets.push((required_max(name, arg), max_from_min(name, arg, lo, hi, ctx)));
             }
         }
     }
@@ -201,6 +201,18 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
         lets.push((stage_max(name, 0, arg), hi));
     }
     Ok(Preamble { lets, asserts })
+}
+
+/// The end of a required region: `min + k` where its width is the constant
+/// `k` (a Func computed per tile of a split: the split loops' extents are
+/// constant lets around it), so that the loops over it get constant extents
+/// once the simplifier inlines the shifted variable; else the bound as
+/// inferred.
+fn max_from_min(func: &str, arg: &str, lo: &Expr, hi: &Expr, ctx: &Context) -> Expr {
+    match simplify(&ctx.expand_constant_lets(&(hi.clone() - lo.clone()))).as_int() {
+        Some(width) => Expr::ivar(required_min(func, arg)) + Expr::i32(width),
+        None => hi.clone(),
+    }
 }
 
 /// The box of an input the pipeline reads, or of an output it writes, as

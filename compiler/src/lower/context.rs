@@ -38,6 +38,15 @@ impl Context {
         self.expand_lets_from_keeping(from, e, |_| false)
     }
 
+    /// Substitutes the lets of the chain whose values are constants (the
+    /// extents of split loops) into `e`, innermost first.
+    pub fn expand_constant_lets(&self, e: &Expr) -> Expr {
+        self.chain.iter().rev().fold(e.clone(), |out, item| match item {
+            Enclosing::Let { name, value } if value.is_const() => substitute(name, value, &out),
+            _ => out,
+        })
+    }
+
     /// As [`Context::expand_lets_from`], but the lets for which `keep` holds
     /// stay behind their names.
     pub fn expand_lets_from_keeping(&self, from: usize, e: &Expr, keep: impl Fn(&Name) -> bool) -> Expr {

@@ -20,7 +20,7 @@ mod rules;
 #[cfg(test)]
 mod tests;
 
-use crate::ir::expr::{Expr, ExprNode, Name};
+use crate::ir::expr::{BinOp, Expr, ExprNode, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::visit::{
     binder_counts, expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_children, substitute, substitute_stmt, walk_expr,
@@ -154,7 +154,7 @@ impl Simplifier {
             return false;
         };
         let count = |n: &Name| binders.get(n).copied().unwrap_or(0);
-        count(name) == 1 && value.as_var().is_none_or(|v| count(v) == 0 || (count(v) == 1 && self.ranges.contains_key(v)))
+        count(name) == 1 && inlined_var(value).is_none_or(|v| count(v) == 0 || (count(v) == 1 && self.ranges.contains_key(v)))
     }
 
     /// The variables `s` mentions (as `stmt_uses_var` sees them).
@@ -275,11 +275,28 @@ impl Mutator for Simplifier {
     }
 }
 
-/// Values that a let may be replaced by: constants and plain variables.
+/// Values that a let may be replaced by: constants (and constant vectors),
+/// plain variables and scalar variables shifted by a constant (`f.x.min + 15`, so that the
+/// difference of two bounds of one tile folds to its width).
 fn is_inlinable(value: &Expr) -> bool {
     matches!(value.node(), ExprNode::Var { .. } | ExprNode::Param { .. })
         || value.is_const()
         || matches!(value.node(), ExprNode::Broadcast { value, .. } if value.is_const())
+        || matches!(value.node(), ExprNode::Ramp { base, stride, .. } if base.is_const() && stride.is_const())
+        || shifted_var(value).is_some()
+}
+
+/// The variable of a scalar integer `v + c` (`c` constant).
+fn shifted_var(value: &Expr) -> Option<&Name> {
+    match value.node() {
+        ExprNode::Binary { op: BinOp::Add, a, b } if value.ty().lanes == 1 && b.as_int().is_some() => a.as_var(),
+        _ => None,
+    }
+}
+
+/// The variable an inlinable value mentions, if any.
+fn inlined_var(value: &Expr) -> Option<&Name> {
+    value.as_var().or_else(|| shifted_var(value))
 }
 
 /// A vector let value `ramp(b, s)` (constant stride) or `broadcast(b)`,
@@ -308,10 +325,10 @@ impl VectorShape {
     }
 }
 
-/// Whether `value` is a variable whose name `binds` reports as re-bound
+/// Whether the variable of an inlinable `value` is one `binds` reports as re-bound
 /// (substituting it there would capture it).
 fn rebinds(value: &Expr, binds: impl Fn(&Name) -> bool) -> bool {
-    value.as_var().is_some_and(binds)
+    inlined_var(value).is_some_and(binds)
 }
 
 /// Finds a let, loop or let statement binding a given name.
