@@ -1,12 +1,16 @@
 //! Timing apps the way Halide's benchmarks do: compile, warm up, then take
 //! samples until the result is stable, and report the minimum (the
 //! best-of-samples rule) and the median. Every schedule's output is checked
-//! against the first schedule's (the naive one) bit for bit.
+//! against the first schedule's (the naive one): bit for bit in the strict
+//! float mode; in the fast mode (fused multiply-adds), within
+//! [`FAST_FLOAT_TOLERANCE`] relative for floats and 1 for integers (an
+//! integer output computed through floats may round the other way).
 
 use crate::{App, Region};
 use codegen::timing::Sampling;
 use codegen::RunError;
 use compiler::exec::buffer::{Buffer, BufferError};
+use compiler::ir::value::Scalar;
 use compiler::lang::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
 use serde::Serialize;
@@ -22,13 +26,37 @@ pub struct SamplingOptions {
     /// Lower in checked mode (every access asserted; see
     /// [`compiler::LowerOptions::check_accesses`]).
     pub check_accesses: bool,
+    /// Compile in the fast float mode ([`codegen::float_mode`]).
+    pub fast_float: bool,
 }
 
 impl SamplingOptions {
     /// One run, no warm-up, in checked mode: for checking outputs.
     pub fn once() -> SamplingOptions {
-        SamplingOptions { sampling: Sampling::once(), check_accesses: true }
+        SamplingOptions { sampling: Sampling::once(), check_accesses: true, fast_float: false }
     }
+}
+
+/// How far apart two float outputs of the fast float mode may be, relative
+/// to the larger magnitude (at least 1).
+pub const FAST_FLOAT_TOLERANCE: f64 = 1e-4;
+
+/// Whether `out` computes what `reference` does: equal, or in the fast
+/// float mode equal within its tolerance.
+pub fn agrees(reference: &Buffer, out: &Buffer, fast_float: bool) -> bool {
+    if !fast_float || reference == out {
+        return reference == out;
+    }
+    if reference.ty != out.ty || reference.len() != out.len() {
+        return false;
+    }
+    (0..reference.len() as i64).all(|i| match (reference.read(i), out.read(i)) {
+        (Some(Scalar::Float(a)), Some(Scalar::Float(b))) => {
+            (a.is_nan() && b.is_nan()) || (a - b).abs() <= FAST_FLOAT_TOLERANCE * a.abs().max(b.abs()).max(1.0)
+        }
+        (Some(a), Some(b)) => (a.as_i128() - b.as_i128()).abs() <= 1,
+        _ => false,
+    })
 }
 
 /// Why a benchmark could not run.
@@ -107,7 +135,8 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
         let lowered =
             compiler::lower::lower_with(p, schedule, &lower_options).map_err(|source| BenchError::Lower { app: name(), source })?;
         let started = Instant::now();
-        let compiled = codegen::compile(&lowered).map_err(|source| BenchError::Codegen { app: name(), source })?;
+        let compile_options = codegen::CompileOptions { fast_float: options.fast_float, ..Default::default() };
+        let compiled = codegen::compile_with(&lowered, &compile_options).map_err(|source| BenchError::Codegen { app: name(), source })?;
         let compile = started.elapsed();
         let compiler::exec::realize::BoundArguments { mut buffers, scalars } =
             compiler::exec::realize::bind_arguments(p, &inputs, &BTreeMap::new(), &regions)
@@ -115,7 +144,7 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
         let timing = time_compiled(&compiled, &mut buffers, &scalars, &options.sampling)
             .map_err(|source| BenchError::Run { app: name(), source: Box::new(source) })?;
         let out = buffers.remove(&output).expect("bound output");
-        if reference.as_ref().is_some_and(|r| *r != out) {
+        if reference.as_ref().is_some_and(|r| !agrees(r, &out, options.fast_float)) {
             return Err(BenchError::Mismatch { app: name(), schedule: schedule_name.to_string(), reference: schedules[0].0.to_string() });
         }
         reference = Some(out);
@@ -149,4 +178,31 @@ pub fn chain_compile_time(stages: usize, repeats: usize, lanes: i64) -> Result<D
     }
     times.sort();
     Ok(times[times.len() / 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compiler::ir::types::ScalarType;
+
+    fn buffer(ty: ScalarType, values: &[f64]) -> Buffer {
+        let mut b = Buffer::new("out", ty, &[(0, values.len() as i64)]).unwrap();
+        b.fill(|c| if ty.is_float() { Scalar::Float(values[c[0] as usize]) } else { Scalar::Int(values[c[0] as usize] as i64) });
+        b
+    }
+
+    #[test]
+    fn the_fast_float_mode_accepts_a_rounding_and_nothing_more() {
+        let exact = buffer(ScalarType::F32, &[1.0, 1000.0, -3.0]);
+        let rounded = buffer(ScalarType::F32, &[1.0, 1000.0 * (1.0 + 1e-6), -3.0]);
+        let wrong = buffer(ScalarType::F32, &[1.0, 1001.0, -3.0]);
+        assert!(agrees(&exact, &exact, false) && agrees(&exact, &exact, true));
+        assert!(!agrees(&exact, &rounded, false), "strict is bit for bit");
+        assert!(agrees(&exact, &rounded, true));
+        assert!(!agrees(&exact, &wrong, true));
+        let ints = buffer(ScalarType::I32, &[5.0, 7.0]);
+        assert!(agrees(&ints, &buffer(ScalarType::I32, &[5.0, 8.0]), true), "an integer computed through floats may round the other way");
+        assert!(!agrees(&ints, &buffer(ScalarType::I32, &[5.0, 9.0]), true));
+        assert!(!agrees(&ints, &buffer(ScalarType::I32, &[5.0, 8.0]), false));
+    }
 }

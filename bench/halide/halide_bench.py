@@ -487,8 +487,13 @@ def main():
     if manifest.get("vector_bytes") not in (None, width):
         print(f"warning: ours used {manifest['vector_bytes']}-byte vectors, Halide's schedules {width}-byte ones",
               file=sys.stderr)
+    halide_mode = "strict" if args.strict_float else "fast"
+    ours_mode = manifest.get("float_mode", "strict")
+    if ours_mode != halide_mode:
+        print(f"warning: ours ran in the {ours_mode} float mode, Halide in the {halide_mode} one", file=sys.stderr)
     header = (f"Host target `{target}`, {threads} threads, size `{manifest.get('size', '?')}`, Halide {version}, "
-              f"{width}-byte vectors.")
+              f"{width}-byte vectors, float mode: ours {ours_mode}, Halide {halide_mode} "
+              f"(fast: multiplies and adds may fuse; strict: every operation rounded as written).")
     rows = summarize(apps, results, kinds)
     table, geo = markdown(header, rows, kinds)
     print(table, end="")

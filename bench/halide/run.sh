@@ -11,6 +11,11 @@
 #   bash bench/halide/run.sh --only blur,matmul --size small
 #   KINDS=expert,Adams2019 bash bench/halide/run.sh   # a subset of Halide's schedules
 #   HALIDE_TIMEOUT=90 bash bench/halide/run.sh  # seconds per Halide (app, kind), default 1800
+#   FLOAT=strict bash bench/halide/run.sh       # both sides strict (default: both fast)
+#
+# Float mode: both sides run in the same one. `fast` (default, Halide's
+# default): multiplies and adds may fuse; `strict`: every float operation is
+# rounded as written (ours' default elsewhere, Halide's strict_float).
 #
 # Arguments go to our bench; of them, only --only is passed on to the Halide
 # side (which reads the size and regions from our manifest).
@@ -30,6 +35,13 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --only=*) only=("${args[i]}") ;;
   esac
 done
+float_flags=(--fast-float)
+halide_float=()
+case "${FLOAT:-fast}" in
+  fast) ;;
+  strict) float_flags=(); halide_float=(--strict-float) ;;
+  *) echo "FLOAT must be fast or strict, not ${FLOAT}" >&2; exit 2 ;;
+esac
 kinds=()
 if [ -n "${KINDS:-}" ]; then
   kinds=(--kinds "$KINDS")
@@ -42,7 +54,7 @@ fi
 cargo build --release --quiet -p apps --bin bench
 mkdir -p "$out"
 rm -rf "$out/outputs"
-./target/release/bench --threads "$threads" --json "$out/ours.json" --outputs "$out/outputs" "$@"
-"$venv/bin/python" bench/halide/halide_bench.py --threads "$threads" "${only[@]}" "${kinds[@]}" \
+./target/release/bench --threads "$threads" "${float_flags[@]}" --json "$out/ours.json" --outputs "$out/outputs" "$@"
+"$venv/bin/python" bench/halide/halide_bench.py --threads "$threads" "${only[@]}" "${kinds[@]}" "${halide_float[@]}" \
   --timeout "${HALIDE_TIMEOUT:-1800}" \
   --ours "$out/ours.json" --outputs "$out/outputs" --json "$out/halide.json" --markdown "$out/table.md"

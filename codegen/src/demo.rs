@@ -89,7 +89,7 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
     let output = realize(&lowered, &inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");
     let interpret_time = started.elapsed();
     let started = Instant::now();
-    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true })?;
+    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, ..Default::default() })?;
     let compile_time = started.elapsed();
     let started = Instant::now();
     let jit_output = compiled.run(&inputs, &BTreeMap::new(), &outputs)?.remove("blur_y").expect("the output was realized");

@@ -110,6 +110,9 @@ pub struct CompileOptions {
     /// Keep the optimized LLVM IR and the assembly (printing them costs
     /// about as much as a second code generation).
     pub keep_text: bool,
+    /// Let LLVM fuse multiplies and adds ([`crate::float_mode`]); off, float
+    /// results are bit-identical to the reference evaluator's.
+    pub fast_float: bool,
 }
 
 // SAFETY: the compiled code is immutable and re-entrant; the context and
@@ -145,6 +148,9 @@ pub fn compile_with(lowered: &Lowered, options: &CompileOptions) -> Result<Compi
     module.set_data_layout(&machine.get_target_data().get_data_layout());
     let signature = signature_of(&lowered.pipeline);
     let asserts = emit_pipeline(ctx, &module, &lowered.stmt, &signature)?;
+    if options.fast_float {
+        crate::float_mode::allow_contraction(&module);
+    }
     let cpu = ctx.create_string_attribute("target-cpu", &target.cpu);
     let features = ctx.create_string_attribute("target-features", &target.features);
     for f in module.get_functions().filter(|f| f.count_basic_blocks() > 0) {

@@ -3,6 +3,7 @@
 //!
 //! - [`emit`] translates the flattened statement IR to LLVM IR (vector
 //!   operations for vector IR, outlined closures for parallel loops);
+//! - [`float_mode`] relaxes float rounding when asked (fused multiply-adds);
 //! - [`jit`] optimizes it for the host CPU's features (detected at run time:
 //!   AVX2, AVX-512, whatever LLVM reports), compiles it with MCJIT and runs
 //!   it on [`compiler::exec::buffer::Buffer`]s;
@@ -19,6 +20,7 @@
 pub mod cache;
 pub mod demo;
 pub mod emit;
+pub mod float_mode;
 pub mod guard_pages;
 pub mod jit;
 pub mod runner;

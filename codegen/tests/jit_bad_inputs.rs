@@ -19,7 +19,7 @@ fn blur_compiled() -> (common::Case, CompiledPipeline) {
     let mut s = Schedule::new();
     s.func("blur_y").split("y", "yo", "yi", 4).parallel("yo").vectorize_by("x", 8);
     s.func("blur_x").store_at("blur_y", "yo").compute_at("blur_y", "yi").vectorize_by("x", 8);
-    let compiled = compile_with(&lower(&case.pipeline, &s).unwrap(), &CompileOptions { keep_text: true }).unwrap();
+    let compiled = compile_with(&lower(&case.pipeline, &s).unwrap(), &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
     (case, compiled)
 }
 

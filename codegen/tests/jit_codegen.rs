@@ -22,7 +22,7 @@ fn every_other_column() -> (compiler::lang::pipeline::PipelineDef, BTreeMap<Stri
 }
 
 fn run_and_check(p: &compiler::lang::pipeline::PipelineDef, inputs: &BTreeMap<String, Buffer>, s: &Schedule) -> String {
-    let compiled = compile_with(&lower(p, s).unwrap(), &CompileOptions { keep_text: true }).unwrap();
+    let compiled = compile_with(&lower(p, s).unwrap(), &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
     let region = vec![(0, 32), (0, 8)];
     let got = compiled.run(inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
     let expected = compiler::exec::reference::realize(p, inputs, &BTreeMap::new(), "out", &region).unwrap();
@@ -138,7 +138,7 @@ fn a_reduction_per_register_tile_has_constant_extents_and_dense_vectors() {
     let reduction = text.split("for acc.s1.r.x").nth(1).expect("a reduction loop");
     assert!(!reduction.contains("if (") && !reduction.contains("_vi"), "guards or scalar tails in the reduction:\n{text}");
     assert!(!text.contains("for acc.s1.co") && !text.contains("for acc.s1.xo"), "the tile's outer loops have one iteration:\n{text}");
-    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true }).unwrap();
+    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
     let ir = &compiled.text.as_ref().expect("kept").llvm_ir;
     assert!(!ir.contains("llvm.masked.gather"), "dense vector reads became gathers");
     let mut inputs = BTreeMap::new();
@@ -151,4 +151,36 @@ fn a_reduction_per_register_tile_has_constant_extents_and_dense_vectors() {
     let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
     let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
     assert_eq!(got, expected);
+}
+
+/// The float modes: strict code rounds every multiply and add (no fused
+/// multiply-add anywhere, results bit-identical to the reference); the fast
+/// mode marks them contractible, and on a host with FMA the multiply-adds
+/// fuse, within a rounding of the reference.
+#[test]
+fn multiply_adds_fuse_only_in_the_fast_float_mode() {
+    let (p, inputs) = every_other_column();
+    let mut s = Schedule::new();
+    s.func("out").vectorize_by("x", 8);
+    let lowered = lower(&p, &s).unwrap();
+    let region = vec![(0, 32), (0, 8)];
+    let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
+    let has_fma = codegen::HostTarget::detect().features.contains("+fma");
+    for fast_float in [false, true] {
+        let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, fast_float }).unwrap();
+        let text = compiled.text.as_ref().expect("kept");
+        let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
+        let fused = text.assembly.lines().any(|l| l.trim_start().starts_with("vfmadd") || l.trim_start().starts_with("vfmsub"));
+        if fast_float {
+            assert!(text.llvm_ir.contains("fmul contract") || text.llvm_ir.contains("llvm.fma"), "fast mode marks multiplies contractible");
+            assert_eq!(fused, has_fma, "fused multiply-adds on a host with FMA, none without");
+            for i in 0..expected.len() as i64 {
+                let (a, b) = (expected.read(i).unwrap().as_f64(), got.read(i).unwrap().as_f64());
+                assert!((a - b).abs() <= 1e-6 * a.abs().max(1.0), "{a} vs {b}");
+            }
+        } else {
+            assert!(!fused && !text.llvm_ir.contains("contract"), "strict code has no fused multiply-adds");
+            assert_eq!(got, expected);
+        }
+    }
 }

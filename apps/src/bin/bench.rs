@@ -57,6 +57,11 @@ struct Args {
     /// learned weights (a trainer weights file), as the row "learned".
     #[arg(long, requires = "auto")]
     learned: Option<PathBuf>,
+    /// Compile in the fast float mode (multiplies and adds may fuse, as in
+    /// Halide's default); outputs then agree within a tolerance, not bit
+    /// for bit.
+    #[arg(long)]
+    fast_float: bool,
 }
 
 fn write(dir: &Path, file: String, bytes: &[u8]) -> Result<()> {
@@ -127,7 +132,8 @@ fn main() -> Result<()> {
             }
             progress.set_message(format!("timing {name}"));
         }
-        let mut measured = measure(&app, &schedules, &SamplingOptions::default())?;
+        let sampling = SamplingOptions { fast_float: args.fast_float, ..SamplingOptions::default() };
+        let mut measured = measure(&app, &schedules, &sampling)?;
         for (row, ms) in measured.rows.iter_mut().skip(2).zip(search_ms) {
             row.search_ms = Some(ms);
         }
@@ -136,14 +142,14 @@ fn main() -> Result<()> {
         }
         if let Some(dir) = &args.emit {
             let lowered = compiler::lower::lower(&app.pipeline, &app.expert)?;
-            let compiled = codegen::compile_with(&lowered, &codegen::CompileOptions { keep_text: true })?;
+            let compiled = codegen::compile_with(&lowered, &codegen::CompileOptions { keep_text: true, fast_float: args.fast_float })?;
             let text = compiled.text.clone().expect("kept");
             for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", text.llvm_ir), ("s", text.assembly)] {
                 write(dir, format!("{name}.{ext}"), text.as_bytes())?;
             }
         }
         if args.checked_cost {
-            let options = SamplingOptions { check_accesses: true, ..SamplingOptions::default() };
+            let options = SamplingOptions { check_accesses: true, ..sampling };
             let expert = measure(&app, &[("expert checked", app.expert.clone())], &options)?;
             checked.push((name, measured.rows[1].min_ms, expert.rows[0].min_ms));
         }
@@ -156,10 +162,11 @@ fn main() -> Result<()> {
 
     let threads = codegen::runtime::num_threads();
     println!(
-        "host: {} ({} bytes per vector), {threads} threads, {:?} sizes\n",
+        "host: {} ({} bytes per vector), {threads} threads, {:?} sizes, {} float mode\n",
         codegen::HostTarget::detect().cpu,
         host.vector_bytes,
-        args.size
+        args.size,
+        if args.fast_float { "fast" } else { "strict" }
     );
     let learned = args.learned.is_some();
     let auto_head = match (args.auto, learned) {
@@ -234,6 +241,7 @@ fn main() -> Result<()> {
     if let Some(path) = &args.json {
         let doc = serde_json::json!({
             "host": codegen::HostTarget::detect().cpu, "vector_bytes": host.vector_bytes, "threads": threads, "size": args.size,
+            "float_mode": if args.fast_float { "fast" } else { "strict" },
             "apps": results.iter().map(|(app, rows)| manifest(app, rows)).collect::<Vec<_>>(),
             "compile_chain_stages": args.chain_stages, "chain_compile_ms": chain_ms,
         });
