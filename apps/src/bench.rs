@@ -3,14 +3,14 @@
 //! best-of-samples rule) and the median. Every schedule's output is checked
 //! against the first schedule's (the naive one): bit for bit in the strict
 //! float mode; in the fast mode (fused multiply-adds), within
-//! [`FAST_FLOAT_TOLERANCE`] relative for floats and 1 for integers (an
-//! integer output computed through floats may round the other way).
+//! [`codegen::float_mode::FAST_FLOAT_TOLERANCE`] relative for floats and 1
+//! for integers (an integer output computed through floats may round the
+//! other way).
 
 use crate::{App, Region};
 use codegen::timing::Sampling;
 use codegen::RunError;
 use compiler::exec::buffer::{Buffer, BufferError};
-use compiler::ir::value::Scalar;
 use compiler::lang::pipeline::PipelineDef;
 use compiler::schedule::Schedule;
 use serde::Serialize;
@@ -37,26 +37,19 @@ impl SamplingOptions {
     }
 }
 
-/// How far apart two float outputs of the fast float mode may be, relative
-/// to the larger magnitude (at least 1).
-pub const FAST_FLOAT_TOLERANCE: f64 = 1e-4;
-
 /// Whether `out` computes what `reference` does: equal, or in the fast
-/// float mode equal within its tolerance.
+/// float mode equal within its tolerance
+/// ([`codegen::float_mode::agrees_within_fast_float`]).
 pub fn agrees(reference: &Buffer, out: &Buffer, fast_float: bool) -> bool {
     if !fast_float || reference == out {
         return reference == out;
     }
-    if reference.ty != out.ty || reference.len() != out.len() {
-        return false;
-    }
-    (0..reference.len() as i64).all(|i| match (reference.read(i), out.read(i)) {
-        (Some(Scalar::Float(a)), Some(Scalar::Float(b))) => {
-            (a.is_nan() && b.is_nan()) || (a - b).abs() <= FAST_FLOAT_TOLERANCE * a.abs().max(b.abs()).max(1.0)
-        }
-        (Some(a), Some(b)) => (a.as_i128() - b.as_i128()).abs() <= 1,
-        _ => false,
-    })
+    reference.ty == out.ty
+        && reference.len() == out.len()
+        && (0..reference.len() as i64).all(|i| match (reference.read(i), out.read(i)) {
+            (Some(a), Some(b)) => codegen::float_mode::agrees_within_fast_float(a, b),
+            _ => false,
+        })
 }
 
 /// Why a benchmark could not run.
@@ -184,6 +177,7 @@ pub fn chain_compile_time(stages: usize, repeats: usize, lanes: i64) -> Result<D
 mod tests {
     use super::*;
     use compiler::ir::types::ScalarType;
+    use compiler::ir::value::Scalar;
 
     fn buffer(ty: ScalarType, values: &[f64]) -> Buffer {
         let mut b = Buffer::new("out", ty, &[(0, values.len() as i64)]).unwrap();

@@ -6,8 +6,26 @@
 //! unless a target asks for `strict_float`; nothing else is relaxed (no
 //! reassociation, no assumptions about NaN or infinity).
 
+use compiler::ir::value::Scalar;
 use inkwell::module::Module;
 use inkwell::values::{FastMathFlags, InstructionOpcode};
+
+/// How far apart a float result of the fast mode and the strict one may be,
+/// relative to the larger magnitude (at least 1): fused roundings along a
+/// chain of a few thousand multiply-adds stay well inside it.
+pub const FAST_FLOAT_TOLERANCE: f64 = 1e-4;
+
+/// Whether `fast`, computed in the fast mode, agrees with `strict`: floats
+/// within [`FAST_FLOAT_TOLERANCE`] (NaN with NaN), integers within 1 (an
+/// integer computed through floats may round the other way).
+pub fn agrees_within_fast_float(strict: Scalar, fast: Scalar) -> bool {
+    match (strict, fast) {
+        (Scalar::Float(a), Scalar::Float(b)) => {
+            (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= FAST_FLOAT_TOLERANCE * a.abs().max(b.abs()).max(1.0)
+        }
+        (a, b) => (a.as_i128() - b.as_i128()).abs() <= 1,
+    }
+}
 
 /// Marks every float addition, subtraction and multiplication of `module`
 /// as contractible.

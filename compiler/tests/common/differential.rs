@@ -2,11 +2,13 @@
 //! catalog pipeline under its default schedule, the all-root schedule and
 //! random legal schedules must compute exactly what the reference evaluator
 //! computes: bit-exact, floats included, since no schedule here reorders
-//! float arithmetic (reduction loops keep their order). Lowering runs in
-//! checked mode: an access outside its storage is an assertion failure.
+//! float arithmetic (reduction loops keep their order), or within a stated
+//! tolerance for the fast float mode. Lowering runs in checked mode: an
+//! access outside its storage is an assertion failure.
 
 use super::Case;
 use compiler::exec::buffer::Buffer;
+use compiler::ir::value::Scalar;
 use compiler::lower::{lower_with, LowerOptions, Lowered};
 use compiler::schedule::random::{random_schedule, RandomScheduleOptions};
 use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
@@ -29,8 +31,19 @@ pub fn seed_of(name: &str) -> u64 {
 
 /// Runs `count` schedules of `case` through `execute` (which returns the
 /// output or an error message) and checks each output point against the
-/// reference evaluator. Returns how many schedules agreed.
+/// reference evaluator bit for bit. Returns how many schedules agreed.
 pub fn check_schedules(case: &Case, count: usize, execute: impl Fn(&Lowered) -> Result<Buffer, String>) -> usize {
+    check_schedules_with(case, count, Scalar::bit_eq, execute)
+}
+
+/// As [`check_schedules`], with `agree(reference, output)` deciding whether
+/// an output point is right.
+pub fn check_schedules_with(
+    case: &Case,
+    count: usize,
+    agree: impl Fn(Scalar, Scalar) -> bool,
+    execute: impl Fn(&Lowered) -> Result<Buffer, String>,
+) -> usize {
     let expected = compiler::exec::reference::realize(&case.pipeline, &case.inputs, &case.params, &case.output, &case.region)
         .unwrap_or_else(|e| panic!("{}: reference evaluation failed: {e}", case.name));
     let mut rng = ChaCha8Rng::seed_from_u64(seed_of(case.name));
@@ -49,7 +62,7 @@ pub fn check_schedules(case: &Case, count: usize, execute: impl Fn(&Lowered) -> 
         for c in expected.coordinates() {
             let (want, have) = (expected.get(&c).unwrap(), got.get(&c).unwrap());
             assert!(
-                want.bit_eq(have),
+                agree(want, have),
                 "{} schedule #{k}: at {c:?} expected {want:?}, got {have:?}\nschedule:\n{schedule}\nlowered:\n{}",
                 case.name,
                 lowered.stmt
