@@ -1,6 +1,7 @@
 //! Memory accesses of the emitted function: buffer element addresses
 //! (computed in i64 from loop variables up), dense vector loads and stores,
-//! gathers and lane-by-lane scatters, and the per-buffer TBAA tags that tell
+//! reads at short strides as two dense loads and a shuffle, gathers and
+//! lane-by-lane scatters, and the per-buffer TBAA tags that tell
 //! LLVM distinct buffers never overlap.
 
 use super::types::vector_of;
@@ -103,7 +104,10 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             self.tag_access(buffer, v.as_instruction_value());
             return self.memory_to_value(b.elem, v, lanes);
         }
-        // Strided or gathered: one gather of every lane.
+        if let Some((base, stride)) = short_stride(index) {
+            return self.strided_load(&b, buffer, base, stride, lanes);
+        }
+        // Gathered (or of a long stride): one gather of every lane.
         let indices = self.index(index)?;
         let indices = self.widened(indices, lanes)?.into_vector_value();
         let ctx = self.ctx();
@@ -117,6 +121,38 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         let every_lane = VectorType::const_vector(&vec![ctx.bool_type().const_all_ones(); lanes as usize]);
         let v = self.call_value(gather, &[pointers.into(), align.into(), every_lane.into(), loaded.get_poison().into()])?;
         self.memory_to_value(b.elem, v, lanes)
+    }
+
+    /// A vector read at a short constant stride (a downsampling) as two
+    /// dense vectors and one shuffle instead of a load per lane. The two
+    /// vectors cover exactly the span from the first lane's element to the
+    /// last lane's, never beyond it (the first starts at the span's start,
+    /// the second ends at its end, and together they cover it), so the read
+    /// stays inside what the scalar loads would touch.
+    fn strided_load(&mut self, b: &BufferRef<'ctx>, buffer: &str, base: &Expr, stride: u32, lanes: u32) -> Result<Value<'ctx>> {
+        let span = stride * (lanes - 1) + 1;
+        let half = (stride * lanes).div_ceil(2);
+        let chunk = vector_of(self.memory_type(b.elem), half);
+        let mut parts = vec![];
+        for offset in [0, span - half] {
+            let p = self.address(b, &(base.clone() + Expr::i32(offset as i64)))?;
+            let v = self.builder.build_load(chunk, p, "")?;
+            if let Some(i) = v.as_instruction_value() {
+                let _ = i.set_alignment(1);
+            }
+            self.tag_access(buffer, v.as_instruction_value());
+            parts.push(v.into_vector_value());
+        }
+        // Lane k is element stride * k of the span: in the first vector if
+        // it is below `half`, else in the second, which starts at `span - half`.
+        let picks: Vec<_> = (0..lanes)
+            .map(|k| {
+                let j = stride * k;
+                self.i32_const(if j < half { j } else { half + j - (span - half) } as i64)
+            })
+            .collect();
+        let v = self.builder.build_shuffle_vector(parts[0], parts[1], VectorType::const_vector(&picks), "")?;
+        self.memory_to_value(b.elem, v.into(), lanes)
     }
 
     /// The addresses of the elements at the i64 `indices` of `b`, as a
@@ -186,6 +222,20 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         let ty = ctx.metadata_node(&[ctx.metadata_string(buffer).into(), root.into(), zero]);
         let tag = ctx.metadata_node(&[ty.into(), ty.into(), zero]);
         let _ = access.set_metadata(tag, ctx.get_kind_id("tbaa"));
+    }
+}
+
+/// The longest stride a vector read takes as two dense vectors and a
+/// shuffle: beyond it the two vectors carry too many unused elements and a
+/// gather is as cheap.
+const MAX_SHUFFLED_STRIDE: i64 = 4;
+
+/// The base and stride of a vector access at a short constant stride (2 to
+/// [`MAX_SHUFFLED_STRIDE`]).
+fn short_stride(index: &Expr) -> Option<(&Expr, u32)> {
+    match index.node() {
+        ExprNode::Ramp { base, stride, .. } => stride.as_int().filter(|s| (2..=MAX_SHUFFLED_STRIDE).contains(s)).map(|s| (base, s as u32)),
+        _ => None,
     }
 }
 
