@@ -233,3 +233,52 @@ fn multiply_adds_fuse_only_in_the_fast_float_mode() {
         }
     }
 }
+
+/// An upsampling read (`input(x / c)`, each element read by c neighbouring
+/// lanes) is dense loads and shuffles, not a gather.
+#[test]
+fn upsampling_vector_reads_are_dense_loads_and_shuffles() {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::F32, 2);
+    let out = Func::new("out");
+    out.define(&[&x, &y], input.at([x.expr() / 2, y.expr()]) * 0.5f32);
+    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 64), (0, 8)]).unwrap();
+    b.fill(|c| Scalar::Float((c[0] * 7 + c[1] * 3) as f64 / 16.0));
+    let p = Pipeline::new(&[&out]).unwrap();
+    let mut s = Schedule::new();
+    s.func("out").vectorize_by("x", 8);
+    let ir = run_and_check(&p, &BTreeMap::from([("input".to_string(), b)]), &s);
+    assert!(!ir.contains("llvm.masked.gather") && ir.contains("shufflevector"), "an upsampling read is loads and shuffles:\n{ir}");
+}
+
+/// Upsampling reads by factors 2 to 4 at several vector widths, from
+/// regions starting at every remainder (negative coordinates included), up
+/// to both ends of an input holding exactly the elements read (`valgrind`
+/// on this test binary reports no invalid read).
+#[test]
+fn upsampling_reads_stay_inside_the_elements_they_read() {
+    let floor_div = |a: i64, c: i64| a.div_euclid(c);
+    for factor in 2..=4i64 {
+        for lanes in [2, 4, 8, 16] {
+            for start in [-7, -2, 0, 1, 3] {
+                let (x, y) = (Var::new("x"), Var::new("y"));
+                let input = ImageParam::new("input", ScalarType::U8, 2);
+                let out = Func::new("out");
+                out.define(&[&x, &y], input.at([x.expr() / factor as i32 + 1, y.expr()]));
+                let width = lanes * 2;
+                let (first, last) = (floor_div(start, factor) + 1, floor_div(start + width - 1, factor) + 1);
+                let mut b = Buffer::new("input", ScalarType::U8, &[(first, last - first + 1), (0, 2)]).unwrap();
+                b.fill(|c| Scalar::UInt((c[0] * 37 + c[1] * 11).rem_euclid(256) as u64));
+                let p = Pipeline::new(&[&out]).unwrap();
+                let mut s = Schedule::new();
+                s.func("out").vectorize_by("x", lanes);
+                let compiled = codegen::compile(&lower(&p, &s).unwrap()).unwrap();
+                let inputs = BTreeMap::from([("input".to_string(), b)]);
+                let region = vec![(start, width), (0, 2)];
+                let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
+                let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
+                assert_eq!(got, expected, "factor {factor}, {lanes} lanes, from {start}");
+            }
+        }
+    }
+}

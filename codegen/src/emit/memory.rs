@@ -1,7 +1,8 @@
 //! Memory accesses of the emitted function: buffer element addresses
 //! (computed in i64 from loop variables up), dense vector loads and stores,
-//! reads at short strides as two dense loads and a shuffle, gathers and
-//! lane-by-lane scatters, and the per-buffer TBAA tags that tell
+//! reads at short strides (downsampling) and of repeated elements
+//! (upsampling) as two dense loads and shuffles, gathers and lane-by-lane
+//! scatters, and the per-buffer TBAA tags that tell
 //! LLVM distinct buffers never overlap.
 
 use super::types::vector_of;
@@ -107,6 +108,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         if let Some((base, stride)) = short_stride(index) {
             return self.strided_load(&b, buffer, base, stride, lanes);
         }
+        if let Some(up) = Upsampled::of(index) {
+            return self.upsampled_load(&b, buffer, &up, lanes);
+        }
         // Gathered (or of a long stride): one gather of every lane.
         let indices = self.index(index)?;
         let indices = self.widened(indices, lanes)?.into_vector_value();
@@ -132,17 +136,8 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
     fn strided_load(&mut self, b: &BufferRef<'ctx>, buffer: &str, base: &Expr, stride: u32, lanes: u32) -> Result<Value<'ctx>> {
         let span = stride * (lanes - 1) + 1;
         let half = (stride * lanes).div_ceil(2);
-        let chunk = vector_of(self.memory_type(b.elem), half);
-        let mut parts = vec![];
-        for offset in [0, span - half] {
-            let p = self.address(b, &(base.clone() + Expr::i32(offset as i64)))?;
-            let v = self.builder.build_load(chunk, p, "")?;
-            if let Some(i) = v.as_instruction_value() {
-                let _ = i.set_alignment(1);
-            }
-            self.tag_access(buffer, v.as_instruction_value());
-            parts.push(v.into_vector_value());
-        }
+        let lo = self.dense_load(b, buffer, base, half)?;
+        let hi = self.dense_load(b, buffer, &(base.clone() + Expr::i32((span - half) as i64)), half)?;
         // Lane k is element stride * k of the span: in the first vector if
         // it is below `half`, else in the second, which starts at `span - half`.
         let picks: Vec<_> = (0..lanes)
@@ -151,8 +146,61 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
                 self.i32_const(if j < half { j } else { half + j - (span - half) } as i64)
             })
             .collect();
-        let v = self.builder.build_shuffle_vector(parts[0], parts[1], VectorType::const_vector(&picks), "")?;
+        let v = self.builder.build_shuffle_vector(lo, hi, VectorType::const_vector(&picks), "")?;
         self.memory_to_value(b.elem, v.into(), lanes)
+    }
+
+    /// A dense vector of `lanes` elements at `start` (the TBAA tag of
+    /// `buffer`, no alignment assumed).
+    fn dense_load(&mut self, b: &BufferRef<'ctx>, buffer: &str, start: &Expr, lanes: u32) -> Result<inkwell::values::VectorValue<'ctx>> {
+        let p = self.address(b, start)?;
+        let v = self.builder.build_load(vector_of(self.memory_type(b.elem), lanes), p, "")?;
+        if let Some(i) = v.as_instruction_value() {
+            let _ = i.set_alignment(1);
+        }
+        self.tag_access(buffer, v.as_instruction_value());
+        Ok(v.into_vector_value())
+    }
+
+    /// An upsampling read (`ramp(b, 1, n) / c + s`, each element read by
+    /// `c` neighbouring lanes) as two dense loads and a shuffle per
+    /// remainder of `b` modulo `c`, selected at run time. As in
+    /// [`Self::strided_load`], the two loads cover exactly the elements the
+    /// lanes read, whatever the remainder: the first starts at the first
+    /// lane's element, the second ends at the last lane's, and neither is
+    /// longer than the fewest elements any remainder reads.
+    fn upsampled_load(&mut self, b: &BufferRef<'ctx>, buffer: &str, up: &Upsampled<'_>, lanes: u32) -> Result<Value<'ctx>> {
+        let c = up.factor;
+        let n = lanes as i64;
+        let span = |r: i64| (r + n - 1) / c + 1;
+        let half = (span(c - 1) + 1) / 2;
+        let i = |v: i64| Expr::i32(v);
+        let remainder = Expr::binary(BinOp::Mod, up.base.clone(), i(c));
+        let first = Expr::binary(BinOp::Div, up.base.clone(), i(c)) + up.shift.clone();
+        // The last lane's element is first + span(r) - 1; the second load ends there.
+        let span_expr = Expr::binary(BinOp::Div, remainder.clone() + i(n - 1), i(c)) + i(1);
+        let second = first.clone() + span_expr - i(half);
+        let lo = self.dense_load(b, buffer, &first, half as u32)?;
+        let hi = self.dense_load(b, buffer, &second, half as u32)?;
+        let r = self.index(&remainder)?;
+        let mut result: Option<Value<'ctx>> = None;
+        for rem in 0..c {
+            let picks: Vec<_> = (0..n)
+                .map(|k| {
+                    let j = (k + rem) / c;
+                    self.i32_const(if j < half { j } else { half + j - (span(rem) - half) })
+                })
+                .collect();
+            let v: Value<'ctx> = self.builder.build_shuffle_vector(lo, hi, VectorType::const_vector(&picks), "")?.into();
+            result = Some(match result {
+                None => v,
+                Some(other) => {
+                    let is_rem = self.icmp(IntPredicate::EQ, r, self.i32_const(rem).into())?;
+                    self.select(is_rem, v, other)?
+                }
+            });
+        }
+        self.memory_to_value(b.elem, result.expect("a factor of at least 2"), lanes)
     }
 
     /// The addresses of the elements at the i64 `indices` of `b`, as a
@@ -236,6 +284,41 @@ fn short_stride(index: &Expr) -> Option<(&Expr, u32)> {
     match index.node() {
         ExprNode::Ramp { base, stride, .. } => stride.as_int().filter(|s| (2..=MAX_SHUFFLED_STRIDE).contains(s)).map(|s| (base, s as u32)),
         _ => None,
+    }
+}
+
+/// A vector index `ramp(base, 1, n) / factor + shift` with `factor` in 2
+/// to 4 and `shift` scalar (the broadcasts added to or subtracted from the
+/// quotient): the read of an upsampling.
+struct Upsampled<'e> {
+    base: &'e Expr,
+    factor: i64,
+    shift: Expr,
+}
+
+impl<'e> Upsampled<'e> {
+    fn of(index: &'e Expr) -> Option<Upsampled<'e>> {
+        let scalar = |e: &Expr| match e.node() {
+            ExprNode::Broadcast { value, .. } => Some(value.clone()),
+            _ => None,
+        };
+        match index.node() {
+            ExprNode::Binary { op: BinOp::Div, a, b } => match (a.node(), scalar(b).and_then(|f| f.as_int())) {
+                (ExprNode::Ramp { base, stride, .. }, Some(factor)) if stride.as_int() == Some(1) && (2..=4).contains(&factor) => {
+                    Some(Upsampled { base, factor, shift: Expr::i32(0) })
+                }
+                _ => None,
+            },
+            ExprNode::Binary { op: BinOp::Add, a, b } => match (scalar(a), scalar(b)) {
+                (Some(s), None) => Upsampled::of(b).map(|u| Upsampled { shift: u.shift + s, ..u }),
+                (None, Some(s)) => Upsampled::of(a).map(|u| Upsampled { shift: u.shift + s, ..u }),
+                _ => None,
+            },
+            ExprNode::Binary { op: BinOp::Sub, a, b } => {
+                scalar(b).and_then(|s| Upsampled::of(a).map(|u| Upsampled { shift: u.shift - s, ..u }))
+            }
+            _ => None,
+        }
     }
 }
 
