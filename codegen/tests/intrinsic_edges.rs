@@ -1,4 +1,5 @@
-//! The intrinsics at their edges, on all three executors: bit counts of
+//! The intrinsics at their edges, on all three executors: `reinterpret`
+//! between every pair of types of one width, bit counts of
 //! every integer type, float classes and rounding of NaN, infinities,
 //! zeros and halves, `absd`, `saturating_cast` between every pair of
 //! integer types and from floats, `lerp` of every supported value and
@@ -10,7 +11,9 @@ use compiler::exec::buffer::Buffer;
 use compiler::ir::types::{ScalarType, Type};
 use compiler::ir::value::Scalar;
 use compiler::lang::intrinsics::{absd, lerp, mux, saturating_cast};
-use compiler::lang::ops::{ceil, count_leading_zeros, count_trailing_zeros, floor, is_finite, is_inf, is_nan, popcount, round, trunc};
+use compiler::lang::ops::{
+    ceil, count_leading_zeros, count_trailing_zeros, floor, is_finite, is_inf, is_nan, popcount, reinterpret, round, trunc,
+};
 use compiler::{Expr, Func, ImageParam, Pipeline, Var};
 use std::collections::BTreeMap;
 
@@ -120,6 +123,56 @@ fn ints(t: ScalarType, vs: &[i128]) -> (ScalarType, Vec<Scalar>) {
 
 fn floats(t: ScalarType, vs: &[f64]) -> (ScalarType, Vec<Scalar>) {
     (t, vs.iter().map(|&v| Scalar::Float(v)).collect())
+}
+
+/// The bits of a value of type `t` (floats as their own width).
+fn bits_of(v: Scalar, t: ScalarType) -> u64 {
+    match (t, v) {
+        (ScalarType::F32, Scalar::Float(f)) => (f as f32).to_bits().into(),
+        (ScalarType::F64, Scalar::Float(f)) => f.to_bits(),
+        (t, v) => (v.as_i128() as u128 & (u128::MAX >> (128 - t.bits()))) as u64,
+    }
+}
+
+/// The value of type `t` holding `bits`.
+fn of_bits(bits: u64, t: ScalarType) -> Scalar {
+    match t {
+        ScalarType::F32 => Scalar::Float(f32::from_bits(bits as u32).into()),
+        ScalarType::F64 => Scalar::Float(f64::from_bits(bits)),
+        t => int(wrap(bits.into(), t), t),
+    }
+}
+
+#[test]
+fn reinterpret_between_every_pair_of_one_width() {
+    let groups: [&[ScalarType]; 4] = [
+        &[ScalarType::U8, ScalarType::I8],
+        &[ScalarType::U16, ScalarType::I16],
+        &[ScalarType::U32, ScalarType::I32, ScalarType::F32],
+        &[ScalarType::U64, ScalarType::I64, ScalarType::F64],
+    ];
+    for group in groups {
+        for &from in group {
+            let col = if from.is_float() { floats(from, &float_values(from)) } else { ints(from, &int_values(from)) };
+            let vs = col.1.clone();
+            for &to in group.iter().filter(|&&to| to != from) {
+                let what = format!("reinterpret {from} -> {to}");
+                check(
+                    &what,
+                    std::slice::from_ref(&col),
+                    |a| reinterpret(Type::scalar(to), a[0].clone()),
+                    |i| of_bits(bits_of(vs[i], from), to),
+                );
+                // There and back gives the value's own bits (NaN payloads included).
+                check(
+                    &format!("{what} -> {from}"),
+                    std::slice::from_ref(&col),
+                    |a| reinterpret(Type::scalar(from), reinterpret(Type::scalar(to), a[0].clone())),
+                    |i| vs[i],
+                );
+            }
+        }
+    }
 }
 
 #[test]
