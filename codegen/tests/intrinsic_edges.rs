@@ -1,4 +1,6 @@
-//! The intrinsics at their edges, on all three executors: bit counts of
+//! The intrinsics at their edges, on all three executors: `reinterpret`
+//! between every pair of types of one width, the fast math functions
+//! (the same bits everywhere), bit counts of
 //! every integer type, float classes and rounding of NaN, infinities,
 //! zeros and halves, `absd`, `saturating_cast` between every pair of
 //! integer types and from floats, `lerp` of every supported value and
@@ -9,8 +11,11 @@
 use compiler::exec::buffer::Buffer;
 use compiler::ir::types::{ScalarType, Type};
 use compiler::ir::value::Scalar;
+use compiler::lang::fast_math::{fast_exp, fast_inverse, fast_inverse_sqrt, fast_log, fast_pow};
 use compiler::lang::intrinsics::{absd, lerp, mux, saturating_cast};
-use compiler::lang::ops::{ceil, count_leading_zeros, count_trailing_zeros, floor, is_finite, is_inf, is_nan, popcount, round, trunc};
+use compiler::lang::ops::{
+    ceil, count_leading_zeros, count_trailing_zeros, floor, is_finite, is_inf, is_nan, popcount, reinterpret, round, trunc,
+};
 use compiler::{Expr, Func, ImageParam, Pipeline, Var};
 use std::collections::BTreeMap;
 
@@ -72,6 +77,18 @@ fn float_values(t: ScalarType) -> Vec<f64> {
 /// the interpreter and the JIT, scalar and vectorized by 8, against the
 /// reference.
 fn check(what: &str, inputs: &[(ScalarType, Vec<Scalar>)], build: impl Fn(&[Expr]) -> Expr, model: impl Fn(usize) -> Scalar) {
+    let reference = agree(what, inputs, build);
+    for i in 0..inputs[0].1.len() {
+        let args: Vec<Scalar> = inputs.iter().map(|(_, vs)| vs[i]).collect();
+        let (got, want) = (reference.get(&[i as i64]).unwrap(), model(i));
+        assert!(got.bit_eq(want), "reference: {what} of {args:?}: {got:?}, want {want:?}");
+    }
+}
+
+/// `out(x) = build(a0(x), a1(x), ...)` over the columns `inputs`: the
+/// interpreter and the JIT, scalar and vectorized by 8, give what the
+/// reference gives, which is returned.
+fn agree(what: &str, inputs: &[(ScalarType, Vec<Scalar>)], build: impl Fn(&[Expr]) -> Expr) -> Buffer {
     let n = inputs[0].1.len();
     let x = Var::new("x");
     let params: Vec<ImageParam> = inputs.iter().enumerate().map(|(i, (t, _))| ImageParam::new(&format!("a{i}"), *t, 1)).collect();
@@ -91,12 +108,8 @@ fn check(what: &str, inputs: &[(ScalarType, Vec<Scalar>)], build: impl Fn(&[Expr
         .collect();
     let region = vec![(0, n as i64)];
     let reference = compiler::exec::reference::realize(&p, &buffers, &BTreeMap::new(), "out", &region).unwrap();
-    for i in 0..n {
-        let args: Vec<Scalar> = inputs.iter().map(|(_, vs)| vs[i]).collect();
-        let (got, want) = (reference.get(&[i as i64]).unwrap(), model(i));
-        assert!(got.bit_eq(want), "reference: {what} of {args:?}: {got:?}, want {want:?}");
-    }
     assert_executors_agree(&p, &buffers, &region, &reference, what);
+    reference
 }
 
 /// Every combination of one value of each list, as three columns.
@@ -121,6 +134,82 @@ fn ints(t: ScalarType, vs: &[i128]) -> (ScalarType, Vec<Scalar>) {
 fn floats(t: ScalarType, vs: &[f64]) -> (ScalarType, Vec<Scalar>) {
     (t, vs.iter().map(|&v| Scalar::Float(v)).collect())
 }
+
+/// The bits of a value of type `t` (floats as their own width).
+fn bits_of(v: Scalar, t: ScalarType) -> u64 {
+    match (t, v) {
+        (ScalarType::F32, Scalar::Float(f)) => (f as f32).to_bits().into(),
+        (ScalarType::F64, Scalar::Float(f)) => f.to_bits(),
+        (t, v) => (v.as_i128() as u128 & (u128::MAX >> (128 - t.bits()))) as u64,
+    }
+}
+
+/// The value of type `t` holding `bits`.
+fn of_bits(bits: u64, t: ScalarType) -> Scalar {
+    match t {
+        ScalarType::F32 => Scalar::Float(f32::from_bits(bits as u32).into()),
+        ScalarType::F64 => Scalar::Float(f64::from_bits(bits)),
+        t => int(wrap(bits.into(), t), t),
+    }
+}
+
+#[test]
+fn reinterpret_between_every_pair_of_one_width() {
+    let groups: [&[ScalarType]; 4] = [
+        &[ScalarType::U8, ScalarType::I8],
+        &[ScalarType::U16, ScalarType::I16],
+        &[ScalarType::U32, ScalarType::I32, ScalarType::F32],
+        &[ScalarType::U64, ScalarType::I64, ScalarType::F64],
+    ];
+    for group in groups {
+        for &from in group {
+            let col = if from.is_float() { floats(from, &float_values(from)) } else { ints(from, &int_values(from)) };
+            let vs = col.1.clone();
+            for &to in group.iter().filter(|&&to| to != from) {
+                let what = format!("reinterpret {from} -> {to}");
+                check(
+                    &what,
+                    std::slice::from_ref(&col),
+                    |a| reinterpret(Type::scalar(to), a[0].clone()),
+                    |i| of_bits(bits_of(vs[i], from), to),
+                );
+                // There and back gives the value's own bits (NaN payloads included).
+                check(
+                    &format!("{what} -> {from}"),
+                    std::slice::from_ref(&col),
+                    |a| reinterpret(Type::scalar(from), reinterpret(Type::scalar(to), a[0].clone())),
+                    |i| vs[i],
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fast_math_is_the_same_on_every_executor() {
+    let mut vs = float_values(ScalarType::F32);
+    vs.extend((-400..400).map(|i| (i as f64 * 0.37).powi(3) as f32 as f64));
+    vs.extend([f32::MIN_POSITIVE as f64, 1e-45, 88.5, -87.5, 1.0, 2.0f64.sqrt() as f32 as f64]);
+    let (a, b): (Vec<f64>, Vec<f64>) = vs.iter().flat_map(|&a| vs.iter().step_by(7).map(move |&b| (a, b))).unzip();
+    let cols = [floats(ScalarType::F32, &a), floats(ScalarType::F32, &b)];
+    let unary: [(&str, FastFn); 4] = [
+        ("fast_exp", |e| fast_exp(e)),
+        ("fast_log", |e| fast_log(e)),
+        ("fast_inverse", |e| fast_inverse(e)),
+        ("fast_inverse_sqrt", |e| fast_inverse_sqrt(e)),
+    ];
+    for (name, f) in unary {
+        agree(name, &cols[..1], |e| f(e[0].clone()).unwrap());
+    }
+    agree("fast_pow", &cols, |e| fast_pow(e[0].clone(), e[1].clone()).unwrap());
+    // Nested: each binds its argument to a let of the same name.
+    agree("nested fast math", &cols, |e| {
+        let inner = fast_log(fast_exp(e[0].clone()).unwrap() + fast_inverse(e[1].clone()).unwrap()).unwrap();
+        fast_pow(fast_exp(inner.clone()).unwrap(), fast_log(inner).unwrap()).unwrap()
+    });
+}
+
+type FastFn = fn(Expr) -> Result<Expr, compiler::error::LangError>;
 
 #[test]
 fn bit_counts_of_every_integer_type() {

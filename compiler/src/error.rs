@@ -38,6 +38,8 @@ pub enum LangError {
     Operands { func: String, op: &'static str, why: String, expr: String },
     #[error("Func {func}: the literal {value:e} does not fit {ty}, the type of the float expression it meets (write it in range, or cast the expression to f64)")]
     FloatLiteral { func: String, value: f64, ty: Type },
+    #[error("Func {func}: reinterpret<{to}>({expr}) of a {from} value: reinterpret needs types of one width, neither bool")]
+    Reinterpret { func: String, from: Type, to: Type, expr: String },
     #[error("{name}: {why}")]
     Intrinsic { name: &'static str, why: String },
     #[error("{kind} name `{name}` is not allowed: {why}")]

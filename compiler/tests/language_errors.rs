@@ -180,3 +180,18 @@ fn inline_reduction_helpers_take_the_callers_variable_order() {
         }
     }
 }
+
+#[test]
+fn reinterpret_needs_one_width_and_no_bool() {
+    let x = Var::new("x");
+    for (to, value) in [(Type::u16(), cast(Type::f32(), x.expr())), (Type::i8(), x.expr().lt(3)), (Type::f64(), x.expr())] {
+        let from = value.ty();
+        let f = Func::new("f");
+        f.define(&[&x], reinterpret(to, value));
+        let err = Pipeline::new(&[&f]).unwrap_err();
+        assert!(matches!(&err, LangError::Reinterpret { func, from: a, to: b, .. } if func == "f" && *a == from && *b == to), "{err}");
+    }
+    let g = Func::new("g");
+    g.define(&[&x], reinterpret(Type::u32(), cast(Type::f32(), x.expr())));
+    Pipeline::new(&[&g]).expect("f32 to u32 keeps the width");
+}

@@ -17,6 +17,7 @@ use crate::bound_expr::{BoundError, BoundExpr};
 use crate::jacobian::LoadJacobian;
 use crate::span::Span;
 use compiler::analysis::interval::{bounds_of, Interval, Scope};
+use compiler::analysis::value_bounds::ValueBounds;
 use compiler::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use compiler::ir::types::{ScalarType, Type};
 use compiler::ir::visit::{mutate_expr_children, substitute, walk_expr, Mutator, Visitor};
@@ -238,8 +239,9 @@ impl Dag {
                 vector_size: target.natural_lanes(i.ty),
             });
         }
+        let value_bounds = ValueBounds::of(p);
         for (id, _) in p.func_ids() {
-            dag.add_stages(p, id, &params)?;
+            dag.add_stages(p, id, &params, &value_bounds)?;
         }
         dag.regions_at_estimates(p)?;
         Ok(dag)
@@ -266,7 +268,16 @@ impl Dag {
         self.nodes.iter().filter(|n| !n.is_input)
     }
 
-    fn add_stages(&mut self, p: &PipelineDef, id: FuncId, params: &BTreeMap<Name, Expr>) -> Result<(), DagError> {
+    /// The stages of Func `id`: their loops, and an edge from each Func or
+    /// input they read (a call of a Func whose values are bounded bounds
+    /// an index computed from it, as in lowering).
+    fn add_stages(
+        &mut self,
+        p: &PipelineDef,
+        id: FuncId,
+        params: &BTreeMap<Name, Expr>,
+        value_bounds: &ValueBounds,
+    ) -> Result<(), DagError> {
         let f = &p[id];
         let node = NodeId(id.0);
         let mut pointwise = f.updates.is_empty();
@@ -288,7 +299,10 @@ impl Dag {
             let prepare = |e: &Expr| strip_lets(&with_params(e, params));
             let mut exprs = vec![prepare(&value)];
             exprs.extend(lhs.iter().map(prepare));
-            let sites = call_sites(&exprs, &f.name);
+            // The call sites read with the Funcs' value bounds promised (the
+            // stage's expressions, which its features count, without them).
+            let promised: Vec<Expr> = std::iter::once(&value).chain(&lhs).map(|e| prepare(&value_bounds.wrap(e))).collect();
+            let sites = call_sites(&promised, &f.name);
             let loop_names: Vec<&str> = loops.iter().map(|l| &*l.var).collect();
             let mut scope = Scope::default();
             for (i, l) in loops.iter().enumerate() {

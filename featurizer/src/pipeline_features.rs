@@ -153,6 +153,8 @@ impl Visitor for Counter<'_> {
         let row = match e.node() {
             ExprNode::IntImm { .. } | ExprNode::UIntImm { .. } | ExprNode::FloatImm { .. } => Some(0),
             ExprNode::Cast { .. } => Some(1),
+            // Halide's reinterpret is an intrinsic call, counted as an extern call.
+            ExprNode::Reinterpret { .. } => Some(22),
             ExprNode::Var { .. } | ExprNode::RVar { .. } => Some(2),
             ExprNode::Param { .. } => Some(3),
             ExprNode::Binary { op, .. } => Some(match op {

@@ -133,3 +133,24 @@ fn pipeline_features_count_operations_and_access_patterns() {
     assert_eq!(f.accesses[pointwise][3][u16], 1, "one pointwise store");
     assert_eq!(f.to_vec().len(), featurizer::pipeline_features::PIPELINE_FEATURES);
 }
+
+/// `g(x) = clamp(h(x), 0, n)` (a param), `out(x) = lut(g(x))`: the lookup
+/// table's region is what g can take, as lowering bounds it.
+#[test]
+fn an_index_computed_from_a_clamped_func_is_bounded_by_its_values() {
+    use compiler::lang::ops::clamp;
+    use compiler::{Func, ImageParam, Param, Pipeline, ScalarType, Type, Var};
+    let x = Var::new("x");
+    let values = ImageParam::new("values", ScalarType::I32, 1);
+    values.set_estimate(0, 0, 100);
+    let n = Param::new("n", Type::i32());
+    let (g, lut, out) = (Func::new("g"), Func::new("lut"), Func::new("out"));
+    g.define(&[&x], clamp(values.at([x.expr()]) * 3, 2, n.expr()));
+    lut.define(&[&x], x.expr() * x.expr());
+    out.define(&[&x], lut.at([g.at([x.expr()])]));
+    out.set_estimate(0, 0, 100);
+    let mut p = Pipeline::new(&[&out]).unwrap();
+    p.params.iter_mut().for_each(|q| q.estimate = Some(12.0));
+    let dag = Dag::new(&p, &target()).unwrap();
+    assert_eq!(dag.node_by_name("lut").unwrap().region_required, vec![Span::new(2, 12)]);
+}

@@ -114,6 +114,18 @@ impl<'a> Scope<'a> {
                 let value = self.child(c.value.as_deref(), "cast value")?;
                 Ok(Expr::cast(t, value))
             }
+            Node::Reinterpret(r) => {
+                let t = type_from_wire(r.r#type, &self.at, "reinterpret type")?;
+                let value = self.child(r.value.as_deref(), "reinterpret value")?;
+                if !value.ty().scalar.reinterprets_as(t.scalar) {
+                    return Err(self.err(format!(
+                        "reinterpret of a {} value as {}: the types must have one width, neither bool",
+                        value.ty().scalar.name(),
+                        t.scalar.name()
+                    )));
+                }
+                Ok(Expr::reinterpret(t, value))
+            }
             Node::Binary(b) => {
                 let op = match v1::BinaryOp::try_from(b.op) {
                     Ok(v1::BinaryOp::Add) => BinOp::Add,
@@ -344,6 +356,9 @@ fn expr_to_wire_at(e: &Expr, at: &str, depth: usize) -> Result<v1::Expr, ToWireE
         ExprNode::Var { name, ty: t } => Node::Var(v1::Var { name: name.to_string(), r#type: ty(*t)? }),
         ExprNode::Param { name, ty: t } => Node::Param(v1::ParamRef { name: name.to_string(), r#type: ty(*t)? }),
         ExprNode::Cast { ty: t, value } => Node::Cast(Box::new(v1::Cast { r#type: ty(*t)?, value: Some(boxed(value)?) })),
+        ExprNode::Reinterpret { ty: t, value } => {
+            Node::Reinterpret(Box::new(v1::Reinterpret { r#type: ty(*t)?, value: Some(boxed(value)?) }))
+        }
         ExprNode::Binary { op, a, b } => {
             let op = match op {
                 BinOp::Add => v1::BinaryOp::Add,

@@ -202,3 +202,16 @@ fn ill_typed_intrinsics_are_named() {
         assert!(e.contains(&w.funcs.last().unwrap().name) && e.contains(why), "{e}");
     }
 }
+
+#[test]
+fn a_reinterpret_that_changes_the_width_is_named() {
+    let float = v1::Expr { node: Some(Node::FloatImm(v1::FloatImm { value: 1.0, r#type: v1::ScalarType::F32 as i32 })) };
+    let mut w = valid();
+    let last = w.funcs.last_mut().unwrap();
+    last.r#type = v1::ScalarType::U16 as i32;
+    last.value = Some(v1::Expr {
+        node: Some(Node::Reinterpret(Box::new(v1::Reinterpret { r#type: v1::ScalarType::U16 as i32, value: Some(Box::new(float)) }))),
+    });
+    let e = error_of(&w);
+    assert!(e.contains(&w.funcs.last().unwrap().name) && e.contains("reinterpret of a f32 value as u16"), "{e}");
+}

@@ -52,7 +52,7 @@ fn fingerprints_differ_between_pipelines() {
 
 /// A pipeline written with the language's handles that uses every node
 /// kind the wire carries: params, input buffer fields, lets, selects,
-/// logic, casts, math (every intrinsic the wire names, and the composite ones), bitwise operators and shifts,
+/// logic, casts, reinterpretations, math (every intrinsic the wire names, and the composite ones), bitwise operators and shifts,
 /// an inline reduction (a `$` helper Func), an update
 /// over a reduction domain with a predicate, a boundary condition.
 fn every_node_kind() -> PipelineDef {
@@ -90,11 +90,13 @@ fn every_node_kind() -> PipelineDef {
     {
         use compiler::lang::intrinsics::{absd, lerp, mux, saturating_cast};
         use compiler::lang::ops::{
-            ceil, count_leading_zeros, count_trailing_zeros, exp, floor, is_finite, is_inf, is_nan, log, popcount, round, trunc,
+            ceil, count_leading_zeros, count_trailing_zeros, exp, floor, is_finite, is_inf, is_nan, log, popcount, reinterpret, round,
+            trunc,
         };
         let px = clamped.at([x.expr(), y.expr()]);
         let fx = cast(Type::f32(), px.clone());
         let counts = popcount(px.clone()) + count_leading_zeros(px.clone()) + count_trailing_zeros(px.clone());
+        let counts = counts ^ cast(Type::u8(), reinterpret(Type::u32(), cast(Type::f32(), px.clone())) >> 23);
         let classes = Expr::or(Expr::and(is_nan(fx.clone()), is_inf(fx.clone())), is_finite(fx.clone()));
         let rounded = trunc(fx.clone()) + floor(fx.clone()) + ceil(fx.clone()) + round(exp(fx.clone())) + log(fx.clone());
         let mixed = lerp(px.clone(), absd(px.clone(), counts), px.clone()).unwrap() + saturating_cast(Type::u8(), rounded);

@@ -1,11 +1,14 @@
 //! Random expressions (section 5.2): over the seven scalar types, with
-//! casts, selects, comparisons, arithmetic, min/max and float math, using
-//! every input they are given.
+//! casts, selects, comparisons, arithmetic, min/max and float math (the
+//! fast approximations of `exp` and `log`, as Adams et al.'s generator
+//! uses, with arguments kept where their values are finite), using every
+//! input they are given.
 
 use crate::gen::Gen;
 use compiler::ir::expr::Expr;
 use compiler::ir::types::Type;
-use compiler::lang::ops::{abs, cast, clamp, exp, log, max, min, select, sqrt, CompareExt};
+use compiler::lang::fast_math::{fast_exp, fast_log};
+use compiler::lang::ops::{abs, cast, clamp, max, min, select, sqrt, CompareExt};
 use rand::Rng;
 
 impl Gen {
@@ -54,11 +57,11 @@ impl Gen {
             }
             5 => {
                 let e = cast(Type::f32(), self.expr_inner(inputs, depth - 1, used));
-                exp(clamp(e, -16.0f32, 16.0f32))
+                fast_exp(clamp(e, -16.0f32, 16.0f32)).expect("an f32 argument")
             }
             6 => {
                 let e = cast(Type::f32(), self.expr_inner(inputs, depth - 1, used));
-                log(abs(e) + 1.0f32)
+                fast_log(abs(e) + 1.0f32).expect("an f32 argument")
             }
             _ => {
                 let a = self.expr_inner(inputs, depth - 1, used);

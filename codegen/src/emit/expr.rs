@@ -21,6 +21,11 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
                 let v = self.expr(value)?;
                 self.cast(value.ty(), *ty, v)
             }
+            ExprNode::Reinterpret { ty, value } => {
+                let v = self.expr(value)?;
+                let target = self.llvm_type(*ty);
+                Ok(self.builder.build_bit_cast(v, target, "")?)
+            }
             ExprNode::Binary { op, a, b } => {
                 let lanes = ty.lanes;
                 let (x, y) = (self.expr(a)?, self.expr(b)?);

@@ -148,6 +148,7 @@ pub(super) fn raw_bounds(e: &Expr, scope: &Scope) -> Interval {
         ExprNode::Param { name, ty } => Interval::point(Expr::var(name.clone(), *ty)),
         ExprNode::RVar { .. } => Interval::point(e.clone()),
         ExprNode::Cast { ty, value } => cast_bounds(*ty, value, scope),
+        ExprNode::Reinterpret { ty, .. } => type_range(*ty),
         ExprNode::Binary { op, a, b } => binary_bounds(*op, a, b, scope),
         ExprNode::Cmp { .. } | ExprNode::And { .. } | ExprNode::Or { .. } | ExprNode::Not { .. } => {
             if scope.varies(e) {

@@ -2,9 +2,11 @@
 //! autoscheduler's featurizer share: interval arithmetic (the range an
 //! expression takes when its variables range over intervals), footprints
 //! (the box of a Func or an input a statement touches, built on intervals)
-//! and the linear canonical form (exact coefficients of each variable, from
-//! which load Jacobians are read).
+//! the linear canonical form (exact coefficients of each variable, from
+//! which load Jacobians are read) and the value bounds of Funcs (so that an
+//! index computed from a Func's value is bounded).
 
 pub mod footprint;
 pub mod interval;
 pub mod linear;
+pub mod value_bounds;

@@ -6,7 +6,7 @@
 //! through the [`EvalContext`] trait they implement.
 //!
 //! Semantics, the same as the code generator's (`codegen/src/emit.rs`):
-//! - Arithmetic, comparisons, casts and math intrinsics compute through
+//! - Arithmetic, comparisons, casts, reinterpretations and math intrinsics compute through
 //!   [`crate::ir::value`], lane by lane, so all executors agree bit for bit.
 //! - Evaluation is eager everywhere. `&&` and `||` evaluate both operands
 //!   (compiled code emits a bitwise `and`/`or` of two evaluated values);
@@ -251,6 +251,7 @@ fn eval_node<C: EvalContext>(cx: &mut C, e: &Expr) -> Result<(ScalarType, Val), 
             Err(cx.error(EvalError::ReductionVariable { name }))
         }
         ExprNode::Cast { ty, value } => cast(cx, ty.scalar, value),
+        ExprNode::Reinterpret { ty, value } => reinterpret(cx, ty.scalar, value),
         ExprNode::Binary { op, a, b } => binary(cx, *op, a, b),
         ExprNode::Cmp { op, a, b } => compare(cx, *op, a, b),
         ExprNode::And { a, b } => logic(cx, a, b, false),
@@ -286,6 +287,12 @@ fn var<C: EvalContext>(cx: &mut C, name: &Name, ty: Type) -> Result<(ScalarType,
 fn cast<C: EvalContext>(cx: &mut C, to: ScalarType, value: &Expr) -> Result<(ScalarType, Val), C::Error> {
     let (from, v) = eval(cx, value)?;
     Ok((to, v.map(|x| convert(from, to, x))))
+}
+
+#[inline(never)]
+fn reinterpret<C: EvalContext>(cx: &mut C, to: ScalarType, value: &Expr) -> Result<(ScalarType, Val), C::Error> {
+    let (from, v) = eval(cx, value)?;
+    Ok((to, v.map(|x| value::reinterpret(from, to, x))))
 }
 
 #[inline(never)]

@@ -295,6 +295,13 @@ pub enum ExprNode {
         ty: Type,
         value: Expr,
     },
+    /// The bits of `value` read as a value of `ty`, which has the same
+    /// width (`f32` <-> `u32`/`i32`, `i64` <-> `f64`, `u8` <-> `i8`, ...):
+    /// Halide's `reinterpret`. Bools have no bit pattern to reinterpret.
+    Reinterpret {
+        ty: Type,
+        value: Expr,
+    },
     Binary {
         op: BinOp,
         a: Expr,
@@ -397,6 +404,7 @@ fn node_type(node: &ExprNode) -> Type {
         | ExprNode::Var { ty, .. }
         | ExprNode::Param { ty, .. }
         | ExprNode::Cast { ty, .. }
+        | ExprNode::Reinterpret { ty, .. }
         | ExprNode::Call { ty, .. }
         | ExprNode::Load { ty, .. } => *ty,
         ExprNode::RVar { .. } => Type::i32(),
@@ -638,6 +646,17 @@ impl Expr {
             return value;
         }
         Expr::new(ExprNode::Cast { ty, value })
+    }
+
+    /// The bits of `value` as a value of `ty` (lanes taken from `value`);
+    /// `value` itself when the types agree. Types of different widths (or a
+    /// bool) give an ill-typed node `Pipeline::new` reports, naming the Func.
+    pub fn reinterpret(ty: Type, value: Expr) -> Expr {
+        let ty = ty.with_lanes(value.ty().lanes);
+        if value.ty() == ty {
+            return value;
+        }
+        Expr::new(ExprNode::Reinterpret { ty, value })
     }
 
     pub fn let_in(name: impl Into<Name>, value: Expr, body: Expr) -> Expr {

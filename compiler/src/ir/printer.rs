@@ -53,6 +53,7 @@ impl Display for Expr {
             ExprNode::Var { name, .. } | ExprNode::Param { name, .. } => f.write_str(name),
             ExprNode::RVar { rdom, dim } => f.write_str(&rdom.dims[*dim].name),
             ExprNode::Cast { ty, value } => write!(f, "{ty}({value})"),
+            ExprNode::Reinterpret { ty, value } => write!(f, "reinterpret<{ty}>({value})"),
             ExprNode::Binary { op, a, b } => match op.symbol() {
                 Some(sym) => write!(f, "({a} {sym} {b})"),
                 None => write!(f, "{}({a}, {b})", if *op == BinOp::Min { "min" } else { "max" }),

@@ -75,6 +75,12 @@ impl ScalarType {
         self == ScalarType::Bool
     }
 
+    /// Whether the bits of a value of this type can be read as a value of
+    /// `to` (`reinterpret`): one width, and neither is a bool.
+    pub fn reinterprets_as(self, to: ScalarType) -> bool {
+        self.bits() == to.bits() && !self.is_bool() && !to.is_bool()
+    }
+
     /// Smallest representable value of an integer or bool type, as i128.
     pub fn int_min(self) -> i128 {
         match self {

@@ -152,6 +152,24 @@ pub fn cast(from: ScalarType, to: ScalarType, v: Scalar) -> Scalar {
     Scalar::from_i128(v.as_i128(), to)
 }
 
+/// The bits of `v` (of type `from`) read as a value of `to`, a type of the
+/// same width. An f32 travels as an f64 between operations, which keeps
+/// every f32 bit pattern but for a signalling NaN's payload (the conversion
+/// quiets it); types of different widths (rejected by the language's
+/// checks) give the bits truncated or zero-extended.
+pub fn reinterpret(from: ScalarType, to: ScalarType, v: Scalar) -> Scalar {
+    let bits: u64 = match (from, v) {
+        (ScalarType::F32, v) => (v.as_f64() as f32).to_bits().into(),
+        (ScalarType::F64, v) => v.as_f64().to_bits(),
+        (from, v) => wrap_unsigned(v.as_i128(), from.bits()),
+    };
+    match to {
+        ScalarType::F32 => Scalar::Float(f32::from_bits(bits as u32).into()),
+        ScalarType::F64 => Scalar::Float(f64::from_bits(bits)),
+        to => Scalar::from_i128(bits.into(), to),
+    }
+}
+
 /// A math intrinsic on arguments of type `ty`.
 pub fn math(f: MathFn, ty: ScalarType, args: &[Scalar]) -> Scalar {
     if f == MathFn::PromiseClamped {
@@ -272,6 +290,16 @@ mod tests {
         assert_eq!(cast(ScalarType::F32, ScalarType::I32, Scalar::Float(f64::NAN)), Scalar::Int(0));
         assert_eq!(cast(ScalarType::I32, ScalarType::U8, Scalar::Int(-1)), Scalar::UInt(255));
         assert_eq!(cast(ScalarType::U16, ScalarType::Bool, Scalar::UInt(7)), Scalar::UInt(1));
+    }
+
+    #[test]
+    fn reinterpret_keeps_the_bits() {
+        let one = reinterpret(ScalarType::F32, ScalarType::U32, Scalar::Float(1.0));
+        assert_eq!(one, Scalar::UInt(0x3F80_0000));
+        assert_eq!(reinterpret(ScalarType::I32, ScalarType::F32, Scalar::Int(0x4049_0FDB)), Scalar::Float(std::f32::consts::PI.into()));
+        assert_eq!(reinterpret(ScalarType::F64, ScalarType::I64, Scalar::Float(-2.0)), Scalar::Int(0xC000_0000_0000_0000u64 as i64));
+        assert_eq!(reinterpret(ScalarType::U8, ScalarType::I8, Scalar::UInt(200)), Scalar::Int(-56));
+        assert_eq!(reinterpret(ScalarType::I16, ScalarType::U16, Scalar::Int(-1)), Scalar::UInt(0xFFFF));
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub fn for_each_child(node: &ExprNode, mut f: impl FnMut(&Expr)) {
         | ExprNode::Var { .. }
         | ExprNode::Param { .. }
         | ExprNode::RVar { .. } => {}
-        ExprNode::Cast { value, .. } => f(value),
+        ExprNode::Cast { value, .. } | ExprNode::Reinterpret { value, .. } => f(value),
         ExprNode::Binary { a, b, .. } | ExprNode::Cmp { a, b, .. } | ExprNode::And { a, b } | ExprNode::Or { a, b } => {
             f(a);
             f(b);
@@ -181,6 +181,13 @@ pub fn mutate_expr_children<M: Mutator + ?Sized>(m: &mut M, e: &Expr) -> Expr {
                 return e.clone();
             }
             Expr::new(ExprNode::Cast { ty: ty.with_lanes(v.ty().lanes), value: v })
+        }
+        ExprNode::Reinterpret { ty, value } => {
+            let v = m.mutate_expr(value);
+            if !changed(value, &v) {
+                return e.clone();
+            }
+            Expr::new(ExprNode::Reinterpret { ty: ty.with_lanes(v.ty().lanes), value: v })
         }
         ExprNode::Binary { op, a, b } => mutate_pair(m, e, a, b, |na, nb| ExprNode::Binary { op: *op, a: na, b: nb }),
         ExprNode::Cmp { op, a, b } => mutate_pair(m, e, a, b, |na, nb| ExprNode::Cmp { op: *op, a: na, b: nb }),

@@ -283,9 +283,9 @@ fn operand_problem(op: BinOp, a: &Expr, b: &Expr) -> Option<String> {
     })
 }
 
-/// Every operator has operands of one type that it accepts, and every
-/// float constant fits its type (a literal that met a narrower float
-/// expression).
+/// Every operator has operands of one type that it accepts, every
+/// reinterpretation keeps the width, and every float constant fits its type
+/// (a literal that met a narrower float expression).
 pub(super) fn check_operands(p: &PipelineDef) -> Result<(), LangError> {
     struct Check<'a> {
         func: &'a str,
@@ -302,6 +302,10 @@ pub(super) fn check_operands(p: &PipelineDef) -> Result<(), LangError> {
                         let op = op.symbol().unwrap_or("min/max");
                         self.err = Some(LangError::Operands { func: self.func.to_string(), op, why, expr: e.to_string() });
                     }
+                }
+                ExprNode::Reinterpret { ty, value } if !value.ty().scalar.reinterprets_as(ty.scalar) => {
+                    let (from, to, expr) = (value.ty(), *ty, value.to_string());
+                    self.err = Some(LangError::Reinterpret { func: self.func.to_string(), from, to, expr });
                 }
                 ExprNode::FloatImm { value, ty } if !float_fits(*value, ty.scalar) => {
                     self.err = Some(LangError::FloatLiteral { func: self.func.to_string(), value: *value, ty: *ty });

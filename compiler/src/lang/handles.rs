@@ -254,7 +254,13 @@ impl Func {
         self.0.lock().unwrap().ty
     }
 
-    fn fail(&self, err: LangError) {
+    /// The number of dimensions, once defined.
+    pub fn dims(&self) -> Option<usize> {
+        self.0.lock().unwrap().args.as_ref().map(Vec::len)
+    }
+
+    /// Records `err` as the first mistake made defining it, unless there is one.
+    pub(super) fn fail(&self, err: LangError) {
         let mut inner = self.0.lock().unwrap();
         if inner.error.is_none() {
             inner.error = Some(err);

@@ -15,12 +15,14 @@
 //! | [`pipeline`] | the plain-data definitions lowering consumes |
 //! | [`ops`] | operators and functions on expressions |
 //! | [`intrinsics`] | Halide's composite intrinsics (`absd`, `mux`, `lerp`, `saturating_cast`) |
+//! | [`fast_math`] | fast approximate `exp`, `log`, `pow`, inverse and inverse square root on f32 |
 //! | [`reductions`] | inline reductions (`sum`, `argmax`, ...) |
 //! | [`boundary`] | boundary conditions |
 
 pub mod boundary;
 mod checks;
 mod collect;
+pub mod fast_math;
 mod handles;
 pub mod intrinsics;
 pub mod ops;

@@ -1,5 +1,5 @@
 //! Operator overloading and the free functions of the language (`select`,
-//! `min`, `clamp`, math, casts), so that algorithms read like math:
+//! `min`, `clamp`, math, casts, `reinterpret`), so that algorithms read like math:
 //! `(input.at([&x - 1, &y]) + input.at([&x, &y])) / 2`.
 
 use crate::ir::expr::{BinOp, CmpOp, Expr, MathFn};
@@ -161,6 +161,12 @@ pub fn clamp(x: impl AsExpr, lo: impl AsExpr, hi: impl AsExpr) -> Expr {
 }
 pub fn cast(ty: Type, e: impl AsExpr) -> Expr {
     Expr::cast(ty, e.as_expr())
+}
+/// The bits of `e` read as a value of `ty`, a type of the same width
+/// (`reinterpret(Type::u32(), x)` gives the bits of an `f32` `x`); other
+/// widths are an error `Pipeline::new` reports, naming the Func.
+pub fn reinterpret(ty: Type, e: impl AsExpr) -> Expr {
+    Expr::reinterpret(ty, e.as_expr())
 }
 /// A value whose name is bound once and used in `body`.
 pub fn let_in(name: &str, value: impl AsExpr, body: impl FnOnce(Expr) -> Expr) -> Expr {

@@ -1,5 +1,8 @@
 //! Inlining: substitutes the definitions of inlined Funcs into their
-//! callers, and turns params into plain variables.
+//! callers, and turns params into plain variables; a call of a Func whose
+//! values are bounded (`analysis::value_bounds`) is wrapped in a promise of
+//! those bounds, so that bounds inference can bound an index computed from
+//! it.
 //!
 //! Requires: a validated [`Plan`]. Guarantees: the returned definitions call
 //! only realized Funcs and inputs, and contain no `Param` or `RVar` nodes;
@@ -9,6 +12,7 @@
 //! minutes on an expression no machine would run well).
 
 use super::validate::Plan;
+use crate::analysis::value_bounds::ValueBounds;
 use crate::error::LowerError;
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use crate::ir::visit::{mutate_expr_children, substitute_map, Mutator};
@@ -18,6 +22,7 @@ use std::sync::Arc;
 
 struct Inliner<'a> {
     inlined: &'a HashMap<Name, FuncDef>,
+    value_bounds: &'a ValueBounds,
 }
 
 impl Mutator for Inliner<'_> {
@@ -25,13 +30,16 @@ impl Mutator for Inliner<'_> {
         let e = mutate_expr_children(self, e);
         match e.node() {
             ExprNode::Param { name, ty } => Expr::var(name.clone(), *ty),
-            ExprNode::Call { target: CallTarget::Func(r), args, .. } => match self.inlined.get(&r.name) {
-                Some(def) => {
-                    let map: HashMap<Name, Expr> = def.args.iter().cloned().zip(args.iter().cloned()).collect();
-                    substitute_map(&map, &def.value)
-                }
-                None => e,
-            },
+            ExprNode::Call { target: CallTarget::Func(r), args, .. } => {
+                let value = match self.inlined.get(&r.name) {
+                    Some(def) => {
+                        let map: HashMap<Name, Expr> = def.args.iter().cloned().zip(args.iter().cloned()).collect();
+                        substitute_map(&map, &def.value)
+                    }
+                    None => e.clone(),
+                };
+                self.value_bounds.promise(&r.name, value)
+            }
             _ => e,
         }
     }
@@ -53,8 +61,9 @@ pub fn inline_funcs(p: &PipelineDef, plan: &Plan) -> Result<Vec<FuncDef>, LowerE
     let mut inlined: HashMap<Name, FuncDef> = HashMap::new();
     let mut sizes: HashMap<Name, usize> = HashMap::new();
     let mut realized = vec![];
+    let value_bounds = ValueBounds::of(p);
     for f in &p.funcs {
-        let mut m = Inliner { inlined: &inlined };
+        let mut m = Inliner { inlined: &inlined, value_bounds: &value_bounds };
         let mut def = f.clone();
         def.value = m.mutate_expr(&def.value);
         def.updates = def

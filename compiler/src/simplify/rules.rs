@@ -14,6 +14,7 @@ impl Simplifier {
     pub(super) fn rewrite(&mut self, e: &Expr) -> Expr {
         match e.node() {
             ExprNode::Cast { ty, value } => self.make_cast(*ty, value),
+            ExprNode::Reinterpret { ty, value } => make_reinterpret(*ty, value),
             ExprNode::Binary { op, a, b } => self.make_binary(*op, a, b),
             ExprNode::Cmp { op, a, b } => self.make_cmp(*op, a, b),
             ExprNode::And { a, b } => make_and(a, b),
@@ -611,6 +612,19 @@ fn make_or(a: &Expr, b: &Expr) -> Expr {
         _ if a == b => a.clone(),
         _ if negates(a, b) => bool_const(true, a.ty()),
         _ => Expr::new(ExprNode::Or { a: a.clone(), b: b.clone() }),
+    }
+}
+
+/// `reinterpret<ty>(v)`: folded for a constant, moved inside a broadcast,
+/// and a reinterpretation of a reinterpretation reads the original bits once.
+fn make_reinterpret(ty: Type, v: &Expr) -> Expr {
+    if let Some(c) = const_of(v) {
+        return make_const(value::reinterpret(v.ty().scalar, ty.scalar, c), ty);
+    }
+    match v.node() {
+        ExprNode::Broadcast { value, lanes } => Expr::broadcast(make_reinterpret(ty.element(), value), *lanes),
+        ExprNode::Reinterpret { value, .. } => Expr::reinterpret(ty, value.clone()),
+        _ => Expr::new(ExprNode::Reinterpret { ty, value: v.clone() }),
     }
 }
 

@@ -6,7 +6,10 @@ pub mod differential;
 
 use compiler::exec::buffer::Buffer;
 use compiler::ir::value::Scalar;
-use compiler::lang::boundary::{constant_exterior, repeat_edge};
+use compiler::lang::boundary::{
+    constant_exterior, constant_exterior_within, mirror_image_within, mirror_interior, mirror_interior_within, repeat_edge,
+    repeat_edge_within,
+};
 use compiler::lang::ops::*;
 use compiler::lang::pipeline::PipelineDef;
 use compiler::lang::reductions::{argmax, maximum, sum};
@@ -193,6 +196,39 @@ pub fn boundary() -> Case {
     case2("boundary", &out, vec![input_buffer("input", ScalarType::U16, &[(0, 10), (3, 8)], 1000)])
 }
 
+/// Boundary conditions on a Func (with an update) over a box given by a
+/// constant and a param, in each of the four ways (one bounding only its
+/// first dimension), and an input small enough to be mirrored about its
+/// edge.
+pub fn func_boundaries() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I16, 2);
+    let small = ImageParam::new("small", ScalarType::U8, 2);
+    let width = Param::new("width", Type::i32());
+    let f = Func::new("f");
+    f.define(&[&x, &y], cast(Type::i32(), input.at([x.expr(), y.expr()])) * 3 + x.expr());
+    f.update([x.expr(), y.expr()], f.at([x.expr(), y.expr()]) - y.expr() * 5);
+    let bounds = [(Expr::i32(2), width.expr()), (Expr::i32(-1), Expr::i32(6))];
+    let edge = repeat_edge_within(&f, &bounds);
+    let constant = constant_exterior_within(&f, &bounds, Expr::i32(-5));
+    let image = mirror_image_within(&f, &bounds);
+    let interior = mirror_interior_within(&f, &bounds[..1]);
+    let mirrored = mirror_interior(&small);
+    let out = Func::new("out");
+    out.define(
+        &[&x, &y],
+        edge.at([&x - 3, &y + 2])
+            + constant.at([&x + 1, &y - 2])
+            + image.at([x.expr() * 2 - 5, y.expr()])
+            + interior.at([&x - 4, y.expr()])
+            + cast(Type::i32(), mirrored.at([x.expr() * 2, &y - 20])),
+    );
+    let inputs = vec![input_buffer("input", ScalarType::I16, &IN2, 3000), input_buffer("small", ScalarType::U8, &[(0, 10), (3, 8)], 255)];
+    let mut c = case2("func_boundaries", &out, inputs);
+    c.params.insert("width".into(), Scalar::Int(7));
+    c
+}
+
 pub fn matmul() -> Case {
     let (x, y) = vars();
     let a = ImageParam::new("a", ScalarType::F32, 2);
@@ -307,6 +343,7 @@ macro_rules! for_each_case {
             float_math,
             int_wrap,
             boundary,
+            func_boundaries,
             matmul,
             conv1d_update,
             arg_max,
@@ -329,6 +366,7 @@ pub fn all_cases() -> Vec<Case> {
         float_math(),
         int_wrap(),
         boundary(),
+        func_boundaries(),
         matmul(),
         conv1d_update(),
         arg_max(),
