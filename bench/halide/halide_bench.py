@@ -307,6 +307,49 @@ def ours_row(app, schedule):
     return next((r for r in app.get("rows", []) if r.get("schedule") == schedule), None)
 
 
+OPENBLAS_PROBE = """
+import sys, time
+import numpy as np
+n = int(sys.argv[1])
+rng = np.random.default_rng(0)
+a = rng.random((n, n), dtype=np.float32)
+b = rng.random((n, n), dtype=np.float32)
+a @ b
+best = float("inf")
+for _ in range(20):
+    t = time.perf_counter()
+    a @ b
+    best = min(best, time.perf_counter() - t)
+print(best * 1e3)
+"""
+
+
+def openblas_sgemm_ms(n, threads):
+    """Best of 20 f32 n x n products through numpy's OpenBLAS, in a child
+    process with `threads` threads and OpenBLAS's own CPU detection (the
+    environment's OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are dropped for it
+    only): the machine's practical limit for matmul."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    env["OPENBLAS_NUM_THREADS"] = str(threads)
+    done = subprocess.run([sys.executable, "-c", OPENBLAS_PROBE, str(n)], env=env, capture_output=True, text=True,
+                          timeout=600, check=True)
+    return float(done.stdout.strip())
+
+
+def openblas_line(rows, apps, threads):
+    """The matmul row beside OpenBLAS sgemm, measured now, as a line under
+    the table (empty when matmul is not in the run)."""
+    app = next((a for a in apps if a["name"] == "matmul"), None)
+    row = next((r for r in rows if r["app"] == "matmul"), None)
+    if app is None or row is None:
+        return ""
+    n = app["output"]["region"][0][1]
+    ms = openblas_sgemm_ms(n, threads)
+    ours = row["ours_expert_min_ms"]
+    return (f"\nmatmul beside OpenBLAS sgemm (numpy {np.__version__}, {threads} threads, {n}x{n} f32, best of 20): "
+            f"{ms:.3f} ms; ours expert {ours:.3f} ms, OpenBLAS / ours = {ms / ours:.2f}.\n")
+
+
 def summarize(manifest_apps, results, kinds):
     """One summary row per app: our times, each kind's time and ratio."""
     rows = []
@@ -496,6 +539,7 @@ def main():
               f"(fast: multiplies and adds may fuse; strict: every operation rounded as written).")
     rows = summarize(apps, results, kinds)
     table, geo = markdown(header, rows, kinds)
+    table += openblas_line(rows, apps, threads)
     print(table, end="")
     if args.markdown:
         args.markdown.write_text(table)
