@@ -282,3 +282,33 @@ fn upsampling_reads_stay_inside_the_elements_they_read() {
         }
     }
 }
+
+/// A select on the colour channel (the same for every lane of a vector
+/// over x) whose values read memory is a branch: each vector computes the
+/// chosen value's loads only, not every channel's.
+#[test]
+fn a_select_on_a_uniform_condition_computes_one_side() {
+    use compiler::lang::ops::{select, CompareExt};
+    let (x, c) = (Var::new("x"), Var::new("c"));
+    let input = ImageParam::new("input", ScalarType::F32, 2);
+    let out = Func::new("out");
+    let channel = |k: i32| input.at([x.expr(), compiler::ir::expr::Expr::i32(k as i64)]);
+    out.define(
+        &[&x, &c],
+        select(c.expr().eq_(0), channel(0) * 2.0f32, select(c.expr().eq_(1), channel(1) + 1.0f32, channel(2) - channel(0))),
+    );
+    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 64), (0, 3)]).unwrap();
+    b.fill(|k| Scalar::Float((k[0] * 7 + k[1] * 3) as f64 / 16.0));
+    let p = Pipeline::new(&[&out]).unwrap();
+    let mut s = Schedule::new();
+    s.func("out").vectorize_by("x", 8);
+    let lowered = lower(&p, &s).unwrap();
+    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
+    let ir = &compiled.text.as_ref().expect("kept").llvm_ir;
+    assert!(!ir.contains("select <8 x i1>") && !ir.contains("select i1 %"), "the channel select stayed a select:\n{ir}");
+    let inputs = BTreeMap::from([("input".to_string(), b)]);
+    let region = vec![(0, 64), (0, 3)];
+    let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
+    let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
+    assert_eq!(got, expected);
+}

@@ -1,10 +1,12 @@
 //! Expressions: one walk over the expression tree that evaluates the
 //! operands, broadcasts scalar operands of vector operations, and hands each
 //! node to the arithmetic, math, memory or constant emitter; ramps and
-//! broadcasts become LLVM vectors.
+//! broadcasts become LLVM vectors; a select on one condition for all lanes
+//! whose values read memory becomes a branch.
 
 use super::{CodegenError, FunctionEmitter, Result, Value};
 use compiler::ir::expr::{CallTarget, Expr, ExprNode};
+use compiler::ir::visit::expr_any_node;
 use inkwell::types::VectorType;
 use inkwell::values::IntValue;
 
@@ -54,6 +56,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
                 let ones = self.constant(a.ty(), 1, 0.0)?;
                 Ok(self.builder.build_binop(inkwell::values::InstructionOpcode::Xor, x, ones, "")?)
             }
+            ExprNode::Select { cond, t, f } if uniform(cond).is_some() && (reads_memory(t) || reads_memory(f)) => {
+                self.branching_select(uniform(cond).expect("checked"), t, f, ty.lanes)
+            }
             ExprNode::Select { cond, t, f } => {
                 let c = self.expr(cond)?;
                 let (x, y) = (self.expr(t)?, self.expr(f)?);
@@ -94,4 +99,48 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             }
         }
     }
+}
+
+impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
+    /// A select whose condition is the same for every lane, and whose
+    /// values read memory, as a branch: only the chosen value is computed
+    /// (a select inside a loop over colour channels evaluates one channel's
+    /// formula per pixel, not all three). Values are pure and every load of
+    /// either side is in bounds, so skipping one changes nothing else.
+    fn branching_select(&mut self, cond: &Expr, t: &Expr, f: &Expr, lanes: u32) -> Result<Value<'ctx>> {
+        let c = self.expr(cond)?.into_int_value();
+        let ctx = self.ctx();
+        let (then_block, else_block) =
+            (ctx.append_basic_block(self.function, "select.t"), ctx.append_basic_block(self.function, "select.f"));
+        let merge = ctx.append_basic_block(self.function, "select.merge");
+        self.builder.build_conditional_branch(c, then_block, else_block)?;
+        let mut arms = vec![];
+        for (block, value) in [(then_block, t), (else_block, f)] {
+            self.builder.position_at_end(block);
+            let v = self.expr(value)?;
+            let v = self.widened(v, lanes)?;
+            arms.push((v, self.builder.get_insert_block().expect("positioned")));
+            self.builder.build_unconditional_branch(merge)?;
+        }
+        self.builder.position_at_end(merge);
+        let phi = self.builder.build_phi(arms[0].0.get_type(), "select")?;
+        phi.add_incoming(&[(&arms[0].0, arms[0].1), (&arms[1].0, arms[1].1)]);
+        Ok(phi.as_basic_value())
+    }
+}
+
+/// The scalar condition of a select that is the same for every lane: a
+/// scalar condition, or the broadcast of one.
+fn uniform(cond: &Expr) -> Option<&Expr> {
+    match cond.node() {
+        ExprNode::Broadcast { value, .. } => Some(value),
+        _ if cond.ty().lanes == 1 => Some(cond),
+        _ => None,
+    }
+}
+
+/// Whether evaluating `e` reads memory (what makes computing an unused
+/// select value worth a branch).
+fn reads_memory(e: &Expr) -> bool {
+    expr_any_node(e, |n| matches!(n, ExprNode::Load { .. }))
 }
