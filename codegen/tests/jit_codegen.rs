@@ -312,3 +312,31 @@ fn a_select_on_a_uniform_condition_computes_one_side() {
     let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
     assert_eq!(got, expected);
 }
+
+/// A read through a clamp to the edge is one dense load wherever the clamp
+/// does not bite (a gather remains for the vectors that straddle an edge),
+/// and right on both sides of both edges.
+#[test]
+fn clamped_reads_are_dense_inside_the_clamp() {
+    use compiler::lang::ops::clamp;
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::F32, 2);
+    let out = Func::new("out");
+    let last = input.min(0) + input.extent(0) - 1;
+    out.define(&[&x, &y], input.at([clamp(x.expr() - 3, input.min(0), last), y.expr()]) * 2.0f32);
+    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 37), (0, 4)]).unwrap();
+    b.fill(|k| Scalar::Float((k[0] * 7 + k[1] * 3) as f64 / 16.0));
+    let p = Pipeline::new(&[&out]).unwrap();
+    let mut s = Schedule::new();
+    s.func("out").vectorize_by("x", 8);
+    let lowered = lower(&p, &s).unwrap();
+    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
+    let ir = &compiled.text.as_ref().expect("kept").llvm_ir;
+    assert!(ir.contains("load <8 x float>"), "no dense load inside the clamp:\n{ir}");
+    let inputs = BTreeMap::from([("input".to_string(), b)]);
+    for region in [vec![(-20, 80), (0, 4)], vec![(5, 24), (0, 4)], vec![(30, 16), (1, 3)]] {
+        let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
+        let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
+        assert_eq!(got, expected, "{region:?}");
+    }
+}

@@ -109,22 +109,44 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
     /// either side is in bounds, so skipping one changes nothing else.
     fn branching_select(&mut self, cond: &Expr, t: &Expr, f: &Expr, lanes: u32) -> Result<Value<'ctx>> {
         let c = self.expr(cond)?.into_int_value();
+        self.branch(
+            c,
+            |e| {
+                let v = e.expr(t)?;
+                e.widened(v, lanes)
+            },
+            |e| {
+                let v = e.expr(f)?;
+                e.widened(v, lanes)
+            },
+        )
+    }
+
+    /// The value of `then` where `c` holds, else of `otherwise`, each
+    /// emitted in a block of its own and only run there (values of one
+    /// type, merged by a phi).
+    pub(super) fn branch(
+        &mut self,
+        c: inkwell::values::IntValue<'ctx>,
+        then: impl FnOnce(&mut Self) -> Result<Value<'ctx>>,
+        otherwise: impl FnOnce(&mut Self) -> Result<Value<'ctx>>,
+    ) -> Result<Value<'ctx>> {
         let ctx = self.ctx();
         let (then_block, else_block) =
-            (ctx.append_basic_block(self.function, "select.t"), ctx.append_basic_block(self.function, "select.f"));
-        let merge = ctx.append_basic_block(self.function, "select.merge");
+            (ctx.append_basic_block(self.function, "branch.t"), ctx.append_basic_block(self.function, "branch.f"));
+        let merge = ctx.append_basic_block(self.function, "branch.merge");
         self.builder.build_conditional_branch(c, then_block, else_block)?;
-        let mut arms = vec![];
-        for (block, value) in [(then_block, t), (else_block, f)] {
-            self.builder.position_at_end(block);
-            let v = self.expr(value)?;
-            let v = self.widened(v, lanes)?;
-            arms.push((v, self.builder.get_insert_block().expect("positioned")));
-            self.builder.build_unconditional_branch(merge)?;
-        }
+        self.builder.position_at_end(then_block);
+        let x = then(self)?;
+        let x_end = self.builder.get_insert_block().expect("positioned");
+        self.builder.build_unconditional_branch(merge)?;
+        self.builder.position_at_end(else_block);
+        let y = otherwise(self)?;
+        let y_end = self.builder.get_insert_block().expect("positioned");
+        self.builder.build_unconditional_branch(merge)?;
         self.builder.position_at_end(merge);
-        let phi = self.builder.build_phi(arms[0].0.get_type(), "select")?;
-        phi.add_incoming(&[(&arms[0].0, arms[0].1), (&arms[1].0, arms[1].1)]);
+        let phi = self.builder.build_phi(x.get_type(), "")?;
+        phi.add_incoming(&[(&x, x_end), (&y, y_end)]);
         Ok(phi.as_basic_value())
     }
 }

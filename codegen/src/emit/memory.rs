@@ -1,13 +1,14 @@
 //! Memory accesses of the emitted function: buffer element addresses
 //! (computed in i64 from loop variables up), dense vector loads and stores,
 //! reads at short strides (downsampling) and of repeated elements
-//! (upsampling) as two dense loads and shuffles, gathers and lane-by-lane
+//! (upsampling) as two dense loads and shuffles, reads through a clamp as a
+//! dense load wherever the clamp does not bite, gathers and lane-by-lane
 //! scatters, and the per-buffer TBAA tags that tell
 //! LLVM distinct buffers never overlap.
 
 use super::types::vector_of;
 use super::{BufferRef, CodegenError, FunctionEmitter, Result, Value};
-use compiler::ir::expr::{BinOp, Expr, ExprNode};
+use compiler::ir::expr::{BinOp, CmpOp, Expr, ExprNode};
 use compiler::ir::types::{ScalarType, Type};
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::VectorType;
@@ -97,13 +98,8 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             return self.memory_to_value(b.elem, v, 1);
         }
         if let Some(base) = dense_base(index) {
-            let p = self.address(&b, base)?;
-            let v = self.builder.build_load(vector_of(mem, lanes), p, "")?;
-            if let Some(i) = v.as_instruction_value() {
-                let _ = i.set_alignment(1);
-            }
-            self.tag_access(buffer, v.as_instruction_value());
-            return self.memory_to_value(b.elem, v, lanes);
+            let v = self.dense_load(&b, buffer, base, lanes)?;
+            return self.memory_to_value(b.elem, v.into(), lanes);
         }
         if let Some((base, stride)) = short_stride(index) {
             return self.strided_load(&b, buffer, base, stride, lanes);
@@ -111,20 +107,36 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         if let Some(up) = Upsampled::of(index) {
             return self.upsampled_load(&b, buffer, &up, lanes);
         }
-        // Gathered (or of a long stride): one gather of every lane.
+        if let Some(clamped) = Clamped::of(index) {
+            // Inside the clamp's bounds the lanes are consecutive: one dense
+            // load there, the gather only where the clamp bites.
+            let last = clamped.base.clone() + Expr::i32(lanes as i64 - 1);
+            let within =
+                Expr::and(Expr::cmp(CmpOp::Ge, clamped.base.clone(), clamped.lo.clone()), Expr::cmp(CmpOp::Le, last, clamped.hi.clone()));
+            let inside = self.expr(&within)?.into_int_value();
+            let start = clamped.base.clone() + clamped.shift.clone();
+            let v = self.branch(inside, |e| Ok(e.dense_load(&b, buffer, &start, lanes)?.into()), |e| e.gather(&b, index, lanes))?;
+            return self.memory_to_value(b.elem, v, lanes);
+        }
+        let v = self.gather(&b, index, lanes)?;
+        self.memory_to_value(b.elem, v, lanes)
+    }
+
+    /// One gather of every lane of `index` (in memory's representation).
+    fn gather(&mut self, b: &BufferRef<'ctx>, index: &Expr, lanes: u32) -> Result<Value<'ctx>> {
+        let mem = self.memory_type(b.elem);
         let indices = self.index(index)?;
         let indices = self.widened(indices, lanes)?.into_vector_value();
         let ctx = self.ctx();
         let wide = self.builder.build_int_s_extend(indices, ctx.i64_type().vec_type(lanes), "")?;
-        let pointers = self.lane_addresses(&b, wide);
+        let pointers = self.lane_addresses(b, wide);
         let loaded = vector_of(mem, lanes);
         let gather = Intrinsic::find("llvm.masked.gather")
             .and_then(|i| i.get_declaration(self.state.module, &[loaded.into(), pointers.get_type().into()]))
             .ok_or_else(|| CodegenError::Llvm("no llvm.masked.gather".into()))?;
         let align = ctx.i32_type().const_int(b.elem.bytes() as u64, false);
         let every_lane = VectorType::const_vector(&vec![ctx.bool_type().const_all_ones(); lanes as usize]);
-        let v = self.call_value(gather, &[pointers.into(), align.into(), every_lane.into(), loaded.get_poison().into()])?;
-        self.memory_to_value(b.elem, v, lanes)
+        self.call_value(gather, &[pointers.into(), align.into(), every_lane.into(), loaded.get_poison().into()])
     }
 
     /// A vector read at a short constant stride (a downsampling) as two
@@ -298,27 +310,78 @@ struct Upsampled<'e> {
 
 impl<'e> Upsampled<'e> {
     fn of(index: &'e Expr) -> Option<Upsampled<'e>> {
-        let scalar = |e: &Expr| match e.node() {
-            ExprNode::Broadcast { value, .. } => Some(value.clone()),
-            _ => None,
-        };
-        match index.node() {
-            ExprNode::Binary { op: BinOp::Div, a, b } => match (a.node(), scalar(b).and_then(|f| f.as_int())) {
+        let (core, shift) = peel_shift(index)?;
+        match core.node() {
+            ExprNode::Binary { op: BinOp::Div, a, b } => match (a.node(), uniform_int(b)) {
                 (ExprNode::Ramp { base, stride, .. }, Some(factor)) if stride.as_int() == Some(1) && (2..=4).contains(&factor) => {
-                    Some(Upsampled { base, factor, shift: Expr::i32(0) })
+                    Some(Upsampled { base, factor, shift })
                 }
                 _ => None,
             },
-            ExprNode::Binary { op: BinOp::Add, a, b } => match (scalar(a), scalar(b)) {
-                (Some(s), None) => Upsampled::of(b).map(|u| Upsampled { shift: u.shift + s, ..u }),
-                (None, Some(s)) => Upsampled::of(a).map(|u| Upsampled { shift: u.shift + s, ..u }),
-                _ => None,
-            },
-            ExprNode::Binary { op: BinOp::Sub, a, b } => {
-                scalar(b).and_then(|s| Upsampled::of(a).map(|u| Upsampled { shift: u.shift - s, ..u }))
-            }
             _ => None,
         }
+    }
+}
+
+/// A vector index `clamp(ramp(base, 1, n), lo, hi) + shift` (`lo`, `hi`
+/// and `shift` scalar): a read through a clamp-to-edge boundary condition,
+/// consecutive wherever the clamp does not bite.
+struct Clamped<'e> {
+    base: &'e Expr,
+    lo: Expr,
+    hi: Expr,
+    shift: Expr,
+}
+
+impl<'e> Clamped<'e> {
+    fn of(index: &'e Expr) -> Option<Clamped<'e>> {
+        let (core, shift) = peel_shift(index)?;
+        let (outer_op, inner, outer_bound) = match core.node() {
+            ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => (*op, a, uniform(b)?),
+            _ => return None,
+        };
+        let (inner_op, ramp, inner_bound) = match inner.node() {
+            ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } if *op != outer_op => (*op, a, uniform(b)?),
+            _ => return None,
+        };
+        let ExprNode::Ramp { base, stride, .. } = ramp.node() else { return None };
+        if stride.as_int() != Some(1) {
+            return None;
+        }
+        let (lo, hi) = if inner_op == BinOp::Max { (inner_bound, outer_bound) } else { (outer_bound, inner_bound) };
+        Some(Clamped { base, lo, hi, shift })
+    }
+}
+
+/// The scalar of a broadcast.
+fn uniform(e: &Expr) -> Option<Expr> {
+    match e.node() {
+        ExprNode::Broadcast { value, .. } => Some(value.clone()),
+        _ => None,
+    }
+}
+
+/// The constant integer of a broadcast.
+fn uniform_int(e: &Expr) -> Option<i64> {
+    uniform(e).and_then(|v| v.as_int())
+}
+
+/// A vector index as its core (what is left once every broadcast added or
+/// subtracted around it is peeled off) and the scalar sum of those
+/// broadcasts; `None` when the index is a broadcast itself.
+fn peel_shift(index: &Expr) -> Option<(&Expr, Expr)> {
+    match index.node() {
+        ExprNode::Broadcast { .. } => None,
+        ExprNode::Binary { op: BinOp::Add, a, b } => match (uniform(a), uniform(b)) {
+            (Some(s), None) => peel_shift(b).map(|(core, shift)| (core, shift + s)),
+            (None, Some(s)) => peel_shift(a).map(|(core, shift)| (core, shift + s)),
+            _ => Some((index, Expr::i32(0))),
+        },
+        ExprNode::Binary { op: BinOp::Sub, a, b } => match uniform(b) {
+            Some(s) => peel_shift(a).map(|(core, shift)| (core, shift - s)),
+            None => Some((index, Expr::i32(0))),
+        },
+        _ => Some((index, Expr::i32(0))),
     }
 }
 
