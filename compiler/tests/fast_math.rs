@@ -148,6 +148,19 @@ fn special_values() {
     }
 }
 
+/// Each expression equals itself structurally (no NaN constant inside,
+/// which would compare unequal and break the wire format's round trip).
+#[test]
+fn expressions_equal_themselves() {
+    let x = Expr::float(2.0, Type::f32()) * Expr::float(0.5, Type::f32());
+    let unary: [fn(Expr) -> Result<Expr, LangError>; 4] = [fast_exp, fast_log, fast_inverse, fast_inverse_sqrt];
+    for f in unary {
+        let e = f(x.clone()).unwrap();
+        assert_eq!(e, f(x.clone()).unwrap());
+    }
+    assert_eq!(fast_pow(x.clone(), x.clone()).unwrap(), fast_pow(x.clone(), x).unwrap());
+}
+
 #[test]
 fn integers_are_converted_and_f64_is_refused() {
     let got = evaluate(&[0.0], &[0.0], |_, _| fast_exp(Expr::i32(2)));

@@ -91,6 +91,13 @@ fn cmp(op: CmpOp, a: &Expr, b: Expr) -> Expr {
     Expr::cmp(op, a.clone(), b)
 }
 
+/// A NaN, as the bits of the quiet NaN: a NaN constant would make the
+/// expression unequal to itself (constants compare as numbers), and a
+/// pipeline is compared structurally (the wire format's round trip).
+fn quiet_nan() -> Expr {
+    from_bits(u32c(0x7FC0_0000))
+}
+
 /// The bits of the f32 `x`, as a `u32` (unsigned, so that the bit
 /// arithmetic wraps and shifts logically).
 fn bits(x: &Expr) -> Expr {
@@ -182,7 +189,7 @@ fn log_of(x: Expr) -> Expr {
         })
     });
     let positive = Expr::select(cmp(CmpOp::Lt, &x, f32c(f64::INFINITY)), y, x.clone());
-    let other = Expr::select(cmp(CmpOp::Eq, &x, f32c(0.0)), f32c(f64::NEG_INFINITY), f32c(f64::NAN));
+    let other = Expr::select(cmp(CmpOp::Eq, &x, f32c(0.0)), f32c(f64::NEG_INFINITY), quiet_nan());
     Expr::select(cmp(CmpOp::Gt, &x, f32c(0.0)), positive, other)
 }
 
@@ -244,7 +251,7 @@ pub fn fast_inverse_sqrt(x: impl AsExpr) -> Result<Expr, LangError> {
             let y = step(step(guess));
             let positive = Expr::select(cmp(CmpOp::Lt, &x, f32c(f64::INFINITY)), y, f32c(0.0));
             let signed_infinity = from_bits(Expr::bitwise(BinOp::BitOr, Expr::bitwise(BinOp::BitAnd, b, u32c(SIGN)), u32c(EXPONENT)));
-            let other = Expr::select(cmp(CmpOp::Eq, &x, f32c(0.0)), signed_infinity, f32c(f64::NAN));
+            let other = Expr::select(cmp(CmpOp::Eq, &x, f32c(0.0)), signed_infinity, quiet_nan());
             Expr::select(cmp(CmpOp::Gt, &x, f32c(0.0)), positive, other)
         })
     }))
