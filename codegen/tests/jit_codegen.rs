@@ -25,14 +25,27 @@ fn every_other_column() -> (compiler::lang::pipeline::PipelineDef, BTreeMap<Stri
 fn run_and_check(p: &compiler::lang::pipeline::PipelineDef, inputs: &BTreeMap<String, Buffer>, s: &Schedule) -> String {
     let compiled = compile_with(&lower(p, s).unwrap(), &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
     let region = vec![(0, 32), (0, 8)];
-    let got = compiled.run(inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
-    let expected = compiler::exec::reference::realize(p, inputs, &BTreeMap::new(), "out", &region).unwrap();
-    assert_eq!(got, expected);
+    agrees_with_reference(&compiled, p, inputs, "out", &region, "");
     compiled.text.as_ref().expect("kept").llvm_ir.clone()
 }
 
 /// A read at stride 2 (a downsampling) is two dense vector loads and a
 /// shuffle, not a load per lane; the results are the reference's.
+/// Runs `compiled` over `region` of `output` and checks every point against
+/// the reference evaluator (`what` names the case in the failure).
+fn agrees_with_reference(
+    compiled: &codegen::CompiledPipeline,
+    p: &compiler::lang::pipeline::PipelineDef,
+    inputs: &BTreeMap<String, Buffer>,
+    output: &str,
+    region: &[(i64, i64)],
+    what: &str,
+) {
+    let got = compiled.run(inputs, &BTreeMap::new(), &[(output, region.to_vec())]).unwrap().remove(output).unwrap();
+    let expected = compiler::exec::reference::realize(p, inputs, &BTreeMap::new(), output, region).unwrap();
+    assert_eq!(got, expected, "{what}");
+}
+
 #[test]
 fn short_strided_vector_reads_are_dense_loads_and_a_shuffle() {
     let (p, inputs) = every_other_column();
@@ -81,9 +94,7 @@ fn strided_reads_stay_inside_the_elements_they_read() {
             let compiled = codegen::compile(&lower(&p, &s).unwrap()).unwrap();
             let inputs = BTreeMap::from([("input".to_string(), b)]);
             let region = vec![(0, width), (0, 3)];
-            let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
-            let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
-            assert_eq!(got, expected, "stride {stride}, {lanes} lanes");
+            agrees_with_reference(&compiled, &p, &inputs, "out", &region, &format!("stride {stride}, {lanes} lanes"));
         }
     }
 }
@@ -138,9 +149,7 @@ fn guarded_tiles_run_unguarded_in_the_steady_state() {
             inputs.insert(name.to_string(), buf);
         }
         let region = vec![(0, n), (0, n)];
-        let got = compiled.run(&inputs, &BTreeMap::new(), &[("C", region.clone())]).unwrap().remove("C").unwrap();
-        let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "C", &region).unwrap();
-        assert_eq!(got, expected, "{n}x{n}");
+        agrees_with_reference(&compiled, &p, &inputs, "C", &region, &format!("{n}x{n}"));
     }
 }
 
@@ -197,9 +206,7 @@ fn a_reduction_per_register_tile_has_constant_extents_and_dense_vectors() {
         inputs.insert(name.to_string(), buf);
     }
     let region = vec![(0, 32), (0, 12)];
-    let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
-    let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
-    assert_eq!(got, expected);
+    agrees_with_reference(&compiled, &p, &inputs, "out", &region, "");
 }
 
 /// The float modes: strict code rounds every multiply and add (no fused
@@ -275,9 +282,7 @@ fn upsampling_reads_stay_inside_the_elements_they_read() {
                 let compiled = codegen::compile(&lower(&p, &s).unwrap()).unwrap();
                 let inputs = BTreeMap::from([("input".to_string(), b)]);
                 let region = vec![(start, width), (0, 2)];
-                let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
-                let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
-                assert_eq!(got, expected, "factor {factor}, {lanes} lanes, from {start}");
+                agrees_with_reference(&compiled, &p, &inputs, "out", &region, &format!("factor {factor}, {lanes} lanes, from {start}"));
             }
         }
     }
@@ -308,9 +313,7 @@ fn a_select_on_a_uniform_condition_computes_one_side() {
     assert!(!ir.contains("select <8 x i1>") && !ir.contains("select i1 %"), "the channel select stayed a select:\n{ir}");
     let inputs = BTreeMap::from([("input".to_string(), b)]);
     let region = vec![(0, 64), (0, 3)];
-    let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
-    let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
-    assert_eq!(got, expected);
+    agrees_with_reference(&compiled, &p, &inputs, "out", &region, "");
 }
 
 /// A read through a clamp to the edge is one dense load wherever the clamp
@@ -335,8 +338,6 @@ fn clamped_reads_are_dense_inside_the_clamp() {
     assert!(ir.contains("load <8 x float>"), "no dense load inside the clamp:\n{ir}");
     let inputs = BTreeMap::from([("input".to_string(), b)]);
     for region in [vec![(-20, 80), (0, 4)], vec![(5, 24), (0, 4)], vec![(30, 16), (1, 3)]] {
-        let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
-        let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
-        assert_eq!(got, expected, "{region:?}");
+        agrees_with_reference(&compiled, &p, &inputs, "out", &region, &format!("{region:?}"));
     }
 }
