@@ -150,14 +150,8 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         let half = (stride * lanes).div_ceil(2);
         let lo = self.dense_load(b, buffer, base, half)?;
         let hi = self.dense_load(b, buffer, &(base.clone() + Expr::i32((span - half) as i64)), half)?;
-        // Lane k is element stride * k of the span: in the first vector if
-        // it is below `half`, else in the second, which starts at `span - half`.
-        let picks: Vec<_> = (0..lanes)
-            .map(|k| {
-                let j = stride * k;
-                self.i32_const(if j < half { j } else { half + j - (span - half) } as i64)
-            })
-            .collect();
+        // Lane k is element stride * k of the span.
+        let picks: Vec<_> = (0..lanes).map(|k| self.i32_const(pick_from_halves((stride * k) as i64, half as i64, span as i64))).collect();
         let v = self.builder.build_shuffle_vector(lo, hi, VectorType::const_vector(&picks), "")?;
         self.memory_to_value(b.elem, v.into(), lanes)
     }
@@ -197,12 +191,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         let r = self.index(&remainder)?;
         let mut result: Option<Value<'ctx>> = None;
         for rem in 0..c {
-            let picks: Vec<_> = (0..n)
-                .map(|k| {
-                    let j = (k + rem) / c;
-                    self.i32_const(if j < half { j } else { half + j - (span(rem) - half) })
-                })
-                .collect();
+            let picks: Vec<_> = (0..n).map(|k| self.i32_const(pick_from_halves((k + rem) / c, half, span(rem)))).collect();
             let v: Value<'ctx> = self.builder.build_shuffle_vector(lo, hi, VectorType::const_vector(&picks), "")?.into();
             result = Some(match result {
                 None => v,
@@ -282,6 +271,17 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         let ty = ctx.metadata_node(&[ctx.metadata_string(buffer).into(), root.into(), zero]);
         let tag = ctx.metadata_node(&[ty.into(), ty.into(), zero]);
         let _ = access.set_metadata(tag, ctx.get_kind_id("tbaa"));
+    }
+}
+
+/// Where element `j` of a span of `span` elements lies in the concatenation
+/// of two loads of `half` elements, the first at the span's start and the
+/// second ending at its end.
+fn pick_from_halves(j: i64, half: i64, span: i64) -> i64 {
+    if j < half {
+        j
+    } else {
+        half + j - (span - half)
     }
 }
 
