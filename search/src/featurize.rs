@@ -16,7 +16,7 @@
 //! [`ChainCache`] keyed by those; featurizing a successor with its parent's
 //! copies the features of every chain it shares instead of computing them.
 
-use crate::loop_nest::{LoopNest, RegionMemo};
+use crate::loop_nest::LoopNest;
 use featurizer::{Dag, NodeId, ScheduleFeatures, Span, StageIdx};
 use fnv::FnvHashMap as HashMap;
 use std::collections::BTreeMap;
@@ -110,10 +110,11 @@ impl Walker<'_> {
     /// `outer_par` parallel tasks.
     fn walk(&mut self, level: &LoopNest, runs: f64, outer_par: f64) {
         let body_runs = runs * level.iterations() as f64;
-        let mut memo = RegionMemo::default();
         for top in level.children.iter().filter(|c| c.stage != level.stage) {
             let s = top.stage.expect("a chain has a stage");
-            let region = level.region_required(self.dag, self.dag.stage(s).node, &mut memo);
+            let node = self.dag.stage(s).node;
+            let region =
+                if level.is_root() { self.dag.node(node).region_required.clone() } else { level.level_regions(self.dag)[&node].clone() };
             let key = Arc::new(ChainKey {
                 top: Arc::as_ptr(top) as usize,
                 region,
@@ -227,11 +228,9 @@ impl Walker<'_> {
         let mut stored_inside = 0.0;
         for node in &nodes {
             self.walk(node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 });
-            let mut memo = RegionMemo::default();
             for g in &node.store_at {
-                let r = node.region_required(dag, *g, &mut memo);
                 let gn = dag.node(*g);
-                stored_inside += gn.bytes_per_point() as f64 * Span::volume(&gn.region_computed_for(&r)) as f64;
+                stored_inside += gn.bytes_per_point() as f64 * Span::volume(&gn.region_computed_for(&node.level_regions(dag)[g])) as f64;
             }
             runs *= node.iterations() as f64;
             if node.parallel {

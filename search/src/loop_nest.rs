@@ -43,31 +43,44 @@ pub struct LoopNest {
     pub vector_loop: Option<usize>,
     /// [`structural_hash`] of the whole subtree, once asked (nodes never
     /// change once shared; a clone starts without it).
-    pub full_hash: FullHash,
+    pub full_hash: Memo<u64>,
+    /// [`LoopNest::level_regions`], once asked.
+    pub regions: Memo<LevelRegions>,
 }
 
-/// A memoized hash that is not part of a node's value: equal, hashed and
-/// cloned as nothing.
-#[derive(Debug, Default)]
-pub struct FullHash(std::sync::OnceLock<u64>);
+/// A value worked out from a node once it is shared (and so never changes
+/// again), kept with it; not part of the node's value: equal, hashed and
+/// cloned as nothing, so a copy made to be changed starts without it.
+#[derive(Debug)]
+pub struct Memo<T>(std::sync::OnceLock<T>);
 
-impl Clone for FullHash {
-    fn clone(&self) -> FullHash {
-        FullHash::default()
+impl<T> Default for Memo<T> {
+    fn default() -> Memo<T> {
+        Memo(std::sync::OnceLock::new())
     }
 }
 
-impl PartialEq for FullHash {
-    fn eq(&self, _: &FullHash) -> bool {
+impl<T> Clone for Memo<T> {
+    fn clone(&self) -> Memo<T> {
+        Memo::default()
+    }
+}
+
+impl<T> PartialEq for Memo<T> {
+    fn eq(&self, _: &Memo<T>) -> bool {
         true
     }
 }
 
-impl Eq for FullHash {}
+impl<T> Eq for Memo<T> {}
 
-impl std::hash::Hash for FullHash {
+impl<T> std::hash::Hash for Memo<T> {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
 }
+
+/// The region one iteration of a level needs of each Func computed or
+/// stored at it.
+pub type LevelRegions = HashMap<NodeId, Vec<Span>>;
 
 impl LoopNest {
     /// The empty root.
@@ -82,7 +95,8 @@ impl LoopNest {
             innermost: false,
             parallel: false,
             vector_loop: None,
-            full_hash: FullHash::default(),
+            full_hash: Memo::default(),
+            regions: Memo::default(),
         }
     }
 
@@ -148,6 +162,25 @@ impl LoopNest {
         for c in &self.children {
             c.mark_computed(dag, out);
         }
+    }
+
+    /// The region one iteration of this level needs of each Func whose
+    /// chain starts here or that is stored here: worked out once per node
+    /// (successors share most nodes with their parent), except at the root,
+    /// where it is the region at the estimates (see [`LoopNest::region_required`]).
+    pub fn level_regions(&self, dag: &Dag) -> &LevelRegions {
+        self.regions.0.get_or_init(|| {
+            let mut memo = RegionMemo::default();
+            let chains = self.children.iter().filter(|c| c.stage != self.stage).filter_map(|c| c.stage.map(|s| dag.stage(s).node));
+            let mut out = LevelRegions::default();
+            for node in chains.chain(self.store_at.iter().copied()) {
+                if !out.contains_key(&node) {
+                    let region = self.region_required(dag, node, &mut memo);
+                    out.insert(node, region);
+                }
+            }
+            out
+        })
     }
 
     /// The region of `node` that one iteration of `self` needs, given
