@@ -353,5 +353,5 @@ fn dropout_threshold(percent: u32, decisions: usize) -> u32 {
 /// Adams's pruning: a stage that computes (or, inlined, is evaluated) more
 /// than 8 times the points it must.
 fn recomputes_too_much(features: &StageFeatures) -> bool {
-    features.values().any(|f| f.points_computed_total + f.inlined_calls > 8.0 * f.points_computed_minimum.max(1.0))
+    features.shared().any(|(_, f)| f.points_computed_total + f.inlined_calls > 8.0 * f.points_computed_minimum.max(1.0))
 }

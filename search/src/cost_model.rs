@@ -111,7 +111,9 @@ impl Analytical {
         Analytical { machine, ops_per_point: vec![], scatters: vec![] }
     }
 
-    /// The predicted cycles of one stage.
+    /// The predicted cycles of one stage (from its features as
+    /// [`StageFeatures::shared`] gives them: `working_set_at_root` is not
+    /// read).
     pub fn stage_cycles(&self, stage: StageIdx, f: &ScheduleFeatures) -> f64 {
         let m = &self.machine;
         let ops = self.ops_per_point.get(stage.index()).copied().unwrap_or(1.0).max(1.0);
@@ -178,7 +180,7 @@ impl CostModel for Analytical {
             .iter()
             .map(|features| {
                 let per_stage: BTreeMap<StageIdx, f64> =
-                    features.iter().map(|(&s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second)).collect();
+                    features.shared().map(|(s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second)).collect();
                 Cost { total: per_stage.values().sum(), per_stage }
             })
             .collect()
@@ -216,7 +218,7 @@ impl CostModel for RandomModel {
                     }
                 }
                 let mut rng = ChaCha8Rng::seed_from_u64(h);
-                let per_stage: BTreeMap<StageIdx, f64> = features.keys().map(|&s| (s, rng.random::<f64>())).collect();
+                let per_stage: BTreeMap<StageIdx, f64> = features.keys().map(|s| (s, rng.random::<f64>())).collect();
                 Cost { total: per_stage.values().sum(), per_stage }
             })
             .collect()

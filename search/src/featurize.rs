@@ -13,8 +13,14 @@
 //! A successor shares every subtree but one path with its parent, and what
 //! a chain computes depends only on its subtree, the region required of it,
 //! and how often and how parallel its level runs. So featurizing leaves a
-//! [`ChainCache`] keyed by those; featurizing a successor with its parent's
-//! copies the features of every chain it shares instead of computing them.
+//! [`ChainCache`]: per chain at the root, those keys and what the chain
+//! added (its stages' shared features, its inlined calls, and the same for
+//! the chains computed inside it). Featurizing a successor with its
+//! parent's cache finds each chain's previous version by stage (a Func is
+//! computed in one place), reuses it whole when its key is unchanged, and
+//! otherwise featurizes it again reusing the chains inside it.
+
+pub use crate::stage_features::StageFeatures;
 
 use crate::loop_nest::LoopNest;
 use featurizer::{Dag, NodeId, ScheduleFeatures, Span, StageIdx};
@@ -22,38 +28,44 @@ use fnv::FnvHashMap as HashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The features of every stage that has them, by stage.
-pub type StageFeatures = BTreeMap<StageIdx, ScheduleFeatures>;
-
 /// Calls of a Func inlined into innermost nodes: calls, vector calls and
 /// scalar calls.
 type InlinedCalls = (f64, f64, f64);
 
 /// What a chain's features depend on besides its own subtree.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 struct ChainKey {
-    /// The chain's top node, by address: the cache that holds the key also
-    /// holds the tree the node belongs to, so the address stays its own.
+    /// The chain's top node, by address: a cache holds keys only of nodes
+    /// of the tree it was made for, which its owner keeps alive, and is
+    /// compared only with keys of live trees, so an address is never
+    /// another node's.
     top: usize,
     region: Vec<Span>,
     productions: u64,
     outer_par: u64,
 }
 
-/// What featurizing one chain (and everything computed inside it) added.
+/// What featurizing one chain (and everything computed inside it) added,
+/// under which key.
 #[derive(Debug)]
 struct ChainSummary {
-    stages: Vec<StageIdx>,
+    stage: StageIdx,
+    key: ChainKey,
+    /// The features of its stage and of every stage computed inside it.
+    stages: Vec<(StageIdx, Arc<ScheduleFeatures>)>,
     inlined: Vec<(NodeId, InlinedCalls)>,
-    /// The chains computed inside it, for successors that change this
-    /// chain but not those.
-    nested: Vec<Arc<ChainKey>>,
+    /// The chains computed at its levels, in walk order, for a successor
+    /// that changes this chain but not those.
+    nested: Vec<Chain>,
 }
 
-/// The chains a featurized nest computed, for its successors to reuse.
+type Chain = Arc<ChainSummary>;
+
+/// The chains a featurized nest computes at the root, for its successors
+/// to reuse.
 #[derive(Debug, Default)]
 pub struct ChainCache {
-    chains: HashMap<Arc<ChainKey>, Arc<ChainSummary>>,
+    roots: Vec<Chain>,
 }
 
 /// A parent's features and chains, which a successor may reuse.
@@ -64,18 +76,16 @@ pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
     featurize_reusing(dag, root, None).0
 }
 
-/// Computes the features of every placed stage of `root`, copying those of
+/// Computes the features of every placed stage of `root`, reusing those of
 /// the chains it shares with the nest `previous` was computed for.
 pub fn featurize_reusing(dag: &Dag, root: &LoopNest, previous: Option<Previous<'_>>) -> (StageFeatures, ChainCache) {
-    let mut w =
-        Walker { dag, previous, out: StageFeatures::new(), inlined: HashMap::default(), cache: ChainCache::default(), nested: vec![] };
-    w.walk(root, 1.0, 1.0);
-    let Walker { mut out, inlined, cache, .. } = w;
-    let working_set_at_root: f64 = out.values().map(|f| f.bytes_at_root).sum();
-    for f in out.values_mut() {
-        f.working_set_at_root = working_set_at_root;
-    }
-    for (node, (calls, vectors, scalars)) in inlined {
+    let mut w = Walker { dag, stages: vec![], inlined: HashMap::default() };
+    let mut roots = vec![];
+    w.walk(root, 1.0, 1.0, previous.map_or(&[], |(_, cache)| &cache.roots), &mut roots);
+    let Walker { stages, inlined, .. } = w;
+    let mut inlined: Vec<(NodeId, InlinedCalls)> = inlined.into_iter().collect();
+    inlined.sort_by_key(|(node, _)| *node);
+    let inlined_features = inlined.into_iter().map(|(node, (calls, vectors, scalars))| {
         let n = dag.node(node);
         let stage = dag.stage(n.stages[0]);
         let f = ScheduleFeatures {
@@ -88,92 +98,88 @@ pub fn featurize_reusing(dag: &Dag, root: &LoopNest, previous: Option<Previous<'
             points_computed_minimum: Span::volume(&stage.loop_spans(&n.region_computed)) as f64,
             ..ScheduleFeatures::default()
         };
-        out.insert(n.stages[0], f);
-    }
-    (out, cache)
+        (n.stages[0], f)
+    });
+    (StageFeatures::from_parts(stages, inlined_features), ChainCache { roots })
 }
 
 struct Walker<'a> {
     dag: &'a Dag,
-    previous: Option<Previous<'a>>,
-    out: StageFeatures,
+    /// The features of the stages computed so far.
+    stages: Vec<(StageIdx, Arc<ScheduleFeatures>)>,
     inlined: HashMap<NodeId, InlinedCalls>,
-    cache: ChainCache,
-    /// The keys of the chains featurized so far, in order (each chain's
-    /// nested ones are those recorded while it was walked).
-    nested: Vec<Arc<ChainKey>>,
+}
+
+/// The chain of `stage` among `old` (the chains a level's previous version
+/// computed), looked for first where the `i`th chain would be.
+fn previous_version(old: &[Chain], stage: StageIdx, i: usize) -> Option<&Chain> {
+    let n = old.len();
+    (0..n).map(|k| &old[(i + k) % n]).find(|c| c.stage == stage)
 }
 
 impl Walker<'_> {
     /// Visits the chains computed at `level`, which runs `runs` times (each
     /// iteration of its body `runs * iterations` times in all) inside
-    /// `outer_par` parallel tasks.
-    fn walk(&mut self, level: &LoopNest, runs: f64, outer_par: f64) {
+    /// `outer_par` parallel tasks, reusing what `old` (the chains of the
+    /// level's previous version) found; records each chain in `out`.
+    fn walk(&mut self, level: &LoopNest, runs: f64, outer_par: f64, old: &[Chain], out: &mut Vec<Chain>) {
         let body_runs = runs * level.iterations() as f64;
         for top in level.children.iter().filter(|c| c.stage != level.stage) {
             let s = top.stage.expect("a chain has a stage");
             let node = self.dag.stage(s).node;
-            let region =
-                if level.is_root() { self.dag.node(node).region_required.clone() } else { level.level_regions(self.dag)[&node].clone() };
-            let key = Arc::new(ChainKey {
-                top: Arc::as_ptr(top) as usize,
-                region,
-                productions: body_runs.to_bits(),
-                outer_par: outer_par.to_bits(),
-            });
-            if !self.reuse(&key) {
-                self.featurize_chain(top, s, key, body_runs, outer_par);
-            }
+            let region = if level.is_root() { &self.dag.node(node).region_required } else { &level.level_regions(self.dag)[&node] };
+            let top_address = Arc::as_ptr(top) as usize;
+            let (productions, par) = (body_runs.to_bits(), outer_par.to_bits());
+            let previous = previous_version(old, s, out.len());
+            let chain = match previous {
+                Some(p)
+                    if p.key.top == top_address
+                        && p.key.productions == productions
+                        && p.key.outer_par == par
+                        && p.key.region == *region =>
+                {
+                    self.stages.extend(p.stages.iter().cloned());
+                    for (node, calls) in &p.inlined {
+                        add_calls(self.inlined.entry(*node).or_default(), *calls);
+                    }
+                    p.clone()
+                }
+                _ => {
+                    let key = ChainKey { top: top_address, region: region.clone(), productions, outer_par: par };
+                    self.featurize_chain(top, s, key, body_runs, outer_par, previous.map_or(&[], |p| &p.nested))
+                }
+            };
+            out.push(chain);
         }
     }
 
-    /// Copies what the previous nest found for the chain `key` (and the
-    /// chains inside it); false if it has no such chain.
-    fn reuse(&mut self, key: &Arc<ChainKey>) -> bool {
-        let Some((features, cache)) = self.previous else {
-            return false;
-        };
-        let Some(summary) = cache.chains.get(key) else {
-            return false;
-        };
-        for s in &summary.stages {
-            self.out.insert(*s, features[s].clone());
-        }
-        for (node, calls) in &summary.inlined {
+    /// Featurizes one chain, reusing the chains inside it that `old` (its
+    /// previous version's) holds unchanged, and records what it added.
+    fn featurize_chain(&mut self, top: &LoopNest, s: StageIdx, key: ChainKey, productions: f64, outer_par: f64, old: &[Chain]) -> Chain {
+        let stages_from = self.stages.len();
+        let inlined = std::mem::take(&mut self.inlined);
+        let mut nested = vec![];
+        self.chain(top, s, &key.region, productions, outer_par, old, &mut nested);
+        let my_calls = std::mem::replace(&mut self.inlined, inlined);
+        let mut my_calls: Vec<(NodeId, InlinedCalls)> = my_calls.into_iter().collect();
+        my_calls.sort_by_key(|(node, _)| *node);
+        for (node, calls) in &my_calls {
             add_calls(self.inlined.entry(*node).or_default(), *calls);
         }
-        for k in &summary.nested {
-            if let Some(inner) = cache.chains.get(k) {
-                self.cache.chains.insert(k.clone(), inner.clone());
-                self.nested.push(k.clone());
-            }
-        }
-        self.cache.chains.insert(key.clone(), summary.clone());
-        self.nested.push(key.clone());
-        true
+        Arc::new(ChainSummary { stage: s, key, stages: self.stages[stages_from..].to_vec(), inlined: my_calls, nested })
     }
 
-    /// Featurizes one chain into fresh maps, then merges and records them.
-    fn featurize_chain(&mut self, top: &LoopNest, s: StageIdx, key: Arc<ChainKey>, productions: f64, outer_par: f64) {
-        let out = std::mem::take(&mut self.out);
-        let inlined = std::mem::take(&mut self.inlined);
-        let nested_from = self.nested.len();
-        self.chain(top, s, &key.region, productions, outer_par);
-        let mine = std::mem::replace(&mut self.out, out);
-        let my_calls = std::mem::replace(&mut self.inlined, inlined);
-        let summary = ChainSummary {
-            stages: mine.keys().copied().collect(),
-            inlined: my_calls.iter().map(|(n, c)| (*n, *c)).collect(),
-            nested: self.nested[nested_from..].to_vec(),
-        };
-        self.out.extend(mine);
-        for (node, calls) in my_calls {
-            add_calls(self.inlined.entry(node).or_default(), calls);
-        }
-        self.cache.chains.insert(key.clone(), Arc::new(summary));
-        self.nested.push(key);
-    }
-    fn chain(&mut self, top: &LoopNest, s: StageIdx, region: &[Span], productions: f64, outer_par: f64) {
+    #[allow(clippy::too_many_arguments)]
+    fn chain(
+        &mut self,
+        top: &LoopNest,
+        s: StageIdx,
+        region: &[Span],
+        productions: f64,
+        outer_par: f64,
+        old: &[Chain],
+        nested: &mut Vec<Chain>,
+    ) {
         let dag = self.dag;
         let stage = dag.stage(s);
         let n = dag.node(stage.node);
@@ -227,7 +233,7 @@ impl Walker<'_> {
         let mut par = outer_par;
         let mut stored_inside = 0.0;
         for node in &nodes {
-            self.walk(node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 });
+            self.walk(node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 }, old, nested);
             for g in &node.store_at {
                 let gn = dag.node(*g);
                 stored_inside += gn.bytes_per_point() as f64 * Span::volume(&gn.region_computed_for(&node.level_regions(dag)[g])) as f64;
@@ -241,7 +247,7 @@ impl Walker<'_> {
         f.working_set_at_production = stored_inside + bytes_at_realization;
         f.working_set_at_realization = f.working_set_at_production;
         f.working_set_at_task = f.working_set_at_production / inner_par.max(1.0);
-        self.out.insert(s, f);
+        self.stages.push((s, Arc::new(f)));
     }
 }
 

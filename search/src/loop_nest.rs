@@ -174,9 +174,8 @@ impl LoopNest {
             let chains = self.children.iter().filter(|c| c.stage != self.stage).filter_map(|c| c.stage.map(|s| dag.stage(s).node));
             let mut out = LevelRegions::default();
             for node in chains.chain(self.store_at.iter().copied()) {
-                if !out.contains_key(&node) {
-                    let region = self.region_required(dag, node, &mut memo);
-                    out.insert(node, region);
+                if let std::collections::hash_map::Entry::Vacant(slot) = out.entry(node) {
+                    slot.insert(self.region_required(dag, node, &mut memo));
                 }
             }
             out

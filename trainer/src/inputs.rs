@@ -69,7 +69,7 @@ impl PipelineInputs {
 /// the stages it has not placed).
 pub fn schedule_rows(stages: usize, features: &StageFeatures) -> Vec<ScheduleRow> {
     let mut rows = vec![[0.0; SCHEDULE_FEATURES]; stages];
-    for (stage, f) in features {
+    for (stage, f) in features.iter() {
         if let Some(row) = rows.get_mut(stage.index()) {
             *row = f.to_array().map(|v| v as f32);
         }

@@ -65,7 +65,7 @@ impl LearnedModel {
 }
 
 fn unpriced(batch: &[&StageFeatures]) -> Vec<Cost> {
-    batch.iter().map(|f| Cost { total: f64::INFINITY, per_stage: f.keys().map(|&s| (s, f64::INFINITY)).collect() }).collect()
+    batch.iter().map(|f| Cost { total: f64::INFINITY, per_stage: f.keys().map(|s| (s, f64::INFINITY)).collect() }).collect()
 }
 
 impl CostModel for LearnedModel {
@@ -82,7 +82,7 @@ impl CostModel for LearnedModel {
         let Some(pipeline) = &state.pipeline else {
             return unpriced(batch);
         };
-        let placed: BTreeSet<StageIdx> = batch.iter().flat_map(|f| f.keys().copied()).collect();
+        let placed: BTreeSet<StageIdx> = batch.iter().flat_map(|f| f.keys()).collect();
         if placed.is_empty() {
             return batch.iter().map(|_| Cost { total: 0.0, per_stage: BTreeMap::new() }).collect();
         }
