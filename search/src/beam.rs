@@ -204,15 +204,18 @@ impl Searcher<'_> {
             // As Adams's: every candidate but the last one left may drop
             // out (so with a beam of one the best is kept only by chance).
             let candidates = next.len();
-            for (i, st) in next.into_iter().enumerate() {
-                if kept.len() >= self.options.beam {
-                    break;
-                }
+            let mut ranked = next.into_iter().enumerate();
+            for (i, st) in ranked.by_ref() {
                 if i + 1 < candidates && survive < 100 && rng.random_range(0..100) >= survive {
                     continue;
                 }
                 kept.push(st);
+                if kept.len() >= self.options.beam {
+                    break;
+                }
             }
+            // The rest (most of a step's states) let go on every thread.
+            ranked.collect::<Vec<_>>().into_par_iter().for_each(drop);
             let record = expanded_map(expanded, pass);
             for st in &kept {
                 *record.entry(structural_hash(&st.root, pass + 1)).or_default() += 1;

@@ -12,6 +12,7 @@ use crate::featurize::StageFeatures;
 use featurizer::{Dag, PipelineFeatures, ScheduleFeatures, StageIdx};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// A predicted runtime, in seconds, with each stage's share.
@@ -175,9 +176,11 @@ impl CostModel for Analytical {
             dag.stages.iter().map(|s| s.loops.iter().position(|l| l.pure_dim == Some(0)).is_some_and(|v| s.scatters_along(v))).collect();
     }
 
+    /// Each candidate on its own, so the batch is shared among the
+    /// threads.
     fn evaluate(&self, batch: &[&StageFeatures]) -> Vec<Cost> {
         batch
-            .iter()
+            .par_iter()
             .map(|features| {
                 let per_stage: BTreeMap<StageIdx, f64> =
                     features.shared().map(|(s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second)).collect();

@@ -67,7 +67,7 @@ fn place_inside(dag: &Dag, at: &Arc<LoopNest>, node: NodeId, root_volume: i64, o
         return;
     }
     let with_child = |c: Arc<LoopNest>| {
-        let mut copy = (**at).clone();
+        let mut copy = at.copy_to_change_children();
         copy.children[i] = c;
         Arc::new(copy)
     };
@@ -110,7 +110,7 @@ fn compute_at(dag: &Dag, level: &Arc<LoopNest>, node: NodeId, root_volume: i64) 
     if region.iter().any(|s| s.is_empty()) || Span::volume(&region) >= root_volume {
         return None;
     }
-    let mut copy = (**level).clone();
+    let mut copy = level.copy_to_change_children();
     let chains = compute_here(dag, node, &region);
     // Producers run before their consumers at the same level.
     for (k, c) in chains.into_iter().enumerate() {
@@ -141,14 +141,14 @@ fn inline(dag: &Dag, at: &Arc<LoopNest>, node: NodeId) -> Option<Arc<LoopNest>> 
         if own + through == 0 {
             return None;
         }
-        let mut copy = (**at).clone();
+        let mut copy = at.copy_to_change_children();
         copy.inlined.insert(node, own + through);
         return Some(Arc::new(copy));
     }
     let mut copy: Option<LoopNest> = None;
     for (i, c) in at.children.iter().enumerate() {
         if let Some(new) = inline(dag, c, node) {
-            copy.get_or_insert_with(|| (**at).clone()).children[i] = new;
+            copy.get_or_insert_with(|| at.copy_to_change_children()).children[i] = new;
         }
     }
     copy.map(Arc::new)
@@ -216,7 +216,7 @@ fn with_chain(at: &Arc<LoopNest>, s: featurizer::StageIdx, f: &dyn Fn(&LoopNest)
     for (i, c) in at.children.iter().enumerate() {
         let replaced = if c.stage == Some(s) && at.stage != Some(s) { f(c).map(Arc::new) } else { with_chain(c, s, f) };
         if let Some(new) = replaced {
-            let mut copy = (**at).clone();
+            let mut copy = at.copy_to_change_children();
             copy.children[i] = new;
             return Some(Arc::new(copy));
         }

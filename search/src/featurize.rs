@@ -127,16 +127,14 @@ impl Walker<'_> {
         for top in level.children.iter().filter(|c| c.stage != level.stage) {
             let s = top.stage.expect("a chain has a stage");
             let node = self.dag.stage(s).node;
-            let region = if level.is_root() { &self.dag.node(node).region_required } else { &level.level_regions(self.dag)[&node] };
+            let region: &[Span] =
+                if level.is_root() { &self.dag.node(node).region_required } else { &level.level_regions(self.dag)[&node] };
             let top_address = Arc::as_ptr(top) as usize;
             let (productions, par) = (body_runs.to_bits(), outer_par.to_bits());
             let previous = previous_version(old, s, out.len());
             let chain = match previous {
                 Some(p)
-                    if p.key.top == top_address
-                        && p.key.productions == productions
-                        && p.key.outer_par == par
-                        && p.key.region == *region =>
+                    if p.key.top == top_address && p.key.productions == productions && p.key.outer_par == par && p.key.region == region =>
                 {
                     self.stages.extend(p.stages.iter().cloned());
                     for (node, calls) in &p.inlined {
@@ -145,7 +143,7 @@ impl Walker<'_> {
                     p.clone()
                 }
                 _ => {
-                    let key = ChainKey { top: top_address, region: region.clone(), productions, outer_par: par };
+                    let key = ChainKey { top: top_address, region: region.to_vec(), productions, outer_par: par };
                     self.featurize_chain(top, s, key, body_runs, outer_par, previous.map_or(&[], |p| &p.nested))
                 }
             };

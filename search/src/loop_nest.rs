@@ -45,7 +45,10 @@ pub struct LoopNest {
     /// change once shared; a clone starts without it).
     pub full_hash: Memo<u64>,
     /// [`LoopNest::level_regions`], once asked.
-    pub regions: Memo<LevelRegions>,
+    pub regions: Memo<Arc<LevelRegions>>,
+    /// The regions of the level this one is a copy of, when it was made
+    /// by [`LoopNest::copy_to_change_children`].
+    pub inherited: Memo<Arc<LevelRegions>>,
 }
 
 /// A value worked out from a node once it is shared (and so never changes
@@ -80,7 +83,7 @@ impl<T> std::hash::Hash for Memo<T> {
 
 /// The region one iteration of a level needs of each Func computed or
 /// stored at it.
-pub type LevelRegions = HashMap<NodeId, Vec<Span>>;
+pub type LevelRegions = HashMap<NodeId, Arc<[Span]>>;
 
 impl LoopNest {
     /// The empty root.
@@ -97,6 +100,7 @@ impl LoopNest {
             vector_loop: None,
             full_hash: Memo::default(),
             regions: Memo::default(),
+            inherited: Memo::default(),
         }
     }
 
@@ -172,14 +176,30 @@ impl LoopNest {
         self.regions.0.get_or_init(|| {
             let mut memo = RegionMemo::default();
             let chains = self.children.iter().filter(|c| c.stage != self.stage).filter_map(|c| c.stage.map(|s| dag.stage(s).node));
-            let mut out = LevelRegions::default();
+            let mut out = self.inherited.0.get().map(|r| (**r).clone()).unwrap_or_default();
             for node in chains.chain(self.store_at.iter().copied()) {
                 if let std::collections::hash_map::Entry::Vacant(slot) = out.entry(node) {
-                    slot.insert(self.region_required(dag, node, &mut memo));
+                    slot.insert(self.region_required(dag, node, &mut memo).into());
                 }
             }
-            out
+            Arc::new(out)
         })
+    }
+
+    /// A copy of this level for the search to change its children while
+    /// deciding a Func: placing it here or inside, inlining it, or tiling
+    /// its own chain, never changing this level's loops. The copy keeps
+    /// the regions worked out for this level (or inherited by it), and
+    /// works out only those of Funcs they lack: a Func decided earlier is
+    /// never a producer of the Func being decided (decisions go consumers
+    /// first), so nothing the change adds reads it, and its region here
+    /// stays what it was.
+    pub fn copy_to_change_children(&self) -> LoopNest {
+        let copy = self.clone();
+        if let Some(regions) = self.regions.0.get().or(self.inherited.0.get()) {
+            copy.inherited.0.set(regions.clone()).expect("a fresh copy has inherited nothing");
+        }
+        copy
     }
 
     /// The region of `node` that one iteration of `self` needs, given

@@ -105,9 +105,17 @@ fn every_func_at_the_root_runs_at_the_estimates() {
     }
 }
 
+/// A deep copy of a loop nest with nothing memoized or inherited: every
+/// region worked out again.
+fn fresh_copy(node: &search::loop_nest::LoopNest) -> search::loop_nest::LoopNest {
+    let children = node.children.iter().map(|c| std::sync::Arc::new(fresh_copy(c))).collect();
+    search::loop_nest::LoopNest { children, ..node.clone() }
+}
+
 /// Featurizing a successor with its parent's chains gives exactly the
 /// features featurizing it from scratch gives, along random decision paths
-/// (nested placements included) of random pipelines and of the pyramids.
+/// (nested placements included) of random pipelines and of the pyramids,
+/// and those of a fresh copy of it, which keeps no region from its parent.
 #[test]
 fn features_reused_from_the_parent_equal_features_from_scratch() {
     use rand::{Rng, SeedableRng};
@@ -132,6 +140,7 @@ fn features_reused_from_the_parent_equal_features_from_scratch() {
                 for child in &options {
                     let (reused, _) = featurize_reusing(&dag, child, Some((&features, &chains)));
                     assert_eq!(reused, featurize(&dag, child), "decision {d}");
+                    assert_eq!(reused, featurize(&dag, &fresh_copy(child)), "decision {d}: regions kept from the parent");
                     compared += 1;
                 }
                 root = options[rng.random_range(0..options.len())].clone();
