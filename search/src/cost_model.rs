@@ -13,13 +13,13 @@ use featurizer::{Dag, PipelineFeatures, ScheduleFeatures, StageIdx};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
 
 /// A predicted runtime, in seconds, with each stage's share.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cost {
     pub total: f64,
-    pub per_stage: BTreeMap<StageIdx, f64>,
+    /// By stage, in stage order.
+    pub per_stage: Vec<(StageIdx, f64)>,
 }
 
 /// A cost model: pipeline features once, then batches of candidates.
@@ -182,9 +182,9 @@ impl CostModel for Analytical {
         batch
             .par_iter()
             .map(|features| {
-                let per_stage: BTreeMap<StageIdx, f64> =
+                let per_stage: Vec<(StageIdx, f64)> =
                     features.shared().map(|(s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second)).collect();
-                Cost { total: per_stage.values().sum(), per_stage }
+                Cost { total: per_stage.iter().map(|(_, c)| c).sum(), per_stage }
             })
             .collect()
     }
@@ -221,8 +221,8 @@ impl CostModel for RandomModel {
                     }
                 }
                 let mut rng = ChaCha8Rng::seed_from_u64(h);
-                let per_stage: BTreeMap<StageIdx, f64> = features.keys().map(|s| (s, rng.random::<f64>())).collect();
-                Cost { total: per_stage.values().sum(), per_stage }
+                let per_stage: Vec<(StageIdx, f64)> = features.keys().map(|s| (s, rng.random::<f64>())).collect();
+                Cost { total: per_stage.iter().map(|(_, c)| c).sum(), per_stage }
             })
             .collect()
     }

@@ -79,7 +79,7 @@ pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
 /// Computes the features of every placed stage of `root`, reusing those of
 /// the chains it shares with the nest `previous` was computed for.
 pub fn featurize_reusing(dag: &Dag, root: &LoopNest, previous: Option<Previous<'_>>) -> (StageFeatures, ChainCache) {
-    let mut w = Walker { dag, stages: vec![], inlined: HashMap::default() };
+    let mut w = Walker { dag, stages: Vec::with_capacity(dag.stages.len()), inlined: HashMap::default() };
     let mut roots = vec![];
     w.walk(root, 1.0, 1.0, previous.map_or(&[], |(_, cache)| &cache.roots), &mut roots);
     let Walker { stages, inlined, .. } = w;
@@ -100,7 +100,7 @@ pub fn featurize_reusing(dag: &Dag, root: &LoopNest, previous: Option<Previous<'
         };
         (n.stages[0], f)
     });
-    (StageFeatures::from_parts(stages, inlined_features), ChainCache { roots })
+    (StageFeatures::from_parts(dag.stages.len(), stages, inlined_features), ChainCache { roots })
 }
 
 struct Walker<'a> {

@@ -254,8 +254,8 @@ fn checked_search(
         .cost
         .per_stage
         .iter()
-        .map(|(s, &seconds)| {
-            let stage = dag.stage(*s);
+        .map(|&(s, seconds)| {
+            let stage = dag.stage(s);
             StageCost { func: dag.node(stage.node).name.to_string(), stage: stage.index, seconds }
         })
         .collect();

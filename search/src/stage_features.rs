@@ -32,15 +32,17 @@ pub struct StageFeatures {
 }
 
 impl StageFeatures {
-    /// Features of a featurized loop nest: `computed` stages (stored with
+    /// Features of a featurized loop nest of a pipeline of `stages`
+    /// stages: `computed` stages (stored with
     /// `working_set_at_root` 0) and `inlined` ones (stored complete); the
     /// working set at the root is the sum of the computed stages' bytes at
     /// the root.
     pub(crate) fn from_parts(
+        stages: usize,
         computed: impl IntoIterator<Item = (StageIdx, Arc<ScheduleFeatures>)>,
         inlined: impl IntoIterator<Item = (StageIdx, ScheduleFeatures)>,
     ) -> StageFeatures {
-        let mut out = StageFeatures::default();
+        let mut out = StageFeatures { entries: vec![None; stages], working_set_at_root: 0.0 };
         for (s, features) in computed {
             debug_assert_eq!(features.working_set_at_root, 0.0);
             out.put(s, Entry { features, computed: true });

@@ -17,7 +17,7 @@ use featurizer::{Dag, StageIdx};
 use search::cost_model::Cost;
 use search::featurize::StageFeatures;
 use search::CostModel;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -84,7 +84,7 @@ impl CostModel for LearnedModel {
         };
         let placed: BTreeSet<StageIdx> = batch.iter().flat_map(|f| f.keys()).collect();
         if placed.is_empty() {
-            return batch.iter().map(|_| Cost { total: 0.0, per_stage: BTreeMap::new() }).collect();
+            return batch.iter().map(|_| Cost { total: 0.0, per_stage: vec![] }).collect();
         }
         let stages: Vec<usize> = placed.iter().map(|s| s.index()).filter(|&s| s < pipeline.stages()).collect();
         if stages.len() != placed.len() {
@@ -103,9 +103,9 @@ impl CostModel for LearnedModel {
             .iter()
             .zip(seconds.chunks_exact(stages.len()))
             .map(|(features, row)| {
-                let per_stage: BTreeMap<StageIdx, f64> =
+                let per_stage: Vec<(StageIdx, f64)> =
                     placed.iter().zip(row).filter(|(s, _)| features.contains_key(s)).map(|(&s, &v)| (s, v)).collect();
-                Cost { total: per_stage.values().sum(), per_stage }
+                Cost { total: per_stage.iter().map(|(_, c)| c).sum(), per_stage }
             })
             .collect()
     }
