@@ -66,7 +66,7 @@ wait_for_log 60 "serving address=" "$work/server.log" "$server_pid"
 address="$(sed -n 's/.*serving address=\([0-9.:]*\).*/\1/p' "$work/server.log" | head -n 1)"
 echo "product: scheduler-server on $address (store $work/store.sqlite), round 0: 8 pipelines x 4 schedules, retraining after 17 samples"
 
-"$bin/benchmark-agent" --server "http://$address" --name product-agent --exit-when-drained \
+"$bin/benchmark-agent" --server "http://$address" --name product-agent --exit-when-drained --spool "$work/agent-spool" \
   >"$work/agent.out" 2>"$work/agent.log" &
 agent_pid=$!
 wait "$agent_pid" || fail "the agent failed"

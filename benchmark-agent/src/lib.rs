@@ -18,6 +18,7 @@ pub mod measure;
 pub mod records;
 pub mod remote;
 pub mod sampling;
+pub mod spool;
 pub mod workload;
 
 pub use generate::{generate, GenerateOptions, GenerateStats};

@@ -6,14 +6,20 @@
 //! Failure handling: every call is retried with exponential backoff while
 //! the server is unreachable (or overloaded); a report is retried until the
 //! server acknowledges it, so a measured sample is never dropped by the
-//! agent. A stop request (SIGTERM in the binary) ends the current timing,
-//! reports what was measured and leaves. An agent killed outright loses
-//! only its unreported work: its lease expires and the server gives the
-//! item to another agent. A seed whose pipeline cannot be built or
+//! agent. Before it is sent, a report is written to the agent's [`Spool`],
+//! and removed once acknowledged: an agent killed while its report waits
+//! (or a host that fails) leaves it there, and the next agent of the same
+//! name sends it before leasing anything (the server accepts a late report
+//! once from an agent the item was leased to, and stores nothing for a
+//! report it already has). A stop request (SIGTERM in the binary) ends the
+//! current timing, reports what was measured and leaves. An agent killed
+//! while it measures loses only that unreported work: its lease expires
+//! and the server gives the item to another agent. A seed whose pipeline cannot be built or
 //! searched is not reported: its lease lapses and the server gives up on it
 //! after its attempts.
 
 use crate::generate::{measure_workload, Measured};
+use crate::spool::{Spool, SpoolError};
 use crate::{AgentError, SamplingOptions, Workload};
 use codegen::runner::Runner;
 use compiler::Target;
@@ -23,6 +29,7 @@ use proto::v1::agent_client::AgentClient;
 use random_pipelines::GeneratorParams;
 use search::{Analytical, CostModel, Machine};
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +48,8 @@ pub enum RemoteError {
     Agent(#[from] AgentError),
     #[error("the measuring thread failed: {0}")]
     Join(#[from] tokio::task::JoinError),
+    #[error("{0}")]
+    Spool(#[from] SpoolError),
 }
 
 /// Exponential backoff between retries: `initial`, doubled each time, at most `max`.
@@ -66,6 +75,9 @@ pub struct RemoteOptions {
     pub exit_when_drained: bool,
     /// The deadline of each call.
     pub call_timeout: Duration,
+    /// Where reports wait until the server acknowledges them (one folder
+    /// per agent name on a host).
+    pub spool: PathBuf,
 }
 
 /// What an agent did.
@@ -73,6 +85,10 @@ pub struct RemoteOptions {
 pub struct RemoteStats {
     /// Items reported (and acknowledged).
     pub reported: u64,
+    /// Of those, reports an earlier run of the agent left in its spool.
+    pub resent: u64,
+    /// Spooled reports the server refused for good (set aside in the spool).
+    pub rejected: u64,
     /// Samples the server stored from this agent.
     pub inserted: u64,
     /// Reports the server already had (the item was completed by another).
@@ -278,6 +294,8 @@ pub async fn run(options: &RemoteOptions, mut runner: Runner, stop: Arc<AtomicBo
     let session = Session::register(options, &host, &stop).await?;
     tracing::info!(agent_id = session.agent_id, host_key = session.host_key, "registered");
     let mut stats = RemoteStats::default();
+    let spool = Spool::open(&options.spool)?;
+    resend_spooled(&session, &spool, &mut stats).await?;
     let mut weights: Option<(u32, Arc<Vec<u8>>)> = None;
     while !stop.load(Ordering::Relaxed) {
         let reply = match session.lease(&stop).await {
@@ -326,11 +344,45 @@ pub async fn run(options: &RemoteOptions, mut runner: Runner, stop: Arc<AtomicBo
         if result.samples.is_empty() {
             continue;
         }
+        let spooled = spool.put(&result)?;
         let reply = session.report(&result).await?;
+        spool.remove(&spooled)?;
         tracing::info!(work_id = item.work_id, inserted = reply.inserted, already_done = reply.already_done, "reported");
-        stats.reported += 1;
-        stats.inserted += u64::from(reply.inserted);
-        stats.already_done += u64::from(reply.already_done);
+        stats.count(&reply);
     }
     Ok(stats)
+}
+
+impl RemoteStats {
+    fn count(&mut self, reply: &v1::ReportSamplesReply) {
+        self.reported += 1;
+        self.inserted += u64::from(reply.inserted);
+        self.already_done += u64::from(reply.already_done);
+    }
+}
+
+/// Sends the reports an earlier run left in `spool`, removing each once
+/// acknowledged; one the server refuses for good (an item it does not
+/// know, or never leased to this agent) is set aside.
+async fn resend_spooled(session: &Session, spool: &Spool, stats: &mut RemoteStats) -> Result<(), RemoteError> {
+    for spooled in spool.pending()? {
+        let work_id = spooled.result.work_id.clone();
+        match session.report(&spooled.result).await {
+            Ok(reply) => {
+                spool.remove(&spooled.path)?;
+                tracing::info!(work_id, inserted = reply.inserted, already_done = reply.already_done, "reported from the spool");
+                stats.count(&reply);
+                stats.resent += 1;
+            }
+            Err(RemoteError::Call { status, .. })
+                if matches!(status.code(), Code::NotFound | Code::FailedPrecondition | Code::InvalidArgument) =>
+            {
+                let to = spool.reject(&spooled)?;
+                tracing::warn!(work_id, code = ?status.code(), message = status.message(), kept = %to.display(), "spooled report refused");
+                stats.rejected += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -87,6 +87,7 @@ async fn agents_retraining_and_two_rounds_store_every_sample_once_and_round_one_
                 backoff: Backoff { initial: Duration::from_millis(50), max: Duration::from_millis(400) },
                 exit_when_drained: false,
                 call_timeout: Duration::from_secs(30),
+                spool: dir.path().join(format!("spool-{i}")),
             };
             let runner = Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() });
             let stop = stop.clone();

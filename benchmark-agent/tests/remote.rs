@@ -4,9 +4,11 @@
 //! leave one set of samples; several agents drain a queue with every sample
 //! stored once; an agent killed mid-work loses nothing; an agent started
 //! before its server retries until it is up; SIGTERM reports what was
-//! measured.
+//! measured; an agent killed while its report waits for a server that is
+//! away leaves it in its spool, and its next run sends it.
 
 use benchmark_agent::remote::{measure_item, run, Backoff, RemoteOptions, RemoteStats, Session};
+use benchmark_agent::spool::Spool;
 use codegen::runner::{Runner, RunnerOptions};
 use data::{HostFingerprint, SamplingSettings, Store};
 use service::{serve, AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
@@ -70,8 +72,9 @@ async fn start(db: &Path, lease: Duration, seeds: std::ops::Range<u64>) -> TestS
     serve_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(), db, lease, seeds, 100).await
 }
 
-fn options(addr: SocketAddr, name: &str) -> RemoteOptions {
+fn options(addr: SocketAddr, name: &str, spool: &Path) -> RemoteOptions {
     RemoteOptions {
+        spool: spool.to_path_buf(),
         server: format!("http://{addr}"),
         secret: SECRET.into(),
         name: name.into(),
@@ -116,11 +119,11 @@ async fn an_expired_lease_is_reissued_and_the_late_report_plus_the_next_leave_on
     let server = start(&db, lease, 0..1).await;
     let stop = AtomicBool::new(false);
     let host = HostFingerprint::detect().unwrap();
-    let a = Session::register(&options(server.addr, "a"), &host, &stop).await.unwrap();
+    let a = Session::register(&options(server.addr, "a", &dir.path().join("spool-a")), &host, &stop).await.unwrap();
     let item_a = a.lease(&stop).await.unwrap().item.unwrap();
     // a neither heartbeats nor reports in time.
     tokio::time::sleep(lease + Duration::from_millis(100)).await;
-    let b = Session::register(&options(server.addr, "b"), &host, &stop).await.unwrap();
+    let b = Session::register(&options(server.addr, "b", &dir.path().join("spool-b")), &host, &stop).await.unwrap();
     let item_b = b.lease(&stop).await.unwrap().item.unwrap();
     assert_eq!((item_b.work_id.as_str(), item_b.attempt), (item_a.work_id.as_str(), 2));
     let ids = std::slice::from_ref(&item_a.work_id);
@@ -154,7 +157,7 @@ async fn three_agents_drain_the_queue_and_store_every_sample_once() {
     let server = start(&db, Duration::from_secs(20), 10..14).await;
     let agents: Vec<_> = (0..3)
         .map(|i| {
-            let options = options(server.addr, &format!("agent-{i}"));
+            let options = options(server.addr, &format!("agent-{i}"), &dir.path().join(format!("spool-{i}")));
             tokio::spawn(async move { run(&options, runner(), Arc::new(AtomicBool::new(false))).await.unwrap() })
         })
         .collect();
@@ -182,6 +185,8 @@ async fn an_agent_killed_mid_work_loses_its_lease_and_no_sample_is_lost_or_store
     let server = serve_on(listener, &db, Duration::from_millis(1500), 20..22, 400).await;
     let mut killed = Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
         .args(["--server", &format!("http://{}", server.addr), "--token", SECRET, "--name", "killed", "--timing-passes", "1"])
+        .arg("--spool")
+        .arg(dir.path().join("spool-killed"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -194,7 +199,9 @@ async fn an_agent_killed_mid_work_loses_its_lease_and_no_sample_is_lost_or_store
     killed.kill().unwrap();
     killed.wait().unwrap();
 
-    let stats = run(&options(server.addr, "survivor"), runner(), Arc::new(AtomicBool::new(false))).await.unwrap();
+    let stats = run(&options(server.addr, "survivor", &dir.path().join("spool-survivor")), runner(), Arc::new(AtomicBool::new(false)))
+        .await
+        .unwrap();
     assert_eq!((stats.reported, stats.already_done), (2, 0), "{stats:?}");
     assert_each_sample_once(&db, 2);
     let store = Store::open(&db).unwrap();
@@ -207,7 +214,9 @@ async fn an_agent_started_before_its_server_retries_until_it_is_up() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("train.sqlite");
     let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let agent = tokio::spawn(async move { run(&options(addr, "early"), runner(), Arc::new(AtomicBool::new(false))).await.unwrap() });
+    let spool = dir.path().join("spool");
+    let agent =
+        tokio::spawn(async move { run(&options(addr, "early", &spool), runner(), Arc::new(AtomicBool::new(false))).await.unwrap() });
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert!(!agent.is_finished());
     let _server = serve_on(tokio::net::TcpListener::bind(addr).await.unwrap(), &db, Duration::from_secs(20), 30..31, 100).await;
@@ -223,6 +232,8 @@ async fn sigterm_finishes_the_current_timing_and_reports_what_was_measured() {
     let server = serve_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(), &db, Duration::from_secs(20), 40..45, 100).await;
     let mut agent = Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
         .args(["--server", &format!("http://{}", server.addr), "--token", SECRET, "--name", "terminated", "--timing-passes", "3"])
+        .arg("--spool")
+        .arg(dir.path().join("spool-terminated"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -238,4 +249,46 @@ async fn sigterm_finishes_the_current_timing_and_reports_what_was_measured() {
     let done = Store::open(&db).unwrap().work_counts(5).unwrap().done;
     assert!(done >= 1);
     assert_each_sample_once(&db, done);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_left_in_the_spool_by_a_killed_agent_is_sent_by_its_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let spool_dir = dir.path().join("spool");
+    let first = start(&db, Duration::from_secs(20), 50..51).await;
+    let mut killed = Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
+        .args(["--server", &format!("http://{}", first.addr), "--token", SECRET, "--name", "spooler", "--timing-passes", "1"])
+        .args(["--max-backoff-secs", "0.2", "--spool"])
+        .arg(&spool_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let db_path = db.clone();
+    tokio::task::spawn_blocking(move || wait_for(&db_path, "the agent's lease", |s| s.work_counts(5).unwrap().leased == 1)).await.unwrap();
+    // The server goes away while the agent measures: its report waits in
+    // the spool, retried, until the agent is killed.
+    drop(first);
+    let spool = Spool::open(&spool_dir).unwrap();
+    let started = Instant::now();
+    while spool.pending().unwrap().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "nothing was spooled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(Store::open(&db).unwrap().summary().unwrap().samples, 0, "nothing reached the store");
+    // A report of an item the server never issued: refused, set aside.
+    let mut unknown = spool.pending().unwrap().remove(0).result;
+    unknown.work_id = "never-issued".into();
+    spool.put(&unknown).unwrap();
+
+    let second = start(&db, Duration::from_secs(20), 50..51).await;
+    let stats = run(&options(second.addr, "spooler", &spool_dir), runner(), Arc::new(AtomicBool::new(false))).await.unwrap();
+    assert_eq!((stats.resent, stats.rejected, stats.reported, stats.already_done), (1, 1, 1, 0), "{stats:?}");
+    assert_each_sample_once(&db, 1);
+    assert!(spool.pending().unwrap().is_empty(), "the acknowledged report is gone from the spool");
+    let kept: Vec<_> = std::fs::read_dir(&spool_dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(kept.len(), 1, "the refused report is kept aside: {kept:?}");
 }

@@ -4,12 +4,15 @@
 //! times their sampled schedules in the isolated runner (`hl-runner`, beside
 //! this executable) and reports them, until SIGTERM or ctrl-c (the current
 //! timing finishes and what was measured is reported) or, with
-//! `--exit-when-drained`, until the server has no work left.
+//! `--exit-when-drained`, until the server has no work left. Reports wait
+//! in a spool on disk until acknowledged (`--spool`), so a killed agent's
+//! measured samples are sent by its next run.
 
 use anyhow::{Context, Result};
 use benchmark_agent::remote::{run, Backoff, RemoteOptions};
 use clap::Parser;
 use codegen::runner::{Runner, RunnerOptions};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +44,21 @@ struct Args {
     /// Longest a schedule's compile and timing may take, in seconds.
     #[arg(long, default_value_t = 30)]
     schedule_timeout_secs: u64,
+    /// Where reports wait until the server acknowledges them (else
+    /// `$HALIDE_RS_CACHE/agent-spool/NAME`, the cache defaulting to
+    /// `~/.cache/halide-rs`); an agent of the same name sends what it
+    /// finds there first.
+    #[arg(long)]
+    spool: Option<PathBuf>,
+}
+
+/// The spool folder of the agent `name` when none is given.
+fn default_spool(name: &str) -> Result<PathBuf> {
+    let cache = match std::env::var_os("HALIDE_RS_CACHE") {
+        Some(cache) => PathBuf::from(cache),
+        None => PathBuf::from(std::env::var_os("HOME").context("no --spool, $HALIDE_RS_CACHE or $HOME")?).join(".cache/halide-rs"),
+    };
+    Ok(cache.join("agent-spool").join(name))
 }
 
 /// Raises `stop` on the first SIGTERM or ctrl-c.
@@ -67,7 +85,12 @@ async fn main() -> Result<()> {
     let args = Args::parse();
     let secret =
         args.token.or_else(|| std::env::var(TOKEN_ENV).ok()).with_context(|| format!("no shared secret: --token or ${TOKEN_ENV}"))?;
+    let spool = match args.spool {
+        Some(dir) => dir,
+        None => default_spool(&args.name)?,
+    };
     let options = RemoteOptions {
+        spool,
         server: args.server,
         secret,
         name: args.name,
@@ -85,8 +108,8 @@ async fn main() -> Result<()> {
         Runner::new(RunnerOptions { timeout: Duration::from_secs(args.schedule_timeout_secs), ..RunnerOptions::beside_current_exe() });
     let stats = run(&options, runner, stop).await?;
     println!(
-        "{} items reported ({} samples stored, {} already done by another agent), {} unusable, {} leases lost",
-        stats.reported, stats.inserted, stats.already_done, stats.unusable, stats.lost_leases
+        "{} items reported ({} samples stored, {} already done by another agent), {} unusable, {} leases lost; {} reports sent from the spool ({} refused)",
+        stats.reported, stats.inserted, stats.already_done, stats.unusable, stats.lost_leases, stats.resent, stats.rejected
     );
     Ok(())
 }
