@@ -61,13 +61,23 @@ pub struct SchedulerService {
     settings: SchedulerSettings,
     store: Option<Arc<Mutex<Store>>>,
     slots: Arc<Semaphore>,
+    max_concurrent: usize,
+    /// The cores the searches share.
+    cores: usize,
 }
 
 impl SchedulerService {
     /// A service running at most `max_concurrent` searches at once, with
     /// models from `store` when given (shared with the agent service).
     pub fn new(settings: SchedulerSettings, store: Option<Arc<Mutex<Store>>>, max_concurrent: usize) -> SchedulerService {
-        SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent.max(1))) }
+        let max_concurrent = max_concurrent.max(1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, cores }
+    }
+
+    /// Searches running per core now (this one included, its slot held).
+    fn sharing(&self) -> f64 {
+        (self.max_concurrent - self.slots.available_permits()) as f64 / self.cores as f64
     }
 }
 
@@ -142,12 +152,13 @@ impl SchedulerService {
         let job = Arc::new(job);
         let search_job = job.clone();
         let store = self.store.clone();
+        let sharing = self.sharing();
         // The slot goes with the search: if tonic drops this call at its
         // deadline, the search (which cannot be interrupted) still holds it.
         let (result, why) = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let (mut model, why) = choose(store.as_deref(), &search_job)?;
-            let options = BeamOptions { budget: search_time(&search_job.options, answer_by), ..search_job.options.clone() };
+            let options = BeamOptions { budget: search_time(&search_job.options, answer_by, sharing), ..search_job.options.clone() };
             let result =
                 autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &options, search_job.top_k).map_err(invalid)?;
             Ok::<_, Status>((result, why))
@@ -161,10 +172,11 @@ impl SchedulerService {
 
 /// What is left of a job's budget for its search when it starts, the
 /// answer being due at `answer_by`: the time to `answer_by` less what the
-/// answer needs after the search ([`answer_reserve`]), and never less than
-/// [`MIN_BUDGET`] (the search then answers from its greedy completion).
-fn search_time(options: &BeamOptions, answer_by: Instant) -> Duration {
-    answer_by.saturating_duration_since(Instant::now()).saturating_sub(answer_reserve(options.budget)).max(MIN_BUDGET)
+/// answer needs after the search while `sharing` searches share each core
+/// ([`answer_reserve`]), and never less than [`MIN_BUDGET`] (the search
+/// then answers from its greedy completion).
+fn search_time(options: &BeamOptions, answer_by: Instant, sharing: f64) -> Duration {
+    answer_by.saturating_duration_since(Instant::now()).saturating_sub(answer_reserve(options.budget, sharing)).max(MIN_BUDGET)
 }
 
 /// The model for a job and the sentence saying which it is (blocking:
