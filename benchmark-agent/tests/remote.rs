@@ -89,6 +89,21 @@ fn runner() -> Runner {
     Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() })
 }
 
+/// The agent binary, named `name`, against the server at `addr`, with its
+/// spool in `spool`, output discarded.
+fn spawn_agent(addr: SocketAddr, name: &str, timing_passes: u32, spool: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
+        .args(["--server", &format!("http://{addr}"), "--token", SECRET, "--name", name])
+        .args(["--timing-passes", &timing_passes.to_string()])
+        .arg("--spool")
+        .arg(spool)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// Every stored pipeline has one sample per schedule (none lost, none
 /// twice), and there are `items` reports, one per pipeline.
 fn assert_each_sample_once(db: &Path, items: u64) -> data::Summary {
@@ -183,14 +198,7 @@ async fn an_agent_killed_mid_work_loses_its_lease_and_no_sample_is_lost_or_store
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     // A slower first search, so that the kill lands while it measures.
     let server = serve_on(listener, &db, Duration::from_millis(1500), 20..22, 400).await;
-    let mut killed = Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
-        .args(["--server", &format!("http://{}", server.addr), "--token", SECRET, "--name", "killed", "--timing-passes", "1"])
-        .arg("--spool")
-        .arg(dir.path().join("spool-killed"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut killed = spawn_agent(server.addr, "killed", 1, &dir.path().join("spool-killed"), &[]);
     let db_path = db.clone();
     tokio::task::spawn_blocking(move || wait_for(&db_path, "the agent's first lease", |s| s.work_counts(5).unwrap().leased == 1))
         .await
@@ -230,14 +238,7 @@ async fn sigterm_finishes_the_current_timing_and_reports_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("train.sqlite");
     let server = serve_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(), &db, Duration::from_secs(20), 40..45, 100).await;
-    let mut agent = Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
-        .args(["--server", &format!("http://{}", server.addr), "--token", SECRET, "--name", "terminated", "--timing-passes", "3"])
-        .arg("--spool")
-        .arg(dir.path().join("spool-terminated"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut agent = spawn_agent(server.addr, "terminated", 3, &dir.path().join("spool-terminated"), &[]);
     let db_path = db.clone();
     tokio::task::spawn_blocking(move || wait_for(&db_path, "the first report", |s| s.work_counts(5).unwrap().done == 1)).await.unwrap();
     let term = Command::new("kill").args(["-TERM", &agent.id().to_string()]).status().unwrap();
@@ -257,14 +258,7 @@ async fn a_report_left_in_the_spool_by_a_killed_agent_is_sent_by_its_next_run() 
     let db = dir.path().join("train.sqlite");
     let spool_dir = dir.path().join("spool");
     let first = start(&db, Duration::from_secs(20), 50..51).await;
-    let mut killed = Command::new(env!("CARGO_BIN_EXE_benchmark-agent"))
-        .args(["--server", &format!("http://{}", first.addr), "--token", SECRET, "--name", "spooler", "--timing-passes", "1"])
-        .args(["--max-backoff-secs", "0.2", "--spool"])
-        .arg(&spool_dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut killed = spawn_agent(first.addr, "spooler", 1, &spool_dir, &["--max-backoff-secs", "0.2"]);
     let db_path = db.clone();
     tokio::task::spawn_blocking(move || wait_for(&db_path, "the agent's lease", |s| s.work_counts(5).unwrap().leased == 1)).await.unwrap();
     // The server goes away while the agent measures: its report waits in
