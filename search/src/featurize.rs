@@ -144,7 +144,7 @@ impl Walker<'_> {
                 }
                 _ => {
                     let key = ChainKey { top: top_address, region: region.to_vec(), productions, outer_par: par };
-                    self.featurize_chain(top, s, key, body_runs, outer_par, previous.map_or(&[], |p| &p.nested))
+                    self.featurize_chain(top, s, key, previous.map_or(&[], |p| &p.nested))
                 }
             };
             out.push(chain);
@@ -153,11 +153,11 @@ impl Walker<'_> {
 
     /// Featurizes one chain, reusing the chains inside it that `old` (its
     /// previous version's) holds unchanged, and records what it added.
-    fn featurize_chain(&mut self, top: &LoopNest, s: StageIdx, key: ChainKey, productions: f64, outer_par: f64, old: &[Chain]) -> Chain {
+    fn featurize_chain(&mut self, top: &LoopNest, s: StageIdx, key: ChainKey, old: &[Chain]) -> Chain {
         let stages_from = self.stages.len();
         let inlined = std::mem::take(&mut self.inlined);
         let mut nested = vec![];
-        self.chain(top, s, &key.region, productions, outer_par, old, &mut nested);
+        self.chain(top, s, &key, old, &mut nested);
         let my_calls = std::mem::replace(&mut self.inlined, inlined);
         let mut my_calls: Vec<(NodeId, InlinedCalls)> = my_calls.into_iter().collect();
         my_calls.sort_by_key(|(node, _)| *node);
@@ -167,17 +167,10 @@ impl Walker<'_> {
         Arc::new(ChainSummary { stage: s, key, stages: self.stages[stages_from..].to_vec(), inlined: my_calls, nested })
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn chain(
-        &mut self,
-        top: &LoopNest,
-        s: StageIdx,
-        region: &[Span],
-        productions: f64,
-        outer_par: f64,
-        old: &[Chain],
-        nested: &mut Vec<Chain>,
-    ) {
+    /// The features of the chain of stage `s` from `top` under `key`, and
+    /// those of the chains computed at its levels (recorded in `nested`).
+    fn chain(&mut self, top: &LoopNest, s: StageIdx, key: &ChainKey, old: &[Chain], nested: &mut Vec<Chain>) {
+        let (region, productions, outer_par) = (&key.region, f64::from_bits(key.productions), f64::from_bits(key.outer_par));
         let dag = self.dag;
         let stage = dag.stage(s);
         let n = dag.node(stage.node);

@@ -170,8 +170,10 @@ impl LoopNest {
 
     /// The region one iteration of this level needs of each Func whose
     /// chain starts here or that is stored here: worked out once per node
-    /// (successors share most nodes with their parent), except at the root,
-    /// where it is the region at the estimates (see [`LoopNest::region_required`]).
+    /// (successors share most nodes with their parent). At the root, where
+    /// it is the region at the estimates, callers read the DAG instead: the
+    /// root is new with every candidate, so a map there would be built for
+    /// one use.
     pub fn level_regions(&self, dag: &Dag) -> &LevelRegions {
         self.regions.0.get_or_init(|| {
             let mut memo = RegionMemo::default();
