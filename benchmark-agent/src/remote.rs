@@ -14,9 +14,9 @@
 //! report it already has). A stop request (SIGTERM in the binary) ends the
 //! current timing, reports what was measured and leaves. An agent killed
 //! while it measures loses only that unreported work: its lease expires
-//! and the server gives the item to another agent. A seed whose pipeline cannot be built or
-//! searched is not reported: its lease lapses and the server gives up on it
-//! after its attempts.
+//! and the server gives the item to another agent. A seed whose pipeline
+//! cannot be built or searched is not reported: its lease lapses and the
+//! server gives up on it after its attempts.
 
 use crate::generate::{measure_workload, Measured};
 use crate::spool::{Spool, SpoolError};

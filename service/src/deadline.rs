@@ -28,7 +28,7 @@ pub const MIN_BUDGET: Duration = Duration::from_millis(5);
 /// has that much to do at about the same time: under overload a search
 /// gives up its time rather than its deadline.
 pub fn answer_reserve(budget: Duration, sharing: f64) -> Duration {
-    budget.mul_f64(ANSWER_RESERVE_SHARE).max(ANSWER_CPU.mul_f64(sharing.max(1.0))).max(MIN_BUDGET)
+    budget.mul_f64(ANSWER_RESERVE_SHARE).max(ANSWER_CPU.mul_f64(sharing.max(1.0)))
 }
 
 const ANSWER_RESERVE_SHARE: f64 = 0.2;
