@@ -20,12 +20,12 @@ use compiler::analysis::interval::{bounds_of, Interval, Scope};
 use compiler::analysis::value_bounds::ValueBounds;
 use compiler::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use compiler::ir::types::{ScalarType, Type};
-use compiler::ir::visit::{mutate_expr_children, substitute, walk_expr, Mutator, Visitor};
+use compiler::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
 use compiler::lang::pipeline::buffer_vars;
 use compiler::schedule::initial_dims;
 use compiler::simplify::simplify;
 use compiler::{FuncId, PipelineDef, Target};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use thiserror::Error;
 
 /// Why a pipeline cannot be analysed.
@@ -479,36 +479,67 @@ fn param_estimates(p: &PipelineDef) -> Result<BTreeMap<Name, Expr>, DagError> {
     Ok(values)
 }
 
-/// `e` with every param and input field replaced by its estimate.
+/// `e` with every param and input field replaced by its estimate. A
+/// subtree shared in `e` stays shared in the result.
 fn with_params(e: &Expr, params: &BTreeMap<Name, Expr>) -> Expr {
-    struct Params<'a>(&'a BTreeMap<Name, Expr>);
+    struct Params<'a> {
+        params: &'a BTreeMap<Name, Expr>,
+        done: HashMap<usize, Expr>,
+    }
     impl Mutator for Params<'_> {
         fn mutate_expr(&mut self, e: &Expr) -> Expr {
-            match e.node() {
-                ExprNode::Param { name, .. } | ExprNode::Var { name, .. } => self.0.get(name).cloned().unwrap_or_else(|| e.clone()),
-                _ => mutate_expr_children(self, e),
+            if let Some(done) = self.done.get(&e.address()) {
+                return done.clone();
             }
+            let out = match e.node() {
+                ExprNode::Param { name, .. } | ExprNode::Var { name, .. } => self.params.get(name).cloned().unwrap_or_else(|| e.clone()),
+                _ => mutate_expr_children(self, e),
+            };
+            self.done.insert(e.address(), out.clone());
+            out
         }
     }
-    Params(params).mutate_expr(e)
+    Params { params, done: HashMap::new() }.mutate_expr(e)
 }
 
-/// `e` with every let substituted into its body.
+/// `e` with every let substituted into its body. Every use of a let's
+/// variable becomes the same shared node, and a subtree shared within one
+/// let's scope stays shared, so the result is as large as `e` (as a graph)
+/// and a walk that visits each node once counts what common-subexpression
+/// elimination would leave.
 fn strip_lets(e: &Expr) -> Expr {
-    struct Lets;
+    struct Lets {
+        bound: Vec<(Name, Expr)>,
+        /// Per open scope: what each node of `e` (by address) became.
+        done: Vec<HashMap<usize, Expr>>,
+    }
     impl Mutator for Lets {
         fn mutate_expr(&mut self, e: &Expr) -> Expr {
-            match e.node() {
+            if let Some(done) = self.done.last().and_then(|d| d.get(&e.address())) {
+                return done.clone();
+            }
+            let out = match e.node() {
                 ExprNode::Let { name, value, body } => {
                     let value = self.mutate_expr(value);
+                    self.bound.push((name.clone(), value));
+                    self.done.push(HashMap::new());
                     let body = self.mutate_expr(body);
-                    substitute(name, &value, &body)
+                    self.done.pop();
+                    self.bound.pop();
+                    body
+                }
+                ExprNode::Var { name, .. } => {
+                    self.bound.iter().rev().find(|(n, _)| n == name).map_or_else(|| e.clone(), |(_, v)| v.clone())
                 }
                 _ => mutate_expr_children(self, e),
+            };
+            if let Some(done) = self.done.last_mut() {
+                done.insert(e.address(), out.clone());
             }
+            out
         }
     }
-    Lets.mutate_expr(e)
+    Lets { bound: vec![], done: vec![HashMap::new()] }.mutate_expr(e)
 }
 
 /// The constant span of reduction variable `var` of stage `s`.
@@ -538,9 +569,14 @@ fn call_sites(exprs: &[Expr], own: &Name) -> Vec<CallSite> {
     struct Calls<'a> {
         own: &'a Name,
         sites: Vec<CallSite>,
+        seen: HashSet<usize>,
     }
     impl Visitor for Calls<'_> {
+        /// Each shared node once: a call computed once is loaded once.
         fn visit_expr(&mut self, e: &Expr) {
+            if !self.seen.insert(e.address()) {
+                return;
+            }
             if let ExprNode::Call { target: CallTarget::Func(r) | CallTarget::Input(r), args, .. } = e.node() {
                 if &r.name != self.own {
                     self.sites.push(CallSite { callee: r.name.clone(), args: args.clone() });
@@ -549,7 +585,7 @@ fn call_sites(exprs: &[Expr], own: &Name) -> Vec<CallSite> {
             walk_expr(self, e)
         }
     }
-    let mut c = Calls { own, sites: vec![] };
+    let mut c = Calls { own, sites: vec![], seen: HashSet::new() };
     exprs.iter().for_each(|e| c.visit_expr(e));
     c.sites
 }

@@ -6,7 +6,9 @@
 //! access's load Jacobian), by kind (a load of another Func, of the Func
 //! itself, of an input, or the store) and by type. Types fall in seven
 //! buckets: bool, 8-, 16-, 32- and 64-bit integers (signed and unsigned
-//! share a bucket), f32 and f64.
+//! share a bucket), f32 and f64. A subexpression shared in the stage's
+//! definition (a let's value, however often the let is used) counts once,
+//! as the compiled code computes it once.
 //!
 //! The layout is [`PIPELINE_LAYOUT`]: `op_histogram[OPS][TYPES]` then
 //! `accesses[PATTERNS][ACCESS_KINDS][TYPES]`, flattened row-major.
@@ -18,6 +20,7 @@ use compiler::ir::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode};
 use compiler::ir::types::{ScalarType, Type};
 use compiler::ir::visit::{walk_expr, Visitor};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 /// The type buckets.
 pub const TYPES: [&str; 7] = ["bool", "int8", "int16", "int32", "int64", "float32", "float64"];
@@ -58,7 +61,7 @@ pub const ACCESS_KINDS: [&str; 4] = ["load_func", "load_self", "load_image", "st
 
 /// Version of the pipeline-feature layout; bump it with any change of
 /// meaning (the names hash catches changes of names).
-pub const PIPELINE_FEATURES_VERSION: u32 = 1;
+pub const PIPELINE_FEATURES_VERSION: u32 = 2;
 
 pub const PIPELINE_LAYOUT: Layout = Layout { kind: "pipeline", version: PIPELINE_FEATURES_VERSION, names: pipeline_feature_names };
 
@@ -95,7 +98,7 @@ impl PipelineFeatures {
     pub fn of(dag: &Dag, stage: &Stage) -> PipelineFeatures {
         let node = dag.node(stage.node);
         let loops: Vec<&str> = stage.loops.iter().map(|l| &*l.var).collect();
-        let mut counter = Counter { features: PipelineFeatures::default(), own: &node.name, loops: &loops, dag };
+        let mut counter = Counter { features: PipelineFeatures::default(), own: &node.name, loops: &loops, dag, seen: HashSet::new() };
         counter.visit_expr(&stage.exprs[0]);
         let lhs = &stage.exprs[1..];
         let store: Vec<Expr> = if stage.index == 0 { node.dims.iter().map(|d| Expr::ivar(d.clone())).collect() } else { lhs.to_vec() };
@@ -130,6 +133,9 @@ struct Counter<'a> {
     own: &'a str,
     loops: &'a [&'a str],
     dag: &'a Dag,
+    /// The nodes counted (by address): a shared subexpression is computed
+    /// once, as after common-subexpression elimination.
+    seen: HashSet<usize>,
 }
 
 impl Counter<'_> {
@@ -149,6 +155,9 @@ impl Counter<'_> {
 
 impl Visitor for Counter<'_> {
     fn visit_expr(&mut self, e: &Expr) {
+        if !self.seen.insert(e.address()) {
+            return;
+        }
         let t = e.ty();
         let row = match e.node() {
             ExprNode::IntImm { .. } | ExprNode::UIntImm { .. } | ExprNode::FloatImm { .. } => Some(0),

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the schedule-feature layout; bump it with any change of
 /// meaning.
-pub const SCHEDULE_FEATURES_VERSION: u32 = 1;
+pub const SCHEDULE_FEATURES_VERSION: u32 = 2;
 
 pub const SCHEDULE_LAYOUT: Layout = Layout { kind: "schedule", version: SCHEDULE_FEATURES_VERSION, names: schedule_feature_names };
 

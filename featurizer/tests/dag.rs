@@ -154,3 +154,37 @@ fn an_index_computed_from_a_clamped_func_is_bounded_by_its_values() {
     let dag = Dag::new(&p, &target()).unwrap();
     assert_eq!(dag.node_by_name("lut").unwrap().region_required, vec![Span::new(2, 12)]);
 }
+
+/// A let's value counts once however often the let is used (the compiled
+/// code computes it once), and so does the load inside it; the same holds
+/// for a fast-math call, whose expansion binds its intermediate values.
+#[test]
+fn a_shared_subexpression_counts_once() {
+    use compiler::ir::expr::Expr;
+    use compiler::lang::fast_math::fast_log;
+    use compiler::{Func, ImageParam, Pipeline, ScalarType, Var};
+    use featurizer::pipeline_features::{type_bucket, OPS};
+    let x = Var::new("x");
+    let input = ImageParam::new("input", ScalarType::F32, 1);
+    input.set_estimate(0, 0, 100);
+    let (squared, logged) = (Func::new("squared"), Func::new("logged"));
+    let t = Expr::var("t", compiler::Type::f32());
+    let value = input.at([x.expr()]) + 1.0f32;
+    squared.define(&[&x], Expr::let_in("t", value, t.clone() * t.clone() + t));
+    logged.define(&[&x], fast_log(squared.at([x.expr()])).unwrap());
+    logged.set_estimate(0, 0, 100);
+    let p = Pipeline::new(&[&logged]).unwrap();
+    let dag = Dag::new(&p, &target()).unwrap();
+    let ops = |func: &str| {
+        let f = featurizer::PipelineFeatures::of(&dag, dag.stage(dag.node_by_name(func).unwrap().stages[0]));
+        move |row: &str| f.op_histogram[OPS.iter().position(|o| *o == row).unwrap()][type_bucket(compiler::Type::f32())]
+    };
+    let squared_ops = ops("squared");
+    assert_eq!((squared_ops("image_call"), squared_ops("add"), squared_ops("mul")), (1, 2, 1));
+    let logged_ops = ops("logged");
+    assert_eq!(logged_ops("func_call"), 1, "fast_log reads its argument once");
+    let total: u32 = OPS.iter().map(|o| logged_ops(o)).sum();
+    assert!(total < 60, "fast_log's expansion counted {total} f32 operations");
+    let edge = dag.edge(dag.stage(dag.node_by_name("squared").unwrap().stages[0]).incoming[0]);
+    assert_eq!(edge.jacobians.iter().map(|j| j.count).sum::<u32>(), 1, "one load of the input");
+}

@@ -182,7 +182,9 @@ impl Walker<'_> {
         let points_total = productions * per_production;
         let inner_par: f64 = nodes.iter().filter(|n| n.parallel).map(|n| n.iterations() as f64).product();
         let vector_size = leaf.vector_loop.map_or(1.0, |v| leaf.size[v] as f64);
-        let (num_vectors, num_scalars) = if leaf.vector_loop.is_some() { (points_total / vector_size, 0.0) } else { (0.0, points_total) };
+        let (in_vectors, row) = vector_row(stage, &nodes);
+        let num_vectors = points_total * in_vectors / row / vector_size;
+        let num_scalars = points_total * (row - in_vectors) / row;
         let bytes_at_realization = bpp * Span::volume(&computed) as f64;
         let innermost_bytes = bpp * computed.first().map_or(1, |d| d.extent()) as f64;
         let mut f = ScheduleFeatures {
@@ -216,7 +218,7 @@ impl Walker<'_> {
         let leaf_points = points_total;
         for (&g, &k) in &leaf.inlined {
             let calls = k as f64 * leaf_points;
-            let split = if leaf.vector_loop.is_some() { (calls, calls / vector_size, 0.0) } else { (calls, 0.0, calls) };
+            let split = (calls, calls * in_vectors / row / vector_size, calls * (row - in_vectors) / row);
             add_calls(self.inlined.entry(g).or_default(), split);
         }
         // Working sets: what the Funcs stored inside the chain allocate.
@@ -240,6 +242,32 @@ impl Walker<'_> {
         f.working_set_at_task = f.working_set_at_production / inner_par.max(1.0);
         self.stages.push((s, Arc::new(f)));
     }
+}
+
+/// How a chain's vectorized loop runs in the compiled code, per row of it:
+/// the points computed in whole vectors and the points of the row (the
+/// rest run as scalar code). The schedule the chain becomes
+/// ([`crate::apply`]) splits the vectorized loop by the vector width at the
+/// innermost level above the leaf that tiles it (the top when none does),
+/// and a row is that level's span. A pure definition whose row is at least
+/// a vector shifts its last vector inwards, so every point runs in vectors;
+/// elsewhere (an update, a row narrower than a vector) the last partial
+/// vector is guarded, and a guarded vector whose lanes are not all in range
+/// runs as scalar code. Without a vectorized loop every point is scalar.
+fn vector_row(stage: &featurizer::Stage, chain: &[&LoopNest]) -> (f64, f64) {
+    let Some((leaf, above)) = chain.split_last() else {
+        return (0.0, 1.0);
+    };
+    let Some(v) = leaf.vector_loop else {
+        return (0.0, 1.0);
+    };
+    let lanes = leaf.size[v].max(1);
+    let split_level = above.iter().rev().find(|n| n.size[v] > 1).or(above.first());
+    let row = split_level.map_or(lanes, |n| n.whole[v].extent().max(1));
+    if stage.index == 0 && row >= lanes {
+        return (row as f64, row as f64);
+    }
+    ((row / lanes * lanes) as f64, row as f64)
 }
 
 fn add_calls(total: &mut InlinedCalls, calls: InlinedCalls) {

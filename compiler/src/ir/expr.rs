@@ -447,8 +447,9 @@ impl Expr {
     }
 
     /// The address of the shared node: a key for caches that also hold
-    /// the node (so the address is not reused while it is a key).
-    pub(crate) fn address(&self) -> usize {
+    /// the node, or for walks of a tree that is alive throughout (so the
+    /// address is not reused while it is a key).
+    pub fn address(&self) -> usize {
         Arc::as_ptr(&self.0) as usize
     }
 
