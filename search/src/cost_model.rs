@@ -99,6 +99,7 @@ impl Machine {
 
 /// An analytical model over the schedule features and, for the arithmetic
 /// per point, the pipeline features.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Analytical {
     pub machine: Machine,
     /// Arithmetic operations per point of each stage.

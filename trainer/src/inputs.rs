@@ -7,11 +7,12 @@
 //! does not place has all-zero features, which cost nothing.
 
 use crate::network::{NetworkInput, CONV1_CHANNELS};
-use crate::terms::term_values;
+use crate::terms::{term_values, StageContext};
 use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
-use featurizer::{Dag, PipelineFeatures};
+use featurizer::{Dag, PipelineFeatures, ScheduleFeatures, StageIdx};
 use search::featurize::StageFeatures;
+use search::{Analytical, CostModel, Machine};
 use tch::Tensor;
 use thiserror::Error;
 
@@ -28,6 +29,9 @@ pub struct PipelineInputs {
     pub is_output: Vec<bool>,
     /// The target's cores.
     pub num_cores: u32,
+    /// The analytical model, set for this pipeline on a typical machine of
+    /// the target's cores: its price of each stage is one of the terms.
+    pub analytical: Analytical,
 }
 
 impl PipelineInputs {
@@ -41,7 +45,9 @@ impl PipelineInputs {
                 node.is_output && node.stages.last() == Some(&s.idx)
             })
             .collect();
-        PipelineInputs { stage_features, is_output, num_cores: dag.target.threads as u32 }
+        let mut analytical = Analytical::new(Machine::typical(dag.target.threads));
+        analytical.set_pipeline(dag);
+        PipelineInputs { stage_features, is_output, num_cores: dag.target.threads as u32, analytical }
     }
 
     pub fn stages(&self) -> usize {
@@ -58,8 +64,15 @@ impl PipelineInputs {
         let flat: Vec<f32> = rows.iter().flat_map(|r| r.iter().copied()).collect();
         let schedule = Tensor::from_slice(&flat).reshape([batch, width, SCHEDULE_FEATURES as i64]);
         let num_cores = self.num_cores.max(1) as f64;
-        let terms: Vec<f32> =
-            rows.iter().zip(stages.iter().cycle()).flat_map(|(row, &s)| term_values(row, self.is_output[s], num_cores)).collect();
+        let terms: Vec<f32> = rows
+            .iter()
+            .zip(stages.iter().cycle())
+            .flat_map(|(row, &s)| {
+                let f = ScheduleFeatures::from_array(&row.map(f64::from));
+                let analytical = self.analytical.stage_cycles(StageIdx(s as u32), &f) / self.analytical.machine.cycles_per_second;
+                term_values(&f, StageContext { is_output: self.is_output[s], num_cores }, analytical)
+            })
+            .collect();
         let terms = Tensor::from_slice(&terms).reshape([batch, width, CONV1_CHANNELS as i64]);
         NetworkInput { pipeline, schedule, terms }
     }

@@ -40,6 +40,15 @@ pub const CONV1_CHANNELS: usize = 32;
 // The pipeline features are exactly the grid head1 reads.
 const _: () = assert!(PIPELINE_ROWS * PIPELINE_TYPES == PIPELINE_FEATURES);
 
+/// The coefficient channel of the analytical model's price of a stage
+/// (see [`crate::terms`]).
+pub const ANALYTICAL_TERM: usize = 28;
+
+/// Every coefficient but the analytical term's in
+/// [`CostNetwork::starting_from_analytical`]: a thousandth of a nanosecond
+/// per unit of its term.
+const STARTING_COEFFICIENT: f32 = 1e-3;
+
 /// Initial weights are uniform in `[-INIT_RANGE, INIT_RANGE)`.
 const INIT_RANGE: f32 = 0.5;
 
@@ -137,6 +146,21 @@ impl CostNetwork {
         });
         // The values have the parameters' sizes by construction.
         Self::from_values(&values).expect("random values of the parameters' sizes")
+    }
+
+    /// A network that starts as the analytical model: the coefficient of
+    /// its term ([`ANALYTICAL_TERM`]) is 1 and every other coefficient a
+    /// small positive constant ([`STARTING_COEFFICIENT`], alive under its
+    /// ReLU), whatever the features (the coefficients' filter starts at
+    /// zero; the embeddings start random from `seed`), so training starts
+    /// from the analytical model's ranking and learns how this machine
+    /// differs.
+    pub fn starting_from_analytical(seed: u64) -> CostNetwork {
+        let mut values = Self::random(seed).values();
+        values[4].fill(0.0);
+        values[5].fill(STARTING_COEFFICIENT);
+        values[5][ANALYTICAL_TERM] = 1.0;
+        Self::from_values(&values).expect("the values of a network")
     }
 
     /// A network from each parameter's values, flat (row-major), in

@@ -54,9 +54,9 @@ pub enum RetrainError {
 /// Where training starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Start {
-    /// From the host's promoted weights; from `CostNetwork::random(seed)` when there are none.
+    /// From the host's promoted weights; from `CostNetwork::starting_from_analytical(seed)` when there are none.
     Promoted,
-    /// From `CostNetwork::random(seed)`.
+    /// From `CostNetwork::starting_from_analytical(seed)`.
     Random,
 }
 
@@ -202,7 +202,7 @@ pub fn retrain(
         .transpose()?;
     let start = match (options.start, incumbent_network) {
         (Start::Promoted, Some(network)) => network,
-        _ => CostNetwork::random(options.seed),
+        _ => calibrated(CostNetwork::starting_from_analytical(options.seed), &dataset.train)?,
     };
     if let Some(threads) = options.torch_threads {
         tch::set_num_threads(threads);
@@ -248,10 +248,6 @@ fn train_epochs(
     progress: Option<&ProgressBar>,
 ) -> Result<(CostNetwork, Vec<EpochRecord>, Metrics), RetrainError> {
     let train_options = TrainOptions { learning_rate: options.learning_rate, seed: options.seed, ..TrainOptions::default() };
-    let start = match options.start {
-        Start::Random => calibrated(start, &dataset.train)?,
-        Start::Promoted => start,
-    };
     let mut trainer = Trainer::new(start, &train_options)?;
     let mut order: Vec<usize> = (0..dataset.train.len()).collect();
     let mut shuffle = ChaCha8Rng::seed_from_u64(options.seed);
@@ -281,7 +277,7 @@ fn train_epochs(
 /// A fresh network scaled so that its median prediction over `train`
 /// matches the median measured runtime: the loss compares inverse relative
 /// runtimes, whose gradient vanishes when predictions start orders of
-/// magnitude too high, so a random network would otherwise barely move.
+/// magnitude too high, so a fresh network would otherwise barely move.
 fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]) -> Result<CostNetwork, RetrainError> {
     let mut log_ratios = vec![];
     for p in train {

@@ -14,9 +14,13 @@
 //!
 //! Every term is a product with a count that is zero for a stage a
 //! candidate has not placed, so such a stage costs nothing.
+//!
+//! One term is ours, not Adams's: the analytical model's price of the
+//! stage ([`search::Analytical`]), so the network starts from what the
+//! analytical model knows (arithmetic per point, where the footprint fits
+//! in the caches) and learns how much of it this machine confirms.
 
-use crate::inputs::ScheduleRow;
-use crate::network::CONV1_CHANNELS;
+use crate::network::{ANALYTICAL_TERM, CONV1_CHANNELS};
 use featurizer::ScheduleFeatures;
 
 /// Seconds per unit of work (the coefficients are of the order of cycles
@@ -26,8 +30,9 @@ const SECONDS_PER_UNIT: f64 = 1e-9;
 /// Bytes of a page, for the page-fault term.
 const PAGE_BYTES: f64 = 4096.0;
 
-/// The coefficient (network output channel) of each term. Channel 4 and
-/// channels 28 to 31 weight nothing.
+/// The coefficient (network output channel) of each of Adams's terms.
+/// Channel 4 and channels 29 to 31 weight nothing; channel 28 weights the
+/// analytical model's price ([`ANALYTICAL_TERM`]).
 #[derive(Clone, Copy)]
 enum Coefficient {
     /// Per vector iteration of a computed stage, per lane.
@@ -87,38 +92,48 @@ enum Coefficient {
     WorkingSet = 27,
 }
 
-/// The value of each term for one stage of one candidate, in seconds per
-/// unit of its coefficient: `is_output` says the stage is the last of an
-/// output Func, `num_cores` the machine's.
-pub fn term_values(row: &ScheduleRow, is_output: bool, num_cores: f64) -> [f32; CONV1_CHANNELS] {
+/// What a stage's terms depend on besides its schedule features.
+#[derive(Clone, Copy, Debug)]
+pub struct StageContext {
+    /// The stage is the last of an output Func (its stores are never read
+    /// again).
+    pub is_output: bool,
+    /// The machine's cores.
+    pub num_cores: f64,
+}
+
+/// The value of each term for one stage of one candidate with features
+/// `f`, in seconds per unit of its coefficient; `analytical_seconds` is
+/// the analytical model's price of the stage.
+pub fn term_values(f: &ScheduleFeatures, context: StageContext, analytical_seconds: f64) -> [f32; CONV1_CHANNELS] {
     use Coefficient::*;
-    let f = ScheduleFeatures::from_array(&row.map(f64::from));
+    let StageContext { is_output, num_cores } = context;
     let mut terms = [0.0f64; CONV1_CHANNELS];
     let mut add = |k: Coefficient, v: f64| terms[k as usize] += v;
 
-    // Compute, by idle-core wastage: the last round of tasks may leave
-    // cores idle.
+    // Compute, in the time of the busiest core: the tasks run in rounds of
+    // one per core, so a stage of fewer tasks than cores leaves cores idle
+    // and the last round may too.
     let tasks = (f.inner_parallelism * f.outer_parallelism).max(1.0);
-    let tasks_per_core = tasks / num_cores.max(1.0);
-    let idle_core_wastage = tasks_per_core.ceil() / tasks_per_core.max(1.0);
+    let per_core = (tasks / num_cores.max(1.0)).ceil() / tasks;
     let lanes = f.vector_size * f.num_vectors;
     if f.inlined_calls != 0.0 {
-        add(InlinedVectorLane, lanes * idle_core_wastage);
-        add(InlinedScalar, f.num_scalars * idle_core_wastage);
+        add(InlinedVectorLane, lanes * per_core);
+        add(InlinedScalar, f.num_scalars * per_core);
     } else {
-        add(ComputeVectorLane, lanes * idle_core_wastage);
-        add(ComputeScalar, f.num_scalars * idle_core_wastage);
+        add(ComputeVectorLane, lanes * per_core);
+        add(ComputeScalar, f.num_scalars * per_core);
     }
 
     add(LinesPerRealization, f.num_realizations * f.unique_lines_read_per_realization);
     add(BytesPerRealization, f.num_realizations * f.unique_bytes_read_per_realization);
-    add(ScalarLoadPerVector, f.num_vectors * f.scalar_loads_per_vector);
-    add(LoadPerScalar, f.num_scalars * f.scalar_loads_per_scalar);
-    add(VectorLoadPerVector, f.num_vectors * f.vector_loads_per_vector);
-    add(VectorBytesPerScalar, f.num_scalars * f.unique_bytes_read_per_vector);
-    add(VectorBytesPerVector, f.num_vectors * f.unique_bytes_read_per_vector);
-    add(VectorLinesPerScalar, f.num_scalars * f.unique_lines_read_per_vector);
-    add(VectorLinesPerVector, f.num_vectors * f.unique_lines_read_per_vector);
+    add(ScalarLoadPerVector, f.num_vectors * f.scalar_loads_per_vector * per_core);
+    add(LoadPerScalar, f.num_scalars * f.scalar_loads_per_scalar * per_core);
+    add(VectorLoadPerVector, f.num_vectors * f.vector_loads_per_vector * per_core);
+    add(VectorBytesPerScalar, f.num_scalars * f.unique_bytes_read_per_vector * per_core);
+    add(VectorBytesPerVector, f.num_vectors * f.unique_bytes_read_per_vector * per_core);
+    add(VectorLinesPerScalar, f.num_scalars * f.unique_lines_read_per_vector * per_core);
+    add(VectorLinesPerVector, f.num_vectors * f.unique_lines_read_per_vector * per_core);
     add(BytesPerTask, tasks * f.unique_bytes_read_per_task);
     add(LinesPerTask, tasks * f.unique_lines_read_per_task);
 
@@ -145,25 +160,26 @@ pub fn term_values(row: &ScheduleRow, is_output: bool, num_cores: f64) -> [f32; 
     add(TaskOverhead, f.num_productions * (f.inner_parallelism - 1.0).max(0.0));
     add(WorkingSet, f.working_set);
 
-    terms.map(|t| (t * SECONDS_PER_UNIT) as f32)
+    let mut terms = terms.map(|t| (t * SECONDS_PER_UNIT) as f32);
+    terms[ANALYTICAL_TERM] = analytical_seconds as f32;
+    terms
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use featurizer::schedule_features::SCHEDULE_FEATURES;
 
-    fn row(f: &ScheduleFeatures) -> ScheduleRow {
-        f.to_array().map(|v| v as f32)
+    fn on(num_cores: f64, is_output: bool) -> StageContext {
+        StageContext { is_output, num_cores }
     }
 
     #[test]
     fn an_unplaced_stage_has_no_terms() {
-        assert!(term_values(&[0.0; SCHEDULE_FEATURES], true, 8.0).iter().all(|&t| t == 0.0));
+        assert!(term_values(&ScheduleFeatures::default(), on(8.0, true), 0.0).iter().all(|&t| t == 0.0));
     }
 
     #[test]
-    fn compute_is_charged_for_idle_cores_and_to_the_inlined_channels_when_inlined() {
+    fn compute_is_charged_as_the_busiest_cores_share_and_to_the_inlined_channels_when_inlined() {
         let f = ScheduleFeatures {
             vector_size: 8.0,
             num_vectors: 1000.0,
@@ -172,21 +188,31 @@ mod tests {
             outer_parallelism: 1.0,
             ..Default::default()
         };
-        // 12 tasks on 8 cores: two rounds for 1.5 rounds of work.
-        let t = term_values(&row(&f), false, 8.0);
-        assert_eq!(t[0], (8000.0 * 2.0 / 1.5 * 1e-9) as f32);
-        assert_eq!(t[1], (10.0 * 2.0 / 1.5 * 1e-9) as f32);
-        let inlined = term_values(&row(&ScheduleFeatures { inlined_calls: 3.0, ..f }), false, 8.0);
+        // 12 tasks on 8 cores: the busiest core runs two of the twelve.
+        let t = term_values(&f, on(8.0, false), 0.0);
+        assert_eq!(t[0], (8000.0 * 2.0 / 12.0 * 1e-9) as f32);
+        assert_eq!(t[1], (10.0 * 2.0 / 12.0 * 1e-9) as f32);
+        let inlined = term_values(&ScheduleFeatures { inlined_calls: 3.0, ..f.clone() }, on(8.0, false), 0.0);
         assert_eq!((inlined[0], inlined[2]), (0.0, t[0]));
+        // One task leaves seven cores idle: the work is the busiest core's.
+        let serial = term_values(&ScheduleFeatures { inner_parallelism: 1.0, ..f }, on(8.0, false), 0.0);
+        assert_eq!(serial[0], (8000.0 * 1e-9) as f32);
     }
 
     #[test]
     fn stores_go_to_the_shared_output_or_private_channels() {
         let f = ScheduleFeatures { num_realizations: 2.0, bytes_at_realization: 100.0, inner_parallelism: 1.0, ..Default::default() };
-        let channel = |f: &ScheduleFeatures, output| term_values(&row(f), output, 4.0).iter().position(|&t| t == (200.0 * 1e-9) as f32);
+        let channel = |f: &ScheduleFeatures, output| term_values(f, on(4.0, output), 0.0).iter().position(|&t| t == (200.0 * 1e-9) as f32);
         assert_eq!(channel(&f, true), Some(Coefficient::StoreBytesOutput as usize));
         assert_eq!(channel(&f, false), Some(Coefficient::StoreBytesPrivate as usize));
         let parallel = ScheduleFeatures { inner_parallelism: 4.0, ..f };
         assert_eq!(channel(&parallel, true), Some(Coefficient::StoreBytesShared as usize));
+    }
+
+    #[test]
+    fn the_analytical_price_is_a_term_of_its_own() {
+        let t = term_values(&ScheduleFeatures::default(), on(2.0, false), 0.25);
+        assert_eq!(t[ANALYTICAL_TERM], 0.25);
+        assert_eq!(t.iter().filter(|&&v| v != 0.0).count(), 1);
     }
 }

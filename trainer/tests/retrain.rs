@@ -92,15 +92,20 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
     let mut store = Store::open(&path).expect("the store");
     let key = host().key();
 
-    // Measured: held-out pairwise accuracy 0.47 before, about 0.78 after
-    // 50-60 epochs (initial weights of seeds 1 and 2: 0.68 and 0.61 → 0.75-0.79),
-    // with the generator before fast math; since then 0.408 → 0.625 on an
-    // AVX-512 Xeon (libtorch's kernels, and so the trajectory, differ by ISA).
+    // The store's runtimes are the analytical prices of a machine unlike
+    // the typical one; the network starts as the typical machine's
+    // analytical model (with small other coefficients). Measured on a
+    // 2-core AVX-512 Xeon: held-out pairwise accuracy 0.850 → 0.961 in 60
+    // epochs (the typical machine's analytical model: 0.953).
     let first = retrain(&mut store, &key, &options(60), None).expect("retraining");
     let epochs = &first.metrics.epochs;
     let (before, after) = (epochs[0].held_out.pairwise_accuracy, first.metrics.held_out.pairwise_accuracy);
-    eprintln!("held-out pairwise accuracy {before:.3} → {after:.3}, regret {:.3}", first.metrics.held_out.top1_regret);
-    assert!(after >= 0.6 && after >= before + 0.1, "held-out pairwise accuracy after training: {after:.3} (before: {before:.3})");
+    let analytical = first.metrics.analytical_held_out.pairwise_accuracy;
+    eprintln!(
+        "held-out pairwise accuracy {before:.3} → {after:.3} (analytical {analytical:.3}), regret {:.3}",
+        first.metrics.held_out.top1_regret
+    );
+    assert!(after >= 0.9 && after >= before + 0.05, "held-out pairwise accuracy after training: {after:.3} (before: {before:.3})");
     assert_eq!(epochs.len(), 61);
     assert!(first.promoted, "{}", first.reason);
     assert!(first.incumbent.is_none());
