@@ -104,3 +104,14 @@ fn corrupt_files_give_errors_not_panics() {
     let missing = LearnedModel::load(std::path::Path::new("/nonexistent/weights.hrcm")).err().expect("refused");
     assert!(missing.to_string().contains("/nonexistent/weights.hrcm"), "{missing}");
 }
+
+/// The weights shipped beside the training store they were trained on
+/// (`data/assets/`) fit this build's feature layouts and network: a change
+/// of either must retrain them (the command is in `trainer/assets/README.md`).
+#[test]
+fn the_shipped_weights_fit_this_build() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/round0-33395e9e3314fa96.weights");
+    let file = WeightsFile::read(&path).expect("the shipped weights decode");
+    file.to_network().expect("the shipped weights fit this build");
+    LearnedModel::load(&path).expect("the shipped weights load as a cost model");
+}
