@@ -183,8 +183,9 @@ impl Walker<'_> {
         let inner_par: f64 = nodes.iter().filter(|n| n.parallel).map(|n| n.iterations() as f64).product();
         let vector_size = leaf.vector_loop.map_or(1.0, |v| leaf.size[v] as f64);
         let (in_vectors, row) = vector_row(stage, &nodes);
-        let num_vectors = points_total * in_vectors / row / vector_size;
-        let num_scalars = points_total * (row - in_vectors) / row;
+        // Iterations of some work per point: vectors, and scalars.
+        let vectors_and_scalars = |per_point: f64| (per_point * in_vectors / row / vector_size, per_point * (row - in_vectors) / row);
+        let (num_vectors, num_scalars) = vectors_and_scalars(points_total);
         let bytes_at_realization = bpp * Span::volume(&computed) as f64;
         let innermost_bytes = bpp * computed.first().map_or(1, |d| d.extent()) as f64;
         let mut f = ScheduleFeatures {
@@ -218,7 +219,8 @@ impl Walker<'_> {
         let leaf_points = points_total;
         for (&g, &k) in &leaf.inlined {
             let calls = k as f64 * leaf_points;
-            let split = (calls, calls * in_vectors / row / vector_size, calls * (row - in_vectors) / row);
+            let (vector_calls, scalar_calls) = vectors_and_scalars(calls);
+            let split = (calls, vector_calls, scalar_calls);
             add_calls(self.inlined.entry(g).or_default(), split);
         }
         // Working sets: what the Funcs stored inside the chain allocate.

@@ -27,10 +27,9 @@ pub struct PipelineInputs {
     /// Per stage: it is the last stage of an output Func (its stores are
     /// never read again).
     pub is_output: Vec<bool>,
-    /// The target's cores.
-    pub num_cores: u32,
     /// The analytical model, set for this pipeline on a typical machine of
-    /// the target's cores: its price of each stage is one of the terms.
+    /// the target's cores (the terms' core count): its price of each stage
+    /// is one of the terms.
     pub analytical: Analytical,
 }
 
@@ -47,7 +46,7 @@ impl PipelineInputs {
             .collect();
         let mut analytical = Analytical::new(Machine::typical(dag.target.threads));
         analytical.set_pipeline(dag);
-        PipelineInputs { stage_features, is_output, num_cores: dag.target.threads as u32, analytical }
+        PipelineInputs { stage_features, is_output, analytical }
     }
 
     pub fn stages(&self) -> usize {
@@ -63,7 +62,7 @@ impl PipelineInputs {
         let pipeline = Tensor::from_slice(&flat).reshape([width, PIPELINE_FEATURES as i64]);
         let flat: Vec<f32> = rows.iter().flat_map(|r| r.iter().copied()).collect();
         let schedule = Tensor::from_slice(&flat).reshape([batch, width, SCHEDULE_FEATURES as i64]);
-        let num_cores = self.num_cores.max(1) as f64;
+        let num_cores = self.analytical.machine.threads.max(1.0);
         let terms: Vec<f32> = rows
             .iter()
             .zip(stages.iter().cycle())

@@ -57,7 +57,7 @@ pub enum Start {
     /// From the host's promoted weights; from `CostNetwork::starting_from_analytical(seed)` when there are none.
     Promoted,
     /// From `CostNetwork::starting_from_analytical(seed)`.
-    Random,
+    Scratch,
 }
 
 /// Retraining's settings.

@@ -122,7 +122,7 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
 
     // Random weights, untrained: stored, judged against the promoted ones on
     // the same held-out set, and not promoted.
-    let worse = retrain(&mut store, &key, &RetrainOptions { start: Start::Random, seed: 9, ..options(0) }, None).expect("retraining");
+    let worse = retrain(&mut store, &key, &RetrainOptions { start: Start::Scratch, seed: 9, ..options(0) }, None).expect("retraining");
     assert!(!worse.promoted, "{}", worse.reason);
     let incumbent = worse.incumbent.as_ref().expect("the promoted weights");
     assert_eq!(incumbent.version, first.version);

@@ -117,7 +117,7 @@ fn main() -> Result<()> {
                 learning_rate,
                 seed,
                 held_out_percent: store.held_out_percent,
-                start: if from_scratch { Start::Random } else { Start::Promoted },
+                start: if from_scratch { Start::Scratch } else { Start::Promoted },
                 ..RetrainOptions::for_host()
             };
             let bar = progress.then(|| {
