@@ -52,8 +52,15 @@ async fn agents_retraining_and_two_rounds_store_every_sample_once_and_round_one_
     let db = dir.path().join("train.sqlite");
     let host_key = HostFingerprint::detect().unwrap().key();
     let store = Store::open(&db).unwrap();
-    let options =
-        trainer::RetrainOptions { epochs: 10, held_out_percent: 50, torch_threads: Some(1), ..trainer::RetrainOptions::for_host() };
+    // A handful of samples cannot show one model better than another: the
+    // first weights are promoted unconditionally so that round 1 uses them.
+    let options = trainer::RetrainOptions {
+        epochs: 10,
+        held_out_percent: 50,
+        torch_threads: Some(1),
+        first_promotion: trainer::FirstPromotion::Unconditional,
+        ..trainer::RetrainOptions::for_host()
+    };
     let retrainer = Retrainer::new(RetrainSettings { after_samples: 6, options }, &store).unwrap();
     let agents = AgentSettings {
         secret: SECRET.into(),

@@ -3,8 +3,8 @@
 //! host, retrains that host's cost model from the store with
 //! [`trainer::retrain`] (held-out split by pipeline; the new version is
 //! promoted only if its held-out pairwise accuracy is not lower and its
-//! regret not higher than the promoted weights'), logging the held-out
-//! metrics.
+//! regret not higher than the promoted weights', or than the analytical
+//! model's when none are promoted), logging the held-out metrics.
 //!
 //! At most one retraining runs at a time, on a blocking thread, over a
 //! store connection of its own (the file is in WAL mode: the agents' reports

@@ -32,6 +32,6 @@ pub use inputs::{schedule_rows, PipelineInputs, PipelineSamples, SampleError, Sc
 pub use learned::LearnedModel;
 pub use metrics::Metrics;
 pub use network::{CostNetwork, NetworkShape};
-pub use retrain::{retrain, RetrainError, RetrainOptions, RetrainOutcome, Start};
+pub use retrain::{retrain, FirstPromotion, RetrainError, RetrainOptions, RetrainOutcome, Start};
 pub use train::{ordering_accuracy, predict, StepReport, TrainError, TrainOptions, Trainer};
 pub use weights::{WeightsError, WeightsFile, WeightsHeader};

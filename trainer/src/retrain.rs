@@ -11,9 +11,12 @@
 //!
 //! Promotion rule: new weights are promoted only if their held-out
 //! pairwise accuracy is not lower and their top-1 regret not higher than
-//! the promoted weights', both measured now on the same held-out set;
-//! when the host has no promoted weights, or its promoted weights are for
-//! other feature layouts or network shape, the new weights are promoted.
+//! the promoted weights', both measured now on the same held-out set.
+//! When the host has no promoted weights, or its promoted weights are for
+//! other feature layouts or network shape, the analytical model is what
+//! the search would use instead, so the new weights must be no worse than
+//! it on the same held-out set ([`FirstPromotion`] can lift that for tests
+//! of the loop on a handful of samples).
 
 use crate::dataset::{load, store_layout, Dataset, DatasetError, Skipped};
 use crate::metrics::{analytical_predictions, evaluate, metrics_of, Metrics};
@@ -60,6 +63,18 @@ pub enum Start {
     Scratch,
 }
 
+/// What the first weights of a host (no comparable weights promoted) must
+/// be no worse than to be promoted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstPromotion {
+    /// The analytical model on the same held-out set: learned weights
+    /// never replace a model that ranks the held-out schedules better.
+    NoWorseThanAnalytical,
+    /// Nothing: promoted whatever their metrics. For tests of the learning
+    /// loop, whose few samples cannot show a difference between models.
+    Unconditional,
+}
+
 /// Retraining's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetrainOptions {
@@ -73,12 +88,14 @@ pub struct RetrainOptions {
     pub torch_threads: Option<i32>,
     /// The target pipelines are rebuilt for (see [`crate::dataset::host_target`]).
     pub target: Target,
+    pub first_promotion: FirstPromotion,
 }
 
 impl RetrainOptions {
     /// Defaults for this machine: 50 epochs at learning rate 1e-3 (the
     /// paper's 1e-4 is for millions of samples), seed 0, 20% held out,
-    /// starting from the promoted weights.
+    /// starting from the promoted weights, first weights promoted only if
+    /// no worse than the analytical model.
     pub fn for_host() -> RetrainOptions {
         RetrainOptions {
             epochs: 50,
@@ -88,6 +105,7 @@ impl RetrainOptions {
             start: Start::Promoted,
             torch_threads: None,
             target: crate::dataset::host_target(),
+            first_promotion: FirstPromotion::NoWorseThanAnalytical,
         }
     }
 }
@@ -142,11 +160,24 @@ pub struct RetrainOutcome {
     pub weights: WeightsFile,
 }
 
-/// Whether weights with `new` held-out metrics replace weights with
-/// `current` ones: neither pairwise accuracy lower nor regret higher.
-pub fn should_promote(new: &Metrics, current: Option<&Metrics>) -> (bool, String) {
-    let Some(current) = current else {
-        return (true, "no comparable promoted weights".to_string());
+/// What new weights are compared with before promotion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Baseline<'a> {
+    /// The host's promoted weights, measured on the same held-out set.
+    Promoted(&'a Metrics),
+    /// The analytical model on the same held-out set (no comparable weights promoted).
+    Analytical(&'a Metrics),
+    /// Nothing to beat ([`FirstPromotion::Unconditional`]).
+    None,
+}
+
+/// Whether weights with `new` held-out metrics are promoted over
+/// `baseline`: neither pairwise accuracy lower nor regret higher.
+pub fn should_promote(new: &Metrics, baseline: Baseline) -> (bool, String) {
+    let (current, name) = match baseline {
+        Baseline::Promoted(m) => (m, "the promoted weights"),
+        Baseline::Analytical(m) => (m, "the analytical model (no comparable weights promoted)"),
+        Baseline::None => return (true, "no comparable promoted weights, and the first weights are promoted unconditionally".to_string()),
     };
     let accuracy_ok = new.pairwise_accuracy >= current.pairwise_accuracy;
     let regret_ok = new.top1_regret <= current.top1_regret;
@@ -155,9 +186,9 @@ pub fn should_promote(new: &Metrics, current: Option<&Metrics>) -> (bool, String
         new.pairwise_accuracy, current.pairwise_accuracy, new.top1_regret, current.top1_regret
     );
     match (accuracy_ok, regret_ok) {
-        (true, true) => (true, format!("no worse than the promoted weights: {comparison}")),
-        (false, _) => (false, format!("lower pairwise accuracy than the promoted weights: {comparison}")),
-        (true, false) => (false, format!("higher regret than the promoted weights: {comparison}")),
+        (true, true) => (true, format!("no worse than {name}: {comparison}")),
+        (false, _) => (false, format!("lower pairwise accuracy than {name}: {comparison}")),
+        (true, false) => (false, format!("higher regret than {name}: {comparison}")),
     }
 }
 
@@ -231,7 +262,12 @@ pub fn retrain(
         metrics: serde_json::to_value(&metrics)?,
         host_key: Some(host_key.to_string()),
     })?;
-    let (promote, reason) = should_promote(&metrics.held_out, incumbent.as_ref().and_then(|i| i.held_out.as_ref()));
+    let baseline = match (incumbent.as_ref().and_then(|i| i.held_out.as_ref()), options.first_promotion) {
+        (Some(promoted), _) => Baseline::Promoted(promoted),
+        (None, FirstPromotion::NoWorseThanAnalytical) => Baseline::Analytical(&metrics.analytical_held_out),
+        (None, FirstPromotion::Unconditional) => Baseline::None,
+    };
+    let (promote, reason) = should_promote(&metrics.held_out, baseline);
     if promote {
         store.promote(version)?;
     }
