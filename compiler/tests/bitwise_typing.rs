@@ -94,3 +94,14 @@ fn a_float_literal_that_does_not_fit_is_an_error() {
     assert!(type_of(input(ScalarType::F32) * f32::MAX as f64).is_ok());
     assert!(type_of(input(ScalarType::F32) + f64::INFINITY).is_ok());
 }
+
+#[test]
+fn min_and_max_of_mixed_signedness_meet_as_signed_of_the_wider_width() {
+    // Halide's rule for any binary operator: int(a) with uint(b) is int of
+    // the wider width; a literal takes the other operand's type.
+    assert_eq!(type_of(min(input(ScalarType::U8), input(ScalarType::I8))).unwrap(), Type::i8());
+    assert_eq!(type_of(max(input(ScalarType::U16), input(ScalarType::I8))).unwrap(), Type::i16());
+    assert_eq!(type_of(min(input(ScalarType::I16), input(ScalarType::U32))).unwrap(), Type::i32());
+    assert_eq!(type_of(max(input(ScalarType::U8), 200)).unwrap(), Type::u8(), "a literal takes the other type");
+    assert_eq!(type_of(min(input(ScalarType::U8), input(ScalarType::U16))).unwrap(), Type::u16());
+}
