@@ -1,4 +1,5 @@
-//! `store`: inspect a training store (counts, CSV export, weights versions).
+//! `store`: inspect a training store (counts, CSV export, weights versions),
+//! and this machine's hardware fingerprint as a store would record it.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -6,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use data::Store;
+use data::{detect_gpu_devices, HostFingerprint, Store};
 
 #[derive(Parser)]
 #[command(about = "Inspect the SQLite training store")]
@@ -35,15 +36,25 @@ enum Command {
     Weights,
     /// `PRAGMA integrity_check`; fails unless the file is sound.
     Check,
+    /// This machine's fingerprint (the canonical text its key hashes), its key, and the GPUs an agent would report (opens no store).
+    Host,
 }
 
 fn main() -> Result<()> {
     // Piped into `head` and the like: end quietly when the reader goes.
     sigpipe::reset();
     let cli = Cli::parse();
-    let store = Store::open(&cli.db).with_context(|| format!("opening {}", cli.db.display()))?;
+    let open = || Store::open(&cli.db).with_context(|| format!("opening {}", cli.db.display()));
     match cli.command {
+        Command::Host => {
+            let host = HostFingerprint::detect()?;
+            print!("{}", host.canonical());
+            println!("key={}", host.key());
+            let gpus = detect_gpu_devices();
+            println!("gpu_devices={}", if gpus.is_empty() { "none".to_string() } else { gpus.join("; ") });
+        }
         Command::Summary { max_attempts } => {
+            let store = open()?;
             let s = store.summary()?;
             println!("schema version {}", store.schema_version()?);
             println!(
@@ -72,12 +83,12 @@ fn main() -> Result<()> {
         }
         Command::Export { csv } => {
             let file = File::create(&csv).with_context(|| format!("creating {}", csv.display()))?;
-            let n = store.export_csv(BufWriter::new(file))?;
+            let n = open()?.export_csv(BufWriter::new(file))?;
             println!("{n} samples written to {}", csv.display());
         }
         Command::Weights => {
             println!("{:>7} {:>7} {:>8} {:>16}  {:<20} metrics", "version", "parent", "promoted", "host", "created");
-            for w in store.weights_list()? {
+            for w in open()?.weights_list()? {
                 println!(
                     "{:>7} {:>7} {:>8} {:>16}  {:<20} {}",
                     w.version,
@@ -90,7 +101,7 @@ fn main() -> Result<()> {
             }
         }
         Command::Check => {
-            let problems = store.integrity_check()?;
+            let problems = open()?.integrity_check()?;
             if problems != ["ok"] {
                 anyhow::bail!("integrity check failed:\n{}", problems.join("\n"));
             }
