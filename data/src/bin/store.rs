@@ -82,8 +82,9 @@ fn main() -> Result<()> {
             }
         }
         Command::Export { csv } => {
+            let store = open()?;
             let file = File::create(&csv).with_context(|| format!("creating {}", csv.display()))?;
-            let n = open()?.export_csv(BufWriter::new(file))?;
+            let n = store.export_csv(BufWriter::new(file))?;
             println!("{n} samples written to {}", csv.display());
         }
         Command::Weights => {
