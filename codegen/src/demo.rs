@@ -123,7 +123,7 @@ pub fn blur_pipeline_text() -> String {
     blur_pipeline()
         .funcs
         .iter()
-        .map(|f| format!("{}({}) = {}", f.name, f.args.iter().map(|a| &**a).collect::<Vec<_>>().join(", "), f.value))
+        .map(|f| f.definition_text())
         .collect::<Vec<_>>()
         .join("\n")
 }

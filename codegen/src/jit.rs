@@ -217,7 +217,7 @@ fn signature_of(p: &PipelineDef) -> Signature {
     let mut buffers: Vec<_> = p.inputs.iter().map(|i| (i.name.clone(), i.ty, i.dims)).collect();
     for o in &p.outputs {
         if let Some(f) = p.func(o) {
-            buffers.push((f.name.clone(), f.ty.scalar, f.dims()));
+            buffers.extend(f.buffers().into_iter().map(|(name, ty)| (name, ty.scalar, f.dims())));
         }
     }
     Signature { buffers, params: p.params.iter().map(|prm| (prm.name.clone(), prm.ty)).collect() }
@@ -247,7 +247,7 @@ impl CompiledPipeline {
             check_footprints(&self.pipeline, &self.footprints, &buffers, &scalars)?;
             self.run_on(&mut buffers, &scalars)?;
         }
-        Ok(take_outputs(buffers, regions))
+        Ok(take_outputs(&self.pipeline, buffers, regions))
     }
 
     /// Runs the pipeline on bound buffers (inputs and outputs by name).

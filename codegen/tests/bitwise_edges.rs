@@ -105,7 +105,7 @@ fn check(op: BinOp, t: ScalarType, c: ScalarType) {
     let out = Func::new("out");
     out.define(&[&x], e);
     let p: PipelineDef = Pipeline::new(&[&out]).unwrap();
-    assert_eq!(p.funcs[0].ty, Type::scalar(t));
+    assert_eq!(p.funcs[0].types, vec![Type::scalar(t)]);
     let inputs = BTreeMap::from([("a".to_string(), buffer("a", t, &a)), ("b".to_string(), buffer("b", c, &b))]);
     let region = vec![(0, pairs.len() as i64)];
     let reference = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();

@@ -14,7 +14,7 @@ fn type_of(e: impl Into<Expr>) -> Result<Type, LangError> {
     let x = Var::new("x");
     let f = Func::new("f");
     f.define(&[&x], e);
-    Pipeline::new(&[&f]).map(|p| p.funcs.last().unwrap().ty)
+    Pipeline::new(&[&f]).map(|p| p.funcs.last().unwrap().types[0])
 }
 
 fn input(t: ScalarType) -> Expr {

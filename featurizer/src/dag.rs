@@ -76,7 +76,8 @@ pub struct EdgeId(pub u32);
 pub struct Node {
     pub id: NodeId,
     pub name: Name,
-    pub ty: Type,
+    /// The type of each value (several for a Tuple Func).
+    pub types: Vec<Type>,
     /// Names of the dimensions (a Func's pure variables; `_0, _1, ...` for
     /// an input).
     pub dims: Vec<Name>,
@@ -103,8 +104,9 @@ pub struct Node {
 }
 
 impl Node {
+    /// The bytes of one point: of every value, for a Tuple Func.
     pub fn bytes_per_point(&self) -> i64 {
-        self.ty.scalar.bytes() as i64
+        self.types.iter().map(|t| t.scalar.bytes() as i64).sum()
     }
 
     /// The region the Func computes when `required` is required of it.
@@ -145,8 +147,10 @@ pub struct Stage {
     /// The natural vector width of the narrowest type the stage computes.
     pub vector_size: i64,
     /// The stage's expressions with params replaced by their estimates
-    /// (the value, then the update's left-hand side coordinates).
+    /// (the values, then the update's left-hand side coordinates).
     pub exprs: Vec<Expr>,
+    /// How many of `exprs` are values (several for a Tuple Func).
+    pub value_count: usize,
     /// How the point the stage writes moves with its loops (for an update,
     /// also the point it reads of its own Func).
     pub store: LoadJacobian,
@@ -209,7 +213,7 @@ impl Dag {
             dag.nodes.push(Node {
                 id: NodeId(id.0),
                 name: f.name.clone(),
-                ty: f.ty,
+                types: f.types.clone(),
                 dims: f.args.clone(),
                 stages: vec![],
                 is_input: false,
@@ -226,7 +230,7 @@ impl Dag {
             dag.nodes.push(Node {
                 id: NodeId(dag.nodes.len() as u32),
                 name: i.name.clone(),
-                ty: Type::scalar(i.ty),
+                types: vec![Type::scalar(i.ty)],
                 dims: (0..i.dims).map(|d| Name::from(format!("_{d}"))).collect(),
                 stages: vec![],
                 is_input: true,
@@ -290,18 +294,17 @@ impl Dag {
                 let rvar_span = if d.is_rvar { Some(rvar_span(f, s, &d.name, params)?) } else { None };
                 loops.push(Loop { var: d.name.clone(), is_rvar: d.is_rvar, pure_dim, rvar_span });
             }
-            let (value, lhs) = if s == 0 {
-                (f.value.clone(), vec![])
+            let (values, lhs) = if s == 0 {
+                (f.values.clone(), vec![])
             } else {
                 let u = &f.updates[s - 1];
-                (u.value.clone(), u.args.clone())
+                (u.values.clone(), u.args.clone())
             };
             let prepare = |e: &Expr| strip_lets(&with_params(e, params));
-            let mut exprs = vec![prepare(&value)];
-            exprs.extend(lhs.iter().map(prepare));
+            let exprs: Vec<Expr> = values.iter().chain(&lhs).map(prepare).collect();
             // The call sites read with the Funcs' value bounds promised (the
             // stage's expressions, which its features count, without them).
-            let promised: Vec<Expr> = std::iter::once(&value).chain(&lhs).map(|e| prepare(&value_bounds.wrap(e))).collect();
+            let promised: Vec<Expr> = values.iter().chain(&lhs).map(|e| prepare(&value_bounds.wrap(e))).collect();
             let sites = call_sites(&promised, &f.name);
             let loop_names: Vec<&str> = loops.iter().map(|l| &*l.var).collect();
             let mut scope = Scope::default();
@@ -356,13 +359,14 @@ impl Dag {
                 let writes = self.update_writes(f, s, &lhs, &loops, params)?;
                 self.nodes[node.index()].update_writes.push(writes);
             }
-            let vector_size = stage_vector_size(&exprs, f.ty, &self.target);
+            let vector_size = stage_vector_size(&exprs, &f.types, &self.target);
             let store = if s == 0 {
                 LoadJacobian::of(&f.args.iter().map(|a| Expr::ivar(a.clone())).collect::<Vec<_>>(), &loop_names)
             } else {
-                LoadJacobian::of(&exprs[1..], &loop_names)
+                LoadJacobian::of(&exprs[values.len()..], &loop_names)
             };
-            self.stages.push(Stage { idx, node, index: s, loops, incoming, vector_size, exprs, store });
+            let value_count = values.len();
+            self.stages.push(Stage { idx, node, index: s, loops, incoming, vector_size, exprs, value_count, store });
             let n = &mut self.nodes[node.index()];
             n.stages.push(idx);
             n.vector_size = n.vector_size.max(vector_size);
@@ -595,8 +599,8 @@ fn is_identity(args: &[Expr], vars: &[Name]) -> bool {
 }
 
 /// The natural vector width of the narrowest non-bool type in `exprs`
-/// (or of the Func's own type).
-fn stage_vector_size(exprs: &[Expr], own: Type, target: &Target) -> i64 {
+/// (or of the Func's own types).
+fn stage_vector_size(exprs: &[Expr], own: &[Type], target: &Target) -> i64 {
     struct Narrowest(Option<ScalarType>);
     impl Visitor for Narrowest {
         fn visit_expr(&mut self, e: &Expr) {
@@ -607,9 +611,9 @@ fn stage_vector_size(exprs: &[Expr], own: Type, target: &Target) -> i64 {
             walk_expr(self, e)
         }
     }
-    let mut n = Narrowest(Some(own.scalar));
+    let mut n = Narrowest(own.iter().map(|t| t.scalar).filter(|t| !t.is_bool()).min_by_key(|t| t.bytes()));
     exprs.iter().for_each(|e| n.visit_expr(e));
-    target.natural_lanes(n.0.unwrap_or(own.scalar))
+    target.natural_lanes(n.0.unwrap_or(own[0].scalar))
 }
 
 impl std::fmt::Display for Dag {
@@ -626,7 +630,8 @@ impl std::fmt::Display for Dag {
                 "func"
             };
             let pointwise = if n.is_pointwise { ", pointwise" } else { "" };
-            writeln!(f, "{kind} {} ({}{pointwise}, vector size {})", n.name, n.ty, n.vector_size)?;
+            let types: Vec<String> = n.types.iter().map(|t| t.to_string()).collect();
+            writeln!(f, "{kind} {} ({}{pointwise}, vector size {})", n.name, types.join(" x "), n.vector_size)?;
             writeln!(f, "  required {}", region(&n.region_required))?;
             if n.region_computed != n.region_required {
                 writeln!(f, "  computed {}", region(&n.region_computed))?;

@@ -99,11 +99,13 @@ impl PipelineFeatures {
         let node = dag.node(stage.node);
         let loops: Vec<&str> = stage.loops.iter().map(|l| &*l.var).collect();
         let mut counter = Counter { features: PipelineFeatures::default(), own: &node.name, loops: &loops, dag, seen: HashSet::new() };
-        counter.visit_expr(&stage.exprs[0]);
-        let lhs = &stage.exprs[1..];
+        let (values, lhs) = stage.exprs.split_at(stage.value_count);
+        values.iter().for_each(|v| counter.visit_expr(v));
         let store: Vec<Expr> = if stage.index == 0 { node.dims.iter().map(|d| Expr::ivar(d.clone())).collect() } else { lhs.to_vec() };
         lhs.iter().for_each(|a| counter.visit_expr(a));
-        counter.access(3, &store, node.ty);
+        for ty in &node.types {
+            counter.access(3, &store, *ty);
+        }
         counter.features
     }
 

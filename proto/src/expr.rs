@@ -21,8 +21,8 @@ use std::collections::HashMap;
 /// What the pipeline declares, for checking calls, params and types.
 #[derive(Default)]
 pub(crate) struct Decls {
-    /// Func name → (index in the pipeline, dimensions, type).
-    pub funcs: HashMap<Name, (usize, usize, Type)>,
+    /// Func name → (index in the pipeline, dimensions, type of each value).
+    pub funcs: HashMap<Name, (usize, usize, Vec<Type>)>,
     /// Input name → (dimensions, element type).
     pub inputs: HashMap<Name, (usize, ScalarType)>,
     pub params: HashMap<Name, Type>,
@@ -243,20 +243,24 @@ impl<'a> Scope<'a> {
         let args = c.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>, _>>()?;
         let (target, dims, callee_ty, callee) = match target {
             v1::call::Target::Func(name) => {
-                let Some(&(index, dims, fty)) = self.decls.funcs.get(name.as_str()) else {
+                let Some((index, dims, types)) = self.decls.funcs.get(name.as_str()) else {
                     return Err(FromWireError::UnknownFunc { at: self.at.clone(), callee: name.clone() });
+                };
+                let (index, dims, value_index) = (*index, *dims, c.value_index as usize);
+                let Some(&fty) = types.get(value_index) else {
+                    return Err(self.err(format!("calls value {value_index} of {name}, which has {} value(s)", types.len())));
                 };
                 let is_self = self.self_name == Some(name.as_str());
                 if index >= self.index && !is_self {
                     return Err(FromWireError::CallsLater { at: self.at.clone(), callee: name.clone() });
                 }
-                (CallTarget::Func(DefRef { name: name.as_str().into(), link: None }), dims, fty, name)
+                (CallTarget::Func(DefRef::unlinked(name.as_str().into(), value_index)), dims, fty, name)
             }
             v1::call::Target::Input(name) => {
                 let Some(&(dims, ety)) = self.decls.inputs.get(name.as_str()) else {
                     return Err(self.err(format!("reads input {name}, which the pipeline does not declare")));
                 };
-                (CallTarget::Input(DefRef { name: name.as_str().into(), link: None }), dims, Type::scalar(ety), name)
+                (CallTarget::Input(DefRef::unlinked(name.as_str().into(), 0)), dims, Type::scalar(ety), name)
             }
             v1::call::Target::Math(m) => return self.math(*m, args, ty),
         };
@@ -397,13 +401,17 @@ fn expr_to_wire_at(e: &Expr, at: &str, depth: usize) -> Result<v1::Expr, ToWireE
             Node::LetIn(Box::new(v1::LetIn { name: name.to_string(), value: Some(boxed(value)?), body: Some(boxed(body)?) }))
         }
         ExprNode::Call { target, args, ty: t } => {
+            let value_index = match target {
+                CallTarget::Func(r) => r.value_index as u32,
+                _ => 0,
+            };
             let target = match target {
                 CallTarget::Func(r) => v1::call::Target::Func(r.name.to_string()),
                 CallTarget::Input(r) => v1::call::Target::Input(r.name.to_string()),
                 CallTarget::Math(m) => v1::call::Target::Math(math_to_wire(*m).ok_or_else(|| not_algorithm(m.name()))? as i32),
             };
             let args = args.iter().map(|a| expr_to_wire_at(a, at, depth + 1)).collect::<Result<_, _>>()?;
-            Node::Call(v1::Call { target: Some(target), args, r#type: ty(*t)? })
+            Node::Call(v1::Call { target: Some(target), args, r#type: ty(*t)?, value_index })
         }
         ExprNode::RVar { .. } => return Err(not_algorithm("an unlowered reduction variable")),
         ExprNode::Load { .. } => return Err(not_algorithm("a load")),

@@ -84,18 +84,21 @@ fn func_to_wire(f: &FuncDef) -> Result<v1::FuncDef, ToWireError> {
                 .transpose()?;
             Ok(v1::UpdateDef {
                 args: u.args.iter().map(|a| expr_to_wire(a, &at)).collect::<Result<_, _>>()?,
-                value: Some(expr_to_wire(&u.value, &at)?),
+                value: Some(expr_to_wire(&u.values[0], &at)?),
                 rdom,
+                tuple_values: u.values[1..].iter().map(|v| expr_to_wire(v, &at)).collect::<Result<_, _>>()?,
             })
         })
         .collect::<Result<_, ToWireError>>()?;
     Ok(v1::FuncDef {
         name: f.name.to_string(),
         args: f.args.iter().map(|a| a.to_string()).collect(),
-        r#type: type_to_wire(f.ty, &at)?,
-        value: Some(expr_to_wire(&f.value, &at)?),
+        r#type: type_to_wire(f.types[0], &at)?,
+        value: Some(expr_to_wire(&f.values[0], &at)?),
         updates,
         estimates: estimates_to_wire(&f.estimates),
+        tuple_types: f.types[1..].iter().map(|t| type_to_wire(*t, &at)).collect::<Result<_, _>>()?,
+        tuple_values: f.values[1..].iter().map(|v| expr_to_wire(v, &at)).collect::<Result<_, _>>()?,
     })
 }
 
@@ -187,7 +190,15 @@ fn declarations(w: &v1::Pipeline) -> Result<Decls, FromWireError> {
         if f.args.len() > MAX_DIMS {
             return Err(FromWireError::invalid(&at, format!("{} dimensions, more than {MAX_DIMS}", f.args.len())));
         }
-        decls.funcs.insert(f.name.as_str().into(), (index, f.args.len(), type_from_wire(f.r#type, &at, "type")?));
+        if f.tuple_types.len() != f.tuple_values.len() {
+            let why = format!("{} Tuple types for {} Tuple values", f.tuple_types.len(), f.tuple_values.len());
+            return Err(FromWireError::invalid(&at, why));
+        }
+        let types = std::iter::once(f.r#type)
+            .chain(f.tuple_types.iter().copied())
+            .map(|t| type_from_wire(t, &at, "type"))
+            .collect::<Result<Vec<_>, _>>()?;
+        decls.funcs.insert(f.name.as_str().into(), (index, f.args.len(), types));
     }
     for i in &w.inputs {
         let at = format!("input {}", i.name);
@@ -211,20 +222,20 @@ fn declarations(w: &v1::Pipeline) -> Result<Decls, FromWireError> {
 
 fn func_from_wire(f: &v1::FuncDef, index: usize, decls: &Decls) -> Result<FuncDef, FromWireError> {
     let at = format!("Func {}", f.name);
-    let ty = decls.funcs[f.name.as_str()].2;
+    let types = decls.funcs[f.name.as_str()].2.clone();
     let args: Vec<Name> = f.args.iter().map(|a| Name::from(a.as_str())).collect();
     if let Some(dup) = args.iter().enumerate().find(|(i, a)| args[..*i].contains(a)).map(|(_, a)| a) {
         return Err(FromWireError::invalid(&at, format!("variable {dup} appears twice in its arguments")));
     }
     let mut pure = Scope::new(decls, index, None, format!("{at}, pure definition"), args.clone());
-    let value = pure.typed_child(f.value.as_ref(), "value", ty)?;
+    let values = typed_values(&mut pure, f.value.as_ref(), &f.tuple_values, &types)?;
     let updates =
-        f.updates.iter().enumerate().map(|(k, u)| update_from_wire(u, k, f, &args, ty, index, decls)).collect::<Result<_, _>>()?;
+        f.updates.iter().enumerate().map(|(k, u)| update_from_wire(u, k, f, &args, &types, index, decls)).collect::<Result<_, _>>()?;
     Ok(FuncDef {
         name: f.name.as_str().into(),
         args: args.clone(),
-        ty,
-        value,
+        types,
+        values,
         updates,
         estimates: estimates_from_wire(&f.estimates, args.len(), &at)?,
     })
@@ -235,7 +246,7 @@ fn update_from_wire(
     k: usize,
     f: &v1::FuncDef,
     args: &[Name],
-    ty: Type,
+    types: &[Type],
     index: usize,
     decls: &Decls,
 ) -> Result<UpdateDef, FromWireError> {
@@ -272,6 +283,20 @@ fn update_from_wire(
         return Err(FromWireError::Arity { at, callee: f.name.clone(), expected: args.len(), got: u.args.len() });
     }
     let lhs = u.args.iter().map(|a| scope.typed_child(Some(a), "update coordinate", Type::i32())).collect::<Result<Vec<_>, _>>()?;
-    let value = scope.typed_child(u.value.as_ref(), "value", ty)?;
-    Ok(UpdateDef { args: lhs, value, rdom })
+    let values = typed_values(&mut scope, u.value.as_ref(), &u.tuple_values, types)?;
+    Ok(UpdateDef { args: lhs, values, rdom })
+}
+
+/// The values of a definition: the first, then the Tuple's further ones,
+/// one per type.
+fn typed_values(scope: &mut Scope, first: Option<&v1::Expr>, more: &[v1::Expr], types: &[Type]) -> Result<Vec<compiler::ir::expr::Expr>, FromWireError> {
+    if more.len() + 1 != types.len() {
+        let why = format!("{} value(s) for a Func with {} Tuple value(s)", more.len() + 1, types.len());
+        return Err(FromWireError::invalid(&scope.at, why));
+    }
+    let mut values = vec![scope.typed_child(first, "value", types[0])?];
+    for (v, ty) in more.iter().zip(&types[1..]) {
+        values.push(scope.typed_child(Some(v), "Tuple value", *ty)?);
+    }
+    Ok(values)
 }

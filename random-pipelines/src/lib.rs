@@ -20,7 +20,7 @@ use compiler::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name};
 use compiler::ir::types::ScalarType;
 use compiler::ir::value::Scalar;
 use compiler::ir::visit::{mutate_expr_children, Mutator};
-use compiler::lang::pipeline::{Estimate, PipelineDef};
+use compiler::lang::pipeline::{values_text, Estimate, PipelineDef};
 use compiler::lang::Pipeline;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -171,11 +171,11 @@ impl RandomPipeline {
 pub fn pipeline_text(p: &PipelineDef) -> String {
     let mut s = String::new();
     for f in &p.funcs {
-        let args: Vec<&str> = f.args.iter().map(|a| &**a).collect();
-        let _ = writeln!(s, "{}({}) = {}  : {}", f.name, args.join(", "), f.value, f.ty);
+        let types: Vec<String> = f.types.iter().map(|t| t.to_string()).collect();
+        let _ = writeln!(s, "{}  : {}", f.definition_text(), types.join(" x "));
         for u in &f.updates {
             let args: Vec<String> = u.args.iter().map(|a| a.to_string()).collect();
-            let _ = write!(s, "{}({}) = {}", f.name, args.join(", "), u.value);
+            let _ = write!(s, "{}({}) = {}", f.name, args.join(", "), values_text(&u.values));
             if let Some(r) = &u.rdom {
                 let dims: Vec<String> = r.dims.iter().map(|d| format!("{} in [{}, {} + {})", d.name, d.min, d.min, d.extent)).collect();
                 let _ = write!(s, "  over {}", dims.join(", "));
@@ -253,7 +253,8 @@ fn rename_anonymous(mut def: PipelineDef) -> PipelineDef {
             if let ExprNode::Call { target: CallTarget::Func(r), args, ty } = e.node() {
                 if let Some(new) = self.0.get(&r.name) {
                     let args = args.iter().map(|a| self.mutate_expr(a)).collect();
-                    return Expr::call(CallTarget::Func(DefRef { name: new.clone(), link: r.link.clone() }), args, *ty);
+                    let target = DefRef { name: new.clone(), link: r.link.clone(), value_index: r.value_index };
+                    return Expr::call(CallTarget::Func(target), args, *ty);
                 }
             }
             mutate_expr_children(self, e)
@@ -264,10 +265,10 @@ fn rename_anonymous(mut def: PipelineDef) -> PipelineDef {
         if let Some(new) = map.get(&f.name) {
             f.name = new.clone();
         }
-        f.value = m.mutate_expr(&f.value);
+        f.values = f.values.iter().map(|v| m.mutate_expr(v)).collect();
         for u in &mut f.updates {
             u.args = u.args.iter().map(|a| m.mutate_expr(a)).collect();
-            u.value = m.mutate_expr(&u.value);
+            u.values = u.values.iter().map(|v| m.mutate_expr(v)).collect();
         }
     }
     for o in &mut def.outputs {

@@ -51,7 +51,7 @@ fn interpret(
         bind_arguments(&p.pipeline, inputs, &BTreeMap::new(), regions).expect("the generator's inputs fit its pipeline");
     let options = Options { max_steps: Some(interp_steps()), ..Options::default() };
     run_with_options(&lowered.stmt, &mut buffers, &scalars, &options)?;
-    Ok(take_outputs(buffers, regions))
+    Ok(take_outputs(&p.pipeline, buffers, regions))
 }
 
 fn env(name: &str, default: u64) -> u64 {

@@ -81,7 +81,7 @@ fn manifest(app: &App, rows: &[apps::bench::BenchRow]) -> serde_json::Value {
         .iter()
         .map(|i| serde_json::json!({"name": &*i.name, "type": i.ty.name(), "region": region_json(app.input_region(&i.name).map_or(&[][..], |r| r))}))
         .collect();
-    let out_ty = p.func(app.output_name()).map_or("?", |f| f.ty.scalar.name());
+    let out_ty = p.func(app.output_name()).map_or("?", |f| f.types[0].scalar.name());
     let mut entry = serde_json::json!({
         "name": app.name,
         "inputs": inputs,

@@ -333,10 +333,10 @@ impl BoxWalker<'_, '_> {
                     self.stmt(e);
                 }
             }
-            StmtNode::Provide { func, args, value } => {
+            StmtNode::Provide { func, args, values } => {
                 let outer = self.consumer.replace(func.clone());
                 args.iter().for_each(|a| self.expr(a));
-                self.expr(value);
+                values.iter().for_each(|v| self.expr(v));
                 if self.access == Access::Func(func) {
                     self.add(args);
                 }

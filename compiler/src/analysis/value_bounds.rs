@@ -18,7 +18,8 @@ use std::collections::{HashMap, HashSet};
 /// them, as lowering and the featurizer name them).
 #[derive(Clone, Debug, Default)]
 pub struct ValueBounds {
-    bounds: HashMap<Name, (Expr, Expr)>,
+    /// Keyed by Func and value index (several for a Tuple Func).
+    bounds: HashMap<(Name, usize), (Expr, Expr)>,
 }
 
 impl ValueBounds {
@@ -28,34 +29,32 @@ impl ValueBounds {
     pub fn of(p: &PipelineDef) -> ValueBounds {
         let params: HashSet<&str> = p.params.iter().map(|q| &*q.name).collect();
         let mut vb = ValueBounds::default();
-        for f in p.funcs.iter().filter(|f| f.updates.is_empty() && !f.ty.is_bool()) {
+        for f in p.funcs.iter().filter(|f| f.updates.is_empty()) {
             let mut scope = Scope::default();
             for a in &f.args {
                 scope.push(a.clone(), Interval::everything());
             }
-            let Interval { min: Some(lo), max: Some(hi) } = bounds_of(&vb.wrap(&f.value), &scope) else {
-                continue;
-            };
-            let mut free = FreeVars::default();
-            free.visit_expr(&lo);
-            free.visit_expr(&hi);
-            let in_params = free.names.iter().all(|n| params.contains(&**n));
-            if in_params && !lo.reads_memory() && !hi.reads_memory() {
-                vb.bounds.insert(f.name.clone(), (ParamsAsVars.mutate_expr(&lo), ParamsAsVars.mutate_expr(&hi)));
+            for (index, value) in f.values.iter().enumerate().filter(|(_, v)| !v.ty().is_bool()) {
+                let Interval { min: Some(lo), max: Some(hi) } = bounds_of(&vb.wrap(value), &scope) else {
+                    continue;
+                };
+                let mut free = FreeVars::default();
+                free.visit_expr(&lo);
+                free.visit_expr(&hi);
+                let in_params = free.names.iter().all(|n| params.contains(&**n));
+                if in_params && !lo.reads_memory() && !hi.reads_memory() {
+                    vb.bounds.insert((f.name.clone(), index), (ParamsAsVars.mutate_expr(&lo), ParamsAsVars.mutate_expr(&hi)));
+                }
             }
         }
         vb
     }
 
-    /// The interval of the values of Func `name`, if bounded.
-    pub fn get(&self, name: &str) -> Option<&(Expr, Expr)> {
-        self.bounds.get(name)
-    }
-
-    /// `value`, a call of Func `name` (or what replaces it), wrapped in
-    /// `promise_clamped(value, lo, hi)` if the Func's values are bounded.
-    pub fn promise(&self, name: &str, value: Expr) -> Expr {
-        match self.bounds.get(name) {
+    /// `value`, a call of value `index` of Func `name` (or what replaces
+    /// it), wrapped in `promise_clamped(value, lo, hi)` if that value is
+    /// bounded.
+    pub fn promise(&self, name: &Name, index: usize, value: Expr) -> Expr {
+        match self.bounds.get(&(name.clone(), index)) {
             Some((lo, hi)) => Expr::math(MathFn::PromiseClamped, vec![value, lo.clone(), hi.clone()]),
             None => value,
         }
@@ -90,7 +89,7 @@ impl Mutator for Wrap<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let inner = mutate_expr_children(self, e);
         match e.node() {
-            ExprNode::Call { target: CallTarget::Func(r), .. } => self.0.promise(&r.name, inner),
+            ExprNode::Call { target: CallTarget::Func(r), .. } => self.0.promise(&r.name, r.value_index, inner),
             _ => inner,
         }
     }

@@ -205,8 +205,9 @@ pub trait EvalContext {
     /// The value of the scalar param `name` as type `ty`.
     fn param(&mut self, name: &Name, ty: ScalarType) -> Result<Scalar, Self::Error>;
 
-    /// The value of Func `func` at `coords` (the evaluated call arguments).
-    fn call_func(&mut self, func: &Name, coords: &[i64]) -> Result<Scalar, Self::Error>;
+    /// Value `index` (0 unless `func` is a Tuple) of Func `func` at
+    /// `coords` (the evaluated call arguments).
+    fn call_func(&mut self, func: &Name, index: usize, coords: &[i64]) -> Result<Scalar, Self::Error>;
 
     /// The element of input `input` at `coords`.
     fn read_input(&mut self, input: &Name, coords: &[i64]) -> Result<Scalar, Self::Error>;
@@ -400,7 +401,7 @@ fn call<C: EvalContext>(cx: &mut C, target: &CallTarget, args: &[Expr]) -> Resul
                 coords.push(eval_scalar(cx, a, "call argument")?.as_i128() as i64);
             }
             let v = match target {
-                CallTarget::Func(_) => cx.call_func(&def.name, &coords)?,
+                CallTarget::Func(_) => cx.call_func(&def.name, def.value_index, &coords)?,
                 _ => cx.read_input(&def.name, &coords)?,
             };
             return Ok(Val::Scalar(v));
@@ -475,7 +476,7 @@ mod tests {
             Err(format!("param {name}"))
         }
 
-        fn call_func(&mut self, func: &Name, _: &[i64]) -> Result<Scalar, String> {
+        fn call_func(&mut self, func: &Name, _: usize, _: &[i64]) -> Result<Scalar, String> {
             Err(format!("call of {func}"))
         }
 

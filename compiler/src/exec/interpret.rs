@@ -291,7 +291,7 @@ impl EvalContext for Interpreter<'_> {
         Err(InterpretError::NotLowered { node: format!("param {name}") })
     }
 
-    fn call_func(&mut self, func: &Name, _: &[i64]) -> Result<Scalar, InterpretError> {
+    fn call_func(&mut self, func: &Name, _: usize, _: &[i64]) -> Result<Scalar, InterpretError> {
         Err(InterpretError::NotLowered { node: format!("call of Func {func}") })
     }
 
@@ -552,7 +552,7 @@ mod tests {
         let mut bufs = named(vec![buffer("out", ScalarType::I32, &[(0, 4)])]);
         let realize = Stmt::new(StmtNode::Realize {
             func: "f".into(),
-            ty: Type::i32(),
+            types: vec![Type::i32()],
             bounds: vec![Range { min: 0.into(), extent: 4.into() }],
             body: Stmt::no_op(),
         });
@@ -560,9 +560,9 @@ mod tests {
             run_plain(&realize, &mut bufs).unwrap_err(),
             InterpretError::NotLowered { node } if node.contains("Realize of f")
         ));
-        let provide = Stmt::provide("f", vec![0.into()], 1.into());
+        let provide = Stmt::provide("f", vec![0.into()], vec![1.into()]);
         assert!(matches!(run_plain(&provide, &mut bufs).unwrap_err(), InterpretError::NotLowered { .. }));
-        let call = Expr::call(CallTarget::Func(DefRef { name: "g".into(), link: None }), vec![0.into()], Type::i32());
+        let call = Expr::call(CallTarget::Func(DefRef::unlinked("g".into(), 0)), vec![0.into()], Type::i32());
         let stmt = Stmt::store("out", Expr::i32(0), call);
         assert!(matches!(
             run_plain(&stmt, &mut bufs).unwrap_err(),

@@ -1,6 +1,7 @@
 //! Running a lowered pipeline on the IR interpreter: checks the caller's
 //! inputs and params against the pipeline, allocates the outputs over the
-//! requested regions, runs, and returns the outputs.
+//! requested regions, runs, and returns the outputs (one buffer per value of
+//! a Tuple output, named `f.0`, `f.1`, ...).
 
 use crate::exec::buffer::{Buffer, BufferError};
 use crate::exec::interpret::{run, InterpretError};
@@ -46,7 +47,8 @@ pub struct BoundArguments {
     pub scalars: BTreeMap<String, Scalar>,
 }
 
-/// Runs `l` and returns each output realized over its region.
+/// Runs `l` and returns each output realized over its region, by buffer
+/// name (see [`crate::lang::pipeline::FuncDef::buffers`]).
 pub fn realize(
     l: &Lowered,
     inputs: &BTreeMap<String, Buffer>,
@@ -58,7 +60,7 @@ pub fn realize(
         check_footprints(&l.pipeline, &l.footprints, &buffers, &scalars)?;
         run(&l.stmt, &mut buffers, &scalars)?;
     }
-    Ok(take_outputs(buffers, regions))
+    Ok(take_outputs(&l.pipeline, buffers, regions))
 }
 
 /// Checks, before a run, that each buffer holds the region the pipeline
@@ -90,9 +92,19 @@ pub fn check_footprints(
             fields.insert(prm.name.clone(), const_expr(*v, prm.ty));
         }
     }
+    // A Tuple output's loops name the Func's own bounds, those of its first
+    // buffer (the statement asserts that its buffers share one shape).
+    for f in p.funcs.iter().filter(|f| f.is_tuple() && p.is_output(&f.name)) {
+        if let Some(b) = buffers.get(&*f.buffers()[0].0) {
+            for (d, dim) in b.dims.iter().enumerate() {
+                fields.insert(buffer_vars::min(&f.name, d).into(), Expr::i32(dim.min));
+                fields.insert(buffer_vars::extent(&f.name, d).into(), Expr::i32(dim.extent));
+            }
+        }
+    }
     let value = |e: &Expr| simplify(&substitute_map(&fields, e)).as_int();
     for f in footprints {
-        let Some(b) = buffers.get(&*f.buffer) else { continue };
+        let Some(b) = footprint_buffer(p, buffers, &f.buffer) else { continue };
         for (d, ((lo, hi), dim)) in f.region.iter().zip(&b.dims).enumerate() {
             let (Some(needed_min), Some(needed_max)) = (value(lo), value(hi)) else { continue };
             let (min, max) = (dim.min, dim.min + dim.extent - 1);
@@ -121,9 +133,23 @@ pub fn nothing_to_compute(regions: &[(&str, Vec<(i64, i64)>)]) -> bool {
     regions.iter().all(|(_, region)| region.iter().any(|&(_, extent)| extent == 0))
 }
 
-/// The outputs named in `regions`, taken out of the run's buffers.
-pub fn take_outputs(mut buffers: BTreeMap<String, Buffer>, regions: &[(&str, Vec<(i64, i64)>)]) -> BTreeMap<String, Buffer> {
-    regions.iter().filter_map(|(n, _)| buffers.remove(*n).map(|b| (n.to_string(), b))).collect()
+/// The buffer a footprint of `name` is checked against: the input or
+/// output of that name, or the first buffer of a Tuple output.
+fn footprint_buffer<'b>(p: &PipelineDef, buffers: &'b BTreeMap<String, Buffer>, name: &str) -> Option<&'b Buffer> {
+    match p.func(name) {
+        Some(f) if f.is_tuple() => buffers.get(&*f.buffers()[0].0),
+        _ => buffers.get(name),
+    }
+}
+
+/// The buffers of the outputs named in `regions`, taken out of the run's
+/// buffers.
+pub fn take_outputs(p: &PipelineDef, mut buffers: BTreeMap<String, Buffer>, regions: &[(&str, Vec<(i64, i64)>)]) -> BTreeMap<String, Buffer> {
+    let names = regions.iter().flat_map(|(n, _)| match p.func(n) {
+        Some(f) => f.buffers().into_iter().map(|(b, _)| b.to_string()).collect(),
+        None => vec![n.to_string()],
+    });
+    names.filter_map(|n| buffers.remove(&n).map(|b| (n, b))).collect()
 }
 
 /// Checks the inputs and params given for `p` and allocates its outputs over
@@ -161,7 +187,9 @@ pub fn bind_arguments(
         if region.len() != f.dims() {
             return Err(RealizeError::RegionDimensions { name: name.to_string(), expected: f.dims(), got: region.len() });
         }
-        buffers.insert(name.to_string(), Buffer::new(name, f.ty.scalar, region)?);
+        for (buffer, ty) in f.buffers() {
+            buffers.insert(buffer.to_string(), Buffer::new(&buffer, ty.scalar, region)?);
+        }
     }
     Ok(BoundArguments { buffers, scalars })
 }

@@ -5,6 +5,8 @@
 //! Semantics (Halide's):
 //! - A Func's value at a point is its pure definition evaluated with its pure
 //!   variables bound to the point, then transformed by each update in order.
+//!   A Tuple Func has several values per point; an update computes all of
+//!   them from the values before it, then writes them together.
 //! - An update runs over its whole reduction domain, points visited
 //!   lexicographically with dimension 0 innermost, skipping points where the
 //!   domain's predicate is false. Its pure variables (those unadorned at their
@@ -38,6 +40,7 @@ use crate::ir::expr::{Expr, Name};
 use crate::ir::types::ScalarType;
 use crate::ir::value::{self, Scalar};
 use crate::lang::pipeline::{buffer_vars, FuncDef, PipelineDef};
+use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap};
 use thiserror::Error;
 
@@ -76,6 +79,8 @@ pub enum ReferenceError {
     DepthLimit { func: String, limit: usize },
     #[error("output {func}: {error}")]
     Output { func: String, error: BufferError },
+    #[error("output {func} is a Tuple of {values} values: realize it with realize_values, one buffer per value")]
+    TupleOutput { func: String, values: usize },
 }
 
 /// Bounds on the evaluator's effort.
@@ -112,6 +117,18 @@ pub fn realize(
     on_large_stack(|| Evaluator::new(p, inputs, params)?.realize(output, region))
 }
 
+/// Computes every value of `output` (one buffer per value of a Tuple Func,
+/// named `output.0`, `output.1`, ...) over `region`, with default [`Limits`].
+pub fn realize_values(
+    p: &PipelineDef,
+    inputs: &BTreeMap<String, Buffer>,
+    params: &BTreeMap<String, Scalar>,
+    output: &str,
+    region: &[(i64, i64)],
+) -> Result<Vec<Buffer>, ReferenceError> {
+    on_large_stack(|| Evaluator::new(p, inputs, params)?.realize_values(output, region))
+}
+
 /// Runs `f` on a scoped thread with a [`STACK_BYTES`] stack, for callers that
 /// drive an [`Evaluator`] over deep pipelines themselves.
 pub fn on_large_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
@@ -125,13 +142,16 @@ pub fn on_large_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     })
 }
 
+/// The values of a Func at one point: one, or one per element of a Tuple.
+type Values = SmallVec<[Scalar; 1]>;
+
 /// Memoized values of one Func.
 #[derive(Default)]
 struct FuncMemo {
     /// Values of the pure definition, per point.
-    pure: HashMap<Vec<i64>, Scalar>,
+    pure: HashMap<Vec<i64>, Values>,
     /// Points written by each evaluated slice, per (stage, slice key).
-    slices: HashMap<(usize, Vec<i64>), HashMap<Vec<i64>, Scalar>>,
+    slices: HashMap<(usize, Vec<i64>), HashMap<Vec<i64>, Values>>,
 }
 
 /// The variables in scope while evaluating part of one Func's definition.
@@ -157,7 +177,7 @@ struct Slice {
     stage: usize,
     positions: Vec<usize>,
     key: Vec<i64>,
-    written: HashMap<Vec<i64>, Scalar>,
+    written: HashMap<Vec<i64>, Values>,
 }
 
 /// Evaluates Funcs of one pipeline point by point, memoizing everything, so
@@ -222,29 +242,52 @@ impl<'a> Evaluator<'a> {
         self.work
     }
 
-    /// The value of Func `func` at `coords`, after all its update stages.
+    /// The value of Func `func` at `coords`, after all its update stages
+    /// (the first value, for a Tuple Func).
     pub fn value(&mut self, func: &str, coords: &[i64]) -> Result<Scalar, ReferenceError> {
+        Ok(self.values(func, coords)?[0])
+    }
+
+    /// Every value of Func `func` at `coords`, after all its update stages.
+    pub fn values(&mut self, func: &str, coords: &[i64]) -> Result<Vec<Scalar>, ReferenceError> {
         let fi = self.func_id(func)?;
         self.check_arity(fi, coords)?;
-        self.value_after(fi, coords, self.def(fi).updates.len())
+        Ok(self.value_after(fi, coords, self.def(fi).updates.len())?.to_vec())
     }
 
     /// A dense buffer named `output`, of the Func's type, holding its values
-    /// over `region` ((min, extent) per dimension).
+    /// over `region` ((min, extent) per dimension). A Tuple Func is an
+    /// error: see [`Evaluator::realize_values`].
     pub fn realize(&mut self, output: &str, region: &[(i64, i64)]) -> Result<Buffer, ReferenceError> {
+        let mut buffers = self.realize_values(output, region)?;
+        match buffers.len() {
+            1 => Ok(buffers.remove(0)),
+            values => Err(ReferenceError::TupleOutput { func: output.into(), values }),
+        }
+    }
+
+    /// One dense buffer per value of `output` (see
+    /// [`FuncDef::buffers`] for their names) over `region`.
+    pub fn realize_values(&mut self, output: &str, region: &[(i64, i64)]) -> Result<Vec<Buffer>, ReferenceError> {
         let fi = self.func_id(output)?;
         let def = self.def(fi);
         if region.len() != def.dims() {
             return Err(ReferenceError::Arity { func: output.into(), expected: def.dims(), got: region.len() });
         }
         let out_error = |error| ReferenceError::Output { func: output.into(), error };
-        let mut buf = Buffer::new(output, def.ty.scalar, region).map_err(out_error)?;
-        let points: Vec<Vec<i64>> = buf.coordinates().collect();
+        let mut buffers = def
+            .buffers()
+            .iter()
+            .map(|(name, ty)| Buffer::new(name, ty.scalar, region).map_err(out_error))
+            .collect::<Result<Vec<_>, _>>()?;
+        let points: Vec<Vec<i64>> = buffers[0].coordinates().collect();
         for point in points {
-            let v = self.value_after(fi, &point, def.updates.len())?;
-            buf.set(&point, v).map_err(out_error)?;
+            let values = self.value_after(fi, &point, def.updates.len())?;
+            for (buf, v) in buffers.iter_mut().zip(values) {
+                buf.set(&point, v).map_err(out_error)?;
+            }
         }
-        Ok(buf)
+        Ok(buffers)
     }
 
     fn def(&self, fi: usize) -> &'a FuncDef {
@@ -277,9 +320,9 @@ impl<'a> Evaluator<'a> {
         Ok(())
     }
 
-    /// The value of Func `fi` at `coords` after its first `stages` updates.
+    /// The values of Func `fi` at `coords` after its first `stages` updates.
     /// Walks the stages downwards: the latest slice that wrote the point wins.
-    fn value_after(&mut self, fi: usize, coords: &[i64], stages: usize) -> Result<Scalar, ReferenceError> {
+    fn value_after(&mut self, fi: usize, coords: &[i64], stages: usize) -> Result<Values, ReferenceError> {
         for stage in (1..=stages).rev() {
             let key = slice_key(&self.pure_positions[fi][stage - 1], coords);
             let slice_id = (stage, key);
@@ -288,28 +331,31 @@ impl<'a> Evaluator<'a> {
                 self.memo[fi].slices.insert(slice_id.clone(), written);
             }
             if let Some(v) = self.memo[fi].slices[&slice_id].get(coords) {
-                return Ok(*v);
+                return Ok(v.clone());
             }
         }
         self.pure_value(fi, coords)
     }
 
-    /// The value of Func `fi`'s pure definition at `coords`.
-    fn pure_value(&mut self, fi: usize, coords: &[i64]) -> Result<Scalar, ReferenceError> {
+    /// The values of Func `fi`'s pure definition at `coords`.
+    fn pure_value(&mut self, fi: usize, coords: &[i64]) -> Result<Values, ReferenceError> {
         if let Some(v) = self.memo[fi].pure.get(coords) {
-            return Ok(*v);
+            return Ok(v.clone());
         }
         self.count_work(fi)?;
         let def = self.def(fi);
         let mut env = Env::new(fi, def.args.iter(), coords);
-        let v = self.eval(&def.value, &mut env, None)?;
-        self.memo[fi].pure.insert(coords.to_vec(), v);
-        Ok(v)
+        let mut values = Values::new();
+        for value in &def.values {
+            values.push(self.eval(value, &mut env, None)?);
+        }
+        self.memo[fi].pure.insert(coords.to_vec(), values.clone());
+        Ok(values)
     }
 
     /// Runs update `stage` (1-based) of Func `fi` over its whole reduction
     /// domain for the slice `key`, returning the points it wrote.
-    fn compute_slice(&mut self, fi: usize, stage: usize, key: Vec<i64>) -> Result<HashMap<Vec<i64>, Scalar>, ReferenceError> {
+    fn compute_slice(&mut self, fi: usize, stage: usize, key: Vec<i64>) -> Result<HashMap<Vec<i64>, Values>, ReferenceError> {
         let def = self.def(fi);
         let update = &def.updates[stage - 1];
         let positions = self.pure_positions[fi][stage - 1].clone();
@@ -344,8 +390,11 @@ impl<'a> Evaluator<'a> {
                     target.push(self.eval(a, &mut env, Some(&slice))?.as_i128() as i64);
                 }
                 self.check_in_slice(fi, &slice, "the left-hand side", &target)?;
-                let v = self.eval(&update.value, &mut env, Some(&slice))?;
-                slice.written.insert(target, v);
+                let mut values = Values::new();
+                for value in &update.values {
+                    values.push(self.eval(value, &mut env, Some(&slice))?);
+                }
+                slice.written.insert(target, values);
             }
             if !next_point(&mut point, &bounds) {
                 return Ok(slice.written);
@@ -378,21 +427,30 @@ impl<'a> Evaluator<'a> {
         ReferenceError::UnexpectedNode { func: self.func_name(func), node }
     }
 
-    /// A call of Func `callee` from the definition of `caller`. A Func
-    /// reading itself inside an update sees its slice's writes first.
-    fn call_func(&mut self, caller: usize, callee: &str, coords: &[i64], slice: Option<&Slice>) -> Result<Scalar, ReferenceError> {
+    /// A call of value `index` of Func `callee` from the definition of
+    /// `caller`. A Func reading itself inside an update sees its slice's
+    /// writes first.
+    fn call_func(
+        &mut self,
+        caller: usize,
+        callee: &str,
+        index: usize,
+        coords: &[i64],
+        slice: Option<&Slice>,
+    ) -> Result<Scalar, ReferenceError> {
         let fi = self.func_id(callee)?;
         self.check_arity(fi, coords)?;
-        match slice {
+        let values = match slice {
             Some(slice) if fi == caller => {
                 self.check_in_slice(fi, slice, "a read of the Func", coords)?;
                 match slice.written.get(coords) {
-                    Some(v) => Ok(*v),
-                    None => self.value_after(fi, coords, slice.stage - 1),
+                    Some(v) => v.clone(),
+                    None => self.value_after(fi, coords, slice.stage - 1)?,
                 }
             }
-            _ => self.value_after(fi, coords, self.def(fi).updates.len()),
-        }
+            _ => self.value_after(fi, coords, self.def(fi).updates.len())?,
+        };
+        Ok(values[index])
     }
 
     /// The element of input `name` at `coords`, read by Func `caller`.
@@ -503,8 +561,8 @@ impl EvalContext for Definition<'_, '_> {
         self.evaluator.param(self.env.func, name, ty)
     }
 
-    fn call_func(&mut self, func: &Name, coords: &[i64]) -> Result<Scalar, ReferenceError> {
-        self.evaluator.call_func(self.env.func, func, coords, self.slice)
+    fn call_func(&mut self, func: &Name, index: usize, coords: &[i64]) -> Result<Scalar, ReferenceError> {
+        self.evaluator.call_func(self.env.func, func, index, coords, self.slice)
     }
 
     fn read_input(&mut self, input: &Name, coords: &[i64]) -> Result<Scalar, ReferenceError> {

@@ -225,6 +225,17 @@ pub struct DefRef {
     pub name: Name,
     #[serde(skip)]
     pub link: Option<FuncLink>,
+    /// Which value of a Tuple Func the call reads (`f(x)[1]`); 0 for a
+    /// single-valued Func and for an input.
+    #[serde(default)]
+    pub value_index: usize,
+}
+
+impl DefRef {
+    /// A reference to value `value_index` of `name`, without a link.
+    pub fn unlinked(name: Name, value_index: usize) -> DefRef {
+        DefRef { name, link: None, value_index }
+    }
 }
 
 /// What a [`ExprNode::Call`] refers to.

@@ -71,7 +71,11 @@ impl Display for Expr {
                 }
                 f.write_char('(')?;
                 write_args(f, args)?;
-                f.write_char(')')
+                f.write_char(')')?;
+                match target {
+                    CallTarget::Func(r) if r.value_index > 0 => write!(f, "[{}]", r.value_index),
+                    _ => Ok(()),
+                }
             }
             ExprNode::Load { buffer, index, .. } => write!(f, "{buffer}[{index}]"),
             ExprNode::Ramp { base, stride, lanes } => write!(f, "ramp({base}, {stride}, {lanes})"),
@@ -119,8 +123,9 @@ impl<'a> Display for Indented<'a> {
                 write!(f, "{}", inner(consume))?;
                 writeln!(f, "{pad}}}")
             }
-            StmtNode::Realize { func, ty, bounds, body } => {
-                write!(f, "{pad}realize {func}: {ty}")?;
+            StmtNode::Realize { func, types, bounds, body } => {
+                let types: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+                write!(f, "{pad}realize {func}: {}", types.join(" x "))?;
                 for r in bounds {
                     write!(f, "[{}, {}]", r.min, r.extent)?;
                 }
@@ -128,10 +133,17 @@ impl<'a> Display for Indented<'a> {
                 write!(f, "{}", inner(body))?;
                 writeln!(f, "{pad}}}")
             }
-            StmtNode::Provide { func, args, value } => {
+            StmtNode::Provide { func, args, values } => {
                 write!(f, "{pad}{func}(")?;
                 write_args(f, args)?;
-                writeln!(f, ") = {value}")
+                match values.as_slice() {
+                    [value] => writeln!(f, ") = {value}"),
+                    _ => {
+                        f.write_str(") = (")?;
+                        write_args(f, values)?;
+                        writeln!(f, ")")
+                    }
+                }
             }
             StmtNode::Allocate { buffer, ty, size, body } => {
                 writeln!(f, "{pad}allocate {buffer}: {ty}[{size}] {{")?;

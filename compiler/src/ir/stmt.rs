@@ -80,18 +80,20 @@ pub enum StmtNode {
         produce: Stmt,
         consume: Stmt,
     },
-    /// Storage for `func` over a box, alive during `body`.
+    /// Storage for `func` over a box, alive during `body`: one buffer per
+    /// value of `types` (a Tuple Func has several).
     Realize {
         func: Name,
-        ty: Type,
+        types: Vec<Type>,
         bounds: Vec<Range>,
         body: Stmt,
     },
-    /// Writes `value` to `func` at `args`.
+    /// Writes `values` (one per value of a Tuple Func) to `func` at
+    /// `args`; every value is computed before any is written.
     Provide {
         func: Name,
         args: Vec<Expr>,
-        value: Expr,
+        values: Vec<Expr>,
     },
     /// A flat allocation of `size` elements, alive during `body`.
     Allocate {
@@ -179,8 +181,8 @@ impl Stmt {
         Stmt::new(StmtNode::Assert { cond, message: message.into() })
     }
 
-    pub fn provide(func: impl Into<Name>, args: Vec<Expr>, value: Expr) -> Stmt {
-        Stmt::new(StmtNode::Provide { func: func.into(), args, value })
+    pub fn provide(func: impl Into<Name>, args: Vec<Expr>, values: Vec<Expr>) -> Stmt {
+        Stmt::new(StmtNode::Provide { func: func.into(), args, values })
     }
 
     pub fn store(buffer: impl Into<Name>, index: Expr, value: Expr) -> Stmt {

@@ -91,9 +91,9 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             }
             v.visit_stmt(body);
         }
-        StmtNode::Provide { args, value, .. } => {
+        StmtNode::Provide { args, values, .. } => {
             args.iter().for_each(|a| v.visit_expr(a));
-            v.visit_expr(value);
+            values.iter().for_each(|x| v.visit_expr(x));
         }
         StmtNode::Allocate { size, body, .. } => {
             v.visit_expr(size);
@@ -314,7 +314,7 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
             }
             Stmt::new(StmtNode::ProducerConsumer { func: func.clone(), produce: np, consume: nc })
         }
-        StmtNode::Realize { func, ty, bounds, body } => {
+        StmtNode::Realize { func, types, bounds, body } => {
             let nbounds: Vec<Range> =
                 bounds.iter().map(|r| Range { min: m.mutate_expr(&r.min), extent: m.mutate_expr(&r.extent) }).collect();
             let nb = m.mutate_stmt(body);
@@ -322,15 +322,16 @@ pub fn mutate_stmt_children<M: Mutator + ?Sized>(m: &mut M, s: &Stmt) -> Stmt {
             if same_bounds && nb.same_as(body) {
                 return s.clone();
             }
-            Stmt::new(StmtNode::Realize { func: func.clone(), ty: *ty, bounds: nbounds, body: nb })
+            Stmt::new(StmtNode::Realize { func: func.clone(), types: types.clone(), bounds: nbounds, body: nb })
         }
-        StmtNode::Provide { func, args, value } => {
+        StmtNode::Provide { func, args, values } => {
             let nargs: Vec<Expr> = args.iter().map(|a| m.mutate_expr(a)).collect();
-            let nv = m.mutate_expr(value);
-            if nv.same_as(value) && args.iter().zip(&nargs).all(|(a, b)| a.same_as(b)) {
+            let nvalues: Vec<Expr> = values.iter().map(|v| m.mutate_expr(v)).collect();
+            let same = |a: &[Expr], b: &[Expr]| a.iter().zip(b).all(|(a, b)| a.same_as(b));
+            if same(values, &nvalues) && same(args, &nargs) {
                 return s.clone();
             }
-            Stmt::provide(func.clone(), nargs, nv)
+            Stmt::provide(func.clone(), nargs, nvalues)
         }
         StmtNode::Allocate { buffer, ty, size, body } => {
             let (ns, nb) = (m.mutate_expr(size), m.mutate_stmt(body));

@@ -74,21 +74,25 @@ impl Visitor for SelfCalls<'_> {
 pub(super) fn check_update(
     name: &Name,
     func_args: &[Name],
-    ty: Type,
+    types: &[Type],
     stage: usize,
     lhs: &[Expr],
-    value: &Expr,
+    values: &[Expr],
 ) -> Result<UpdateDef, LangError> {
     let func = name.to_string();
     if lhs.len() != func_args.len() {
         return Err(LangError::Arity { func, expected: func_args.len(), got: lhs.len(), context: format!("update {stage}") });
     }
-    if value.ty() != ty {
-        return Err(LangError::UpdateType { func, stage, expected: ty, got: value.ty() });
+    if values.len() != types.len() {
+        let why = format!("update {stage} gives {} value(s), but its definition has {}", values.len(), types.len());
+        return Err(LangError::Invalid { func, why });
+    }
+    if let Some((v, ty)) = values.iter().zip(types).find(|(v, ty)| v.ty() != **ty) {
+        return Err(LangError::UpdateType { func, stage, expected: *ty, got: v.ty() });
     }
     let mut used = VarsUsed::default();
     lhs.iter().for_each(|a| used.visit_expr(a));
-    used.visit_expr(value);
+    values.iter().for_each(|v| used.visit_expr(v));
     if used.rvars.len() > 1 {
         let names: Vec<String> = used.rvars.keys().map(|k| k.to_string()).collect();
         return Err(LangError::Invalid { func, why: format!("update {stage} uses several reduction domains ({})", names.join(", ")) });
@@ -100,14 +104,14 @@ pub(super) fn check_update(
         Arc::new(r)
     });
     let lhs: Vec<Expr> = lhs.iter().map(lower).collect();
-    let value = strip_self_links(name, &lower(value));
-    let update = UpdateDef { args: lhs, value, rdom: rdom.clone() };
+    let values = values.iter().map(|v| strip_self_links(name, &lower(v))).collect();
+    let update = UpdateDef { args: lhs, values, rdom: rdom.clone() };
     let pure = update.pure_vars(func_args);
     if let Some(v) = used.vars.iter().find(|v| !pure.contains(*v)) {
         return Err(LangError::FreeVariable { func, stage, var: v.to_string() });
     }
     let mut self_calls = SelfCalls { func: name, calls: vec![] };
-    self_calls.visit_expr(&update.value);
+    update.values.iter().for_each(|v| self_calls.visit_expr(v));
     for call in &self_calls.calls {
         for (i, a) in func_args.iter().enumerate() {
             if pure.contains(a) && call.get(i).and_then(|c| c.as_var()) != Some(a) {
@@ -137,7 +141,7 @@ fn strip_self_links(name: &Name, e: &Expr) -> Expr {
             let e = mutate_expr_children(self, e);
             match e.node() {
                 ExprNode::Call { target: CallTarget::Func(r), args, ty } if r.name == *self.0 => {
-                    Expr::call(CallTarget::Func(DefRef { name: r.name.clone(), link: None }), args.clone(), *ty)
+                    Expr::call(CallTarget::Func(DefRef::unlinked(r.name.clone(), r.value_index)), args.clone(), *ty)
                 }
                 _ => e,
             }
@@ -186,8 +190,8 @@ pub(super) fn check_names(def: &PipelineDef) -> Result<(), LangError> {
     Ok(())
 }
 
-/// Every call names something defined, with the right number of integer
-/// coordinates and the callee's type.
+/// Every call names something defined (a value a Tuple Func has), with
+/// the right number of integer coordinates and the callee's type.
 pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
     struct Check<'a> {
         p: &'a PipelineDef,
@@ -199,7 +203,14 @@ pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
             if let ExprNode::Call { target, args, ty } = e.node() {
                 let (name, dims, callee_ty) = match target {
                     CallTarget::Func(r) => match self.p.func(&r.name) {
-                        Some(f) => (r.name.clone(), f.dims(), f.ty),
+                        Some(f) if r.value_index >= f.types.len() => {
+                            self.err.get_or_insert(LangError::Invalid {
+                                func: self.caller.to_string(),
+                                why: format!("calls value {} of {}, which has {} value(s)", r.value_index, r.name, f.types.len()),
+                            });
+                            return;
+                        }
+                        Some(f) => (r.name.clone(), f.dims(), f.types[r.value_index]),
                         None => {
                             self.err.get_or_insert(LangError::Undefined { func: r.name.to_string() });
                             return;

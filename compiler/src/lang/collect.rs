@@ -128,7 +128,7 @@ impl Collector {
             if let Some(err) = &inner.error {
                 return Err(err.clone());
             }
-            let (Some(args), Some(ty), Some(value)) = (&inner.args, inner.ty, &inner.value) else {
+            let (Some(args), Some(types), Some(values)) = (&inner.args, &inner.types, &inner.values) else {
                 return Err(LangError::Undefined { func: inner.name.to_string() });
             };
             if inner.reduction_helper {
@@ -137,8 +137,8 @@ impl Collector {
             let def = FuncDef {
                 name: inner.name.clone(),
                 args: args.clone(),
-                ty,
-                value: value.clone(),
+                types: types.clone(),
+                values: values.clone(),
                 updates: inner.updates.clone(),
                 estimates: inner.estimates.clone(),
             };
@@ -185,10 +185,10 @@ fn strip_links(mut def: FuncDef) -> FuncDef {
             let e = mutate_expr_children(self, e);
             match e.node() {
                 ExprNode::Call { target: CallTarget::Func(r), args, ty } if r.link.is_some() => {
-                    Expr::call(CallTarget::Func(DefRef { name: r.name.clone(), link: None }), args.clone(), *ty)
+                    Expr::call(CallTarget::Func(DefRef::unlinked(r.name.clone(), r.value_index)), args.clone(), *ty)
                 }
                 ExprNode::Call { target: CallTarget::Input(r), args, ty } if r.link.is_some() => {
-                    Expr::call(CallTarget::Input(DefRef { name: r.name.clone(), link: None }), args.clone(), *ty)
+                    Expr::call(CallTarget::Input(DefRef::unlinked(r.name.clone(), 0)), args.clone(), *ty)
                 }
                 _ => e,
             }
@@ -201,10 +201,10 @@ fn strip_links(mut def: FuncDef) -> FuncDef {
 /// Applies `m` to every expression of `def`: values, update arguments and
 /// reduction domains (a domain is rebuilt only where `m` changes it).
 fn mutate_definitions(def: &mut FuncDef, m: &mut impl Mutator) {
-    def.value = m.mutate_expr(&def.value);
+    def.values = def.values.iter().map(|v| m.mutate_expr(v)).collect();
     for u in &mut def.updates {
         u.args = u.args.iter().map(|a| m.mutate_expr(a)).collect();
-        u.value = m.mutate_expr(&u.value);
+        u.values = u.values.iter().map(|v| m.mutate_expr(v)).collect();
         if let Some(r) = &u.rdom {
             let dims: Vec<RDomDim> = r
                 .dims

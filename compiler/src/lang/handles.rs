@@ -154,7 +154,7 @@ impl ImageParam {
         let def = self.def();
         let args = args.into_iter().map(|a| coordinate(a.into())).collect();
         let link = FuncLink(self.0.clone() as Arc<dyn std::any::Any + Send + Sync>);
-        Expr::call(CallTarget::Input(DefRef { name: def.name, link: Some(link) }), args, Type::scalar(def.ty))
+        Expr::call(CallTarget::Input(DefRef { name: def.name, link: Some(link), value_index: 0 }), args, Type::scalar(def.ty))
     }
 
     /// The smallest valid coordinate of dimension `d` (known when it runs).
@@ -199,8 +199,9 @@ fn coordinate(e: Expr) -> Expr {
 pub(super) struct FuncInner {
     pub(super) name: Name,
     pub(super) args: Option<Vec<Name>>,
-    pub(super) ty: Option<Type>,
-    pub(super) value: Option<Expr>,
+    /// The type of each value (several for a Tuple Func).
+    pub(super) types: Option<Vec<Type>>,
+    pub(super) values: Option<Vec<Expr>>,
     pub(super) updates: Vec<UpdateDef>,
     pub(super) estimates: Vec<Option<Estimate>>,
     /// The first mistake made defining it.
@@ -211,7 +212,9 @@ pub(super) struct FuncInner {
 }
 
 /// A function over an integer grid, defined by a pure definition and any
-/// number of update definitions.
+/// number of update definitions. It has one value per point, or several
+/// (a Tuple Func, defined with [`Func::define_tuple`] and read with
+/// [`Func::value_at`]).
 #[derive(Clone)]
 pub struct Func(pub(super) Arc<Mutex<FuncInner>>);
 
@@ -222,8 +225,8 @@ impl Func {
         Func(Arc::new(Mutex::new(FuncInner {
             name: name.into(),
             args: None,
-            ty: None,
-            value: None,
+            types: None,
+            values: None,
             updates: vec![],
             estimates: vec![],
             error: None,
@@ -249,9 +252,14 @@ impl Func {
         self.0.lock().unwrap().name.clone()
     }
 
-    /// The value type, once defined.
+    /// The value type, once defined (the first value's, for a Tuple Func).
     pub fn ty(&self) -> Option<Type> {
-        self.0.lock().unwrap().ty
+        self.0.lock().unwrap().types.as_ref().map(|t| t[0])
+    }
+
+    /// The type of each value, once defined.
+    pub fn types(&self) -> Option<Vec<Type>> {
+        self.0.lock().unwrap().types.clone()
     }
 
     /// The number of dimensions, once defined.
@@ -269,7 +277,13 @@ impl Func {
 
     /// The pure definition `self(args) = value`.
     pub fn define(&self, args: &[&Var], value: impl Into<Expr>) {
-        let value = value.into();
+        self.define_tuple(args, [value.into()])
+    }
+
+    /// The pure definition of a Tuple Func, `self(args) = (v0, v1, ...)`:
+    /// one value per point for each of `values`, each with its own type.
+    pub fn define_tuple<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: &[&Var], values: I) {
+        let values: Vec<Expr> = values.into_iter().map(Into::into).collect();
         let name = self.name();
         let arg_names: Vec<Name> = args.iter().map(|v| v.0.clone()).collect();
         let mut seen = HashSet::new();
@@ -278,11 +292,14 @@ impl Func {
                 return self.fail(LangError::DuplicateArg { func: name.to_string(), var: a.to_string() });
             }
         }
-        if value.ty().is_vector() {
+        if values.is_empty() {
+            return self.fail(LangError::Invalid { func: name.to_string(), why: "a Tuple definition needs at least one value".into() });
+        }
+        if values.iter().any(|v| v.ty().is_vector()) {
             return self.fail(LangError::Invalid { func: name.to_string(), why: "a definition must be scalar".into() });
         }
         let mut vars = VarsUsed::default();
-        vars.visit_expr(&value);
+        values.iter().for_each(|v| vars.visit_expr(v));
         if let Some(r) = vars.rvars.keys().next() {
             return self.fail(LangError::RVarInPureDefinition { func: name.to_string(), rvar: r.to_string() });
         }
@@ -290,29 +307,41 @@ impl Func {
             return self.fail(LangError::FreeVariable { func: name.to_string(), stage: 0, var: v.to_string() });
         }
         let mut inner = self.0.lock().unwrap();
-        if inner.value.is_some() {
+        if inner.values.is_some() {
             drop(inner);
             return self.fail(LangError::Redefined { func: name.to_string() });
         }
         inner.estimates = vec![None; arg_names.len()];
         inner.args = Some(arg_names);
-        inner.ty = Some(value.ty());
-        inner.value = Some(value);
+        inner.types = Some(values.iter().map(Expr::ty).collect());
+        inner.values = Some(values);
     }
 
     /// An update definition `self(args) = value`. Reduction variables in
     /// `args` or `value` make it run over their domain.
     pub fn update<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I, value: impl Into<Expr>) {
+        self.update_tuple(args, [value.into()])
+    }
+
+    /// An update of a Tuple Func, `self(args) = (v0, v1, ...)`: every value
+    /// is computed from the values before the update, then all are written.
+    pub fn update_tuple<I, E, V, W>(&self, args: I, values: V)
+    where
+        I: IntoIterator<Item = E>,
+        E: Into<Expr>,
+        V: IntoIterator<Item = W>,
+        W: Into<Expr>,
+    {
         let lhs: Vec<Expr> = args.into_iter().map(|a| coordinate(a.into())).collect();
-        let value = value.into();
-        let (name, func_args, ty, stage) = {
+        let values: Vec<Expr> = values.into_iter().map(Into::into).collect();
+        let (name, func_args, types, stage) = {
             let inner = self.0.lock().unwrap();
-            (inner.name.clone(), inner.args.clone(), inner.ty, inner.updates.len() + 1)
+            (inner.name.clone(), inner.args.clone(), inner.types.clone(), inner.updates.len() + 1)
         };
-        let (Some(func_args), Some(ty)) = (func_args, ty) else {
+        let (Some(func_args), Some(types)) = (func_args, types) else {
             return self.fail(LangError::UpdateBeforeDefinition { func: name.to_string() });
         };
-        match check_update(&name, &func_args, ty, stage, &lhs, &value) {
+        match check_update(&name, &func_args, &types, stage, &lhs, &values) {
             Ok(update) => self.0.lock().unwrap().updates.push(update),
             Err(e) => self.fail(e),
         }
@@ -324,13 +353,35 @@ impl Func {
         self.update(args, current + value.into());
     }
 
-    /// The value of this Func at the given coordinates.
+    /// The value of this Func at the given coordinates. A Tuple Func has no
+    /// single value: calling `at` on one is recorded as its mistake (pick a
+    /// value with [`Func::value_at`]).
     pub fn at<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I) -> Expr {
+        let count = self.0.lock().unwrap().types.as_ref().map_or(1, Vec::len);
+        if count > 1 {
+            self.fail(LangError::Invalid {
+                func: self.name().to_string(),
+                why: format!("it is a Tuple of {count} values, called without picking one (use value_at)"),
+            });
+        }
+        self.value_at(args, 0)
+    }
+
+    /// Value `index` of this (Tuple) Func at the given coordinates: Halide's
+    /// `f(x, y)[index]`.
+    pub fn value_at<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I, index: usize) -> Expr {
         let inner = self.0.lock().unwrap();
         let args = args.into_iter().map(|a| coordinate(a.into())).collect();
-        let ty = inner.ty.unwrap_or(Type::i32());
+        let ty = inner.types.as_ref().and_then(|t| t.get(index).copied()).unwrap_or(Type::i32());
         let link = FuncLink(self.0.clone() as Arc<dyn std::any::Any + Send + Sync>);
-        Expr::call(CallTarget::Func(DefRef { name: inner.name.clone(), link: Some(link) }), args, ty)
+        Expr::call(CallTarget::Func(DefRef { name: inner.name.clone(), link: Some(link), value_index: index }), args, ty)
+    }
+
+    /// Every value of this Func at the given coordinates, in order.
+    pub fn tuple_at<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I) -> Vec<Expr> {
+        let args: Vec<Expr> = args.into_iter().map(Into::into).collect();
+        let count = self.0.lock().unwrap().types.as_ref().map_or(1, Vec::len);
+        (0..count).map(|i| self.value_at(args.clone(), i)).collect()
     }
 
     /// Records the expected region of output dimension `d`.

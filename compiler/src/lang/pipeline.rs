@@ -22,12 +22,14 @@ pub struct Estimate {
     pub extent: i64,
 }
 
-/// One update definition: `func(args) = value`, run over `rdom` (if any) in
-/// lexicographic order with its first dimension innermost.
+/// One update definition: `func(args) = values`, run over `rdom` (if any)
+/// in lexicographic order with its first dimension innermost. A Tuple
+/// Func's update gives every value, each computed from the values before
+/// the update (all are read before any is written).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UpdateDef {
     pub args: Vec<Expr>,
-    pub value: Expr,
+    pub values: Vec<Expr>,
     pub rdom: Option<Arc<RDomDef>>,
 }
 
@@ -45,9 +47,11 @@ pub struct FuncDef {
     pub name: Name,
     /// Names of the pure variables, outermost storage dimension last.
     pub args: Vec<Name>,
-    pub ty: Type,
-    /// The pure (initial) definition's value, over `args`.
-    pub value: Expr,
+    /// The type of each value: one for an ordinary Func, several for a
+    /// Tuple Func.
+    pub types: Vec<Type>,
+    /// The pure (initial) definition's values, over `args`, one per type.
+    pub values: Vec<Expr>,
     pub updates: Vec<UpdateDef>,
     /// Per-dimension estimates (used for outputs).
     pub estimates: Vec<Option<Estimate>>,
@@ -56,6 +60,25 @@ pub struct FuncDef {
 impl FuncDef {
     pub fn dims(&self) -> usize {
         self.args.len()
+    }
+
+    /// Its pure definition as text, `f(x, y) = value` (values in
+    /// parentheses for a Tuple Func).
+    pub fn definition_text(&self) -> String {
+        let args: Vec<&str> = self.args.iter().map(|a| &**a).collect();
+        format!("{}({}) = {}", self.name, args.join(", "), values_text(&self.values))
+    }
+
+    /// Whether it has several values (a Tuple Func).
+    pub fn is_tuple(&self) -> bool {
+        self.types.len() > 1
+    }
+
+    /// The buffer holding each value, with its element type: the Func's own
+    /// name for an ordinary Func, `f.0`, `f.1`, ... for a Tuple Func (its
+    /// values share the bounds and strides named after `f`).
+    pub fn buffers(&self) -> Vec<(Name, Type)> {
+        self.types.iter().enumerate().map(|(i, t)| (value_buffer(&self.name, i, self.types.len()), *t)).collect()
     }
 
     /// Number of stages: the pure definition plus the updates.
@@ -78,11 +101,11 @@ impl FuncDef {
         }
         let mut c = Callees::default();
         if stage == 0 {
-            c.visit_expr(&self.value);
+            self.values.iter().for_each(|v| c.visit_expr(v));
         } else {
             let u = &self.updates[stage - 1];
             u.args.iter().for_each(|a| c.visit_expr(a));
-            c.visit_expr(&u.value);
+            u.values.iter().for_each(|v| c.visit_expr(v));
             if let Some(r) = &u.rdom {
                 for d in &r.dims {
                     c.visit_expr(&d.min);
@@ -214,12 +237,31 @@ pub mod buffer_vars {
     }
 }
 
+/// The buffer holding value `index` of a Func called `func` with `count`
+/// values: `func` itself when it has one, `func.index` for a Tuple.
+pub fn value_buffer(func: &str, index: usize, count: usize) -> Name {
+    if count == 1 {
+        func.into()
+    } else {
+        format!("{func}.{index}").into()
+    }
+}
+
+/// The values of a definition as text: the value, or `(v0, v1, ...)` for a
+/// Tuple.
+pub fn values_text(values: &[Expr]) -> String {
+    match values {
+        [value] => value.to_string(),
+        _ => format!("({})", values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// Calls `f` on every expression of a Func definition.
 pub fn for_each_expr(func: &FuncDef, mut f: impl FnMut(&Expr)) {
-    f(&func.value);
+    func.values.iter().for_each(&mut f);
     for u in &func.updates {
         u.args.iter().for_each(&mut f);
-        f(&u.value);
+        u.values.iter().for_each(&mut f);
         if let Some(r) = &u.rdom {
             for d in &r.dims {
                 f(&d.min);

@@ -1,7 +1,8 @@
 //! Inline reductions: `sum`, `product`, `minimum`, `maximum`, `argmin` and
 //! `argmax` over the reduction domain an expression mentions. Each makes an
 //! anonymous Func over the expression's free pure variables (initial value
-//! plus one update over the domain) and returns a call of it. The helper's
+//! plus one update over the domain; a Tuple Func for `argmin`/`argmax`)
+//! and returns a call of it. The helper's
 //! dimensions are put in the order of the calling Func's variables when
 //! the pipeline is collected (`Pipeline::new`), as Halide's are.
 
@@ -84,41 +85,34 @@ pub fn maximum(e: impl AsExpr) -> Expr {
     fold("maximum", e, type_min, Expr::max)
 }
 
-/// The coordinates (one per reduction dimension) of the first point, in
-/// iteration order, where `e` is largest.
+/// Where `e` is largest over its reduction domain, and its value there: a
+/// Tuple of the coordinates (one per reduction dimension) of the first
+/// point in iteration order with the largest value, then that value.
 pub fn argmax(e: impl AsExpr) -> Vec<Expr> {
-    arg_extreme("argmax", e.as_expr(), maximum)
+    arg_extreme("argmax", e.as_expr(), type_min, CmpOp::Gt)
 }
 
-/// The coordinates of the first point where `e` is smallest.
+/// Where `e` is smallest, and its value there (see [`argmax`]).
 pub fn argmin(e: impl AsExpr) -> Vec<Expr> {
-    arg_extreme("argmin", e.as_expr(), minimum)
+    arg_extreme("argmin", e.as_expr(), type_max, CmpOp::Lt)
 }
 
-/// Finds the smallest linear position (first dimension fastest) where `e`
-/// equals its extreme value, then decodes it into coordinates.
-fn arg_extreme(prefix: &str, e: Expr, extreme: fn(Expr) -> Expr) -> Vec<Expr> {
-    let best = extreme(e.clone());
+/// A Tuple reduction: the helper holds (coordinates..., best value), starts
+/// at the domain's first point with the type's worst value, and moves to a
+/// point only where `e` is strictly better, so the first best point wins.
+fn arg_extreme(prefix: &str, e: Expr, worst: fn(Type) -> Expr, better: CmpOp) -> Vec<Expr> {
     let r = reduction_over(prefix, &e);
     let Some(rdom) = r.rdom.clone() else {
-        // No domain: the only point is "here"; report no coordinates.
-        return vec![];
+        // No domain: the only point is "here"; no coordinates, just the value.
+        return vec![e];
     };
-    let rvar = |d: usize| Expr::new(ExprNode::RVar { rdom: rdom.clone(), dim: d });
-    let mut linear = Expr::i32(0);
-    for d in (0..rdom.dims.len()).rev() {
-        linear = linear * rdom.dims[d].extent.clone() + (rvar(d) - rdom.dims[d].min.clone());
-    }
-    let none = Expr::i32(i32::MAX as i64);
-    r.func.define(&r.var_refs(), none.clone());
-    let here = Expr::select(Expr::cmp(CmpOp::Eq, e, best), linear, none);
-    r.func.update(r.args(), Expr::min(r.call(), here));
-    let found = r.call();
-    let mut coords = vec![];
-    let mut stride = Expr::i32(1);
-    for d in &rdom.dims {
-        coords.push(found.clone() / stride.clone() % d.extent.clone() + d.min.clone());
-        stride = stride * d.extent.clone();
-    }
-    coords
+    let init = rdom.dims.iter().map(|d| d.min.clone()).chain([worst(e.ty())]);
+    r.func.define_tuple(&r.var_refs(), init);
+    let current = r.func.tuple_at(r.args());
+    let best = current.last().cloned().expect("the value is the last element");
+    let here = Expr::cmp(better, e.clone(), best);
+    let candidate = (0..rdom.dims.len()).map(|d| Expr::new(ExprNode::RVar { rdom: rdom.clone(), dim: d })).chain([e]);
+    let next: Vec<Expr> = candidate.zip(&current).map(|(new, old)| Expr::select(here.clone(), new, old.clone())).collect();
+    r.func.update_tuple(r.args(), next);
+    r.func.tuple_at(r.args())
 }

@@ -98,7 +98,7 @@ fn own_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtNode::LetStmt { value, .. } => vec![value],
         StmtNode::IfThenElse { cond, .. } | StmtNode::Assert { cond, .. } => vec![cond],
         StmtNode::Realize { bounds, .. } => bounds.iter().flat_map(|r| [&r.min, &r.extent]).collect(),
-        StmtNode::Provide { args, value, .. } => args.iter().chain(std::iter::once(value)).collect(),
+        StmtNode::Provide { args, values, .. } => args.iter().chain(values).collect(),
         StmtNode::Allocate { size, .. } => vec![size],
         StmtNode::Store { index, value, .. } => vec![index, value],
         StmtNode::Block { .. } | StmtNode::ProducerConsumer { .. } | StmtNode::NoOp => vec![],

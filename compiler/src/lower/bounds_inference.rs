@@ -106,7 +106,7 @@ pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
     let name = f.name.clone();
     let is_realize = |n: &Stmt| matches!(n.node(), StmtNode::Realize { func, .. } if *func == name);
     rewrite_matching(s, is_realize, |_, node| {
-        let StmtNode::Realize { func, ty, body, .. } = node.node() else { unreachable!() };
+        let StmtNode::Realize { func, types, body, .. } = node.node() else { unreachable!() };
         let touched = box_touched(body, Access::Func(&f.name), &mut Scope::default());
         let bounds = match touched {
             Some(b) => bounded(&b, f, "the region it is stored over")?
@@ -116,7 +116,7 @@ pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
                 .collect(),
             None => f.args.iter().map(|_| Range { min: Expr::i32(0), extent: Expr::i32(0) }).collect(),
         };
-        Ok::<_, LowerError>(Stmt::new(StmtNode::Realize { func: func.clone(), ty: *ty, bounds, body: body.clone() }))
+        Ok::<_, LowerError>(Stmt::new(StmtNode::Realize { func: func.clone(), types: types.clone(), bounds, body: body.clone() }))
     })
 }
 

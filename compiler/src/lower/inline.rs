@@ -34,11 +34,11 @@ impl Mutator for Inliner<'_> {
                 let value = match self.inlined.get(&r.name) {
                     Some(def) => {
                         let map: HashMap<Name, Expr> = def.args.iter().cloned().zip(args.iter().cloned()).collect();
-                        substitute_map(&map, &def.value)
+                        substitute_map(&map, &def.values[r.value_index])
                     }
                     None => e.clone(),
                 };
-                self.value_bounds.promise(&r.name, value)
+                self.value_bounds.promise(&r.name, r.value_index, value)
             }
             _ => e,
         }
@@ -51,8 +51,8 @@ pub const MAX_INLINED_NODES: usize = 50_000;
 
 /// The expression nodes of `f`'s definitions, counted as a tree.
 fn definition_nodes(f: &FuncDef) -> usize {
-    let update_nodes = |u: &UpdateDef| u.args.iter().chain(std::iter::once(&u.value)).map(crate::ir::visit::node_count).sum::<usize>();
-    crate::ir::visit::node_count(&f.value) + f.updates.iter().map(update_nodes).sum::<usize>()
+    let nodes = |exprs: &[Expr]| exprs.iter().map(crate::ir::visit::node_count).sum::<usize>();
+    nodes(&f.values) + f.updates.iter().map(|u| nodes(&u.args) + nodes(&u.values)).sum::<usize>()
 }
 
 /// The realized Funcs of `p` (producers first) with every inlined Func
@@ -65,13 +65,13 @@ pub fn inline_funcs(p: &PipelineDef, plan: &Plan) -> Result<Vec<FuncDef>, LowerE
     for f in &p.funcs {
         let mut m = Inliner { inlined: &inlined, value_bounds: &value_bounds };
         let mut def = f.clone();
-        def.value = m.mutate_expr(&def.value);
+        def.values = def.values.iter().map(|v| m.mutate_expr(v)).collect();
         def.updates = def
             .updates
             .iter()
             .map(|u| UpdateDef {
                 args: u.args.iter().map(|a| m.mutate_expr(a)).collect(),
-                value: m.mutate_expr(&u.value),
+                values: u.values.iter().map(|v| m.mutate_expr(v)).collect(),
                 rdom: u.rdom.as_ref().map(|r| {
                     let mut r = (**r).clone();
                     for d in &mut r.dims {

@@ -37,7 +37,10 @@ pub fn check(s: &Stmt, stage: Stage, p: &PipelineDef) -> Option<String> {
         .inputs
         .iter()
         .map(|i| (i.name.clone(), i.dims))
-        .chain(p.outputs.iter().filter_map(|o| p.func(o)).map(|f| (f.name.clone(), f.dims())));
+        .chain(p.outputs.iter().filter_map(|o| p.func(o)).flat_map(|f| {
+            let values = f.buffers().into_iter().filter(|_| f.is_tuple()).map(|(b, _)| (b, f.dims()));
+            std::iter::once((f.name.clone(), f.dims())).chain(values)
+        }));
     for (name, dims) in buffers {
         for d in 0..dims {
             for field in [buffer_vars::min(&name, d), buffer_vars::extent(&name, d), buffer_vars::stride(&name, d)] {
@@ -172,7 +175,7 @@ mod tests {
         let mixed = Expr::new(ExprNode::Binary { op: BinOp::Add, a: Expr::i32(1), b: Expr::float(1.0, Type::f32()) });
         let problem = check(&Stmt::store("out", Expr::i32(0), mixed), Stage::Synthesized, &p).expect("a problem");
         assert!(problem.contains("operands of different types"), "{problem}");
-        let provide = Stmt::provide("f", vec![Expr::i32(0)], Expr::i32(1));
+        let provide = Stmt::provide("f", vec![Expr::i32(0)], vec![Expr::i32(1)]);
         assert_eq!(check(&provide, Stage::Bounded, &p), None);
         assert!(check(&provide, Stage::Flattened, &p).is_some_and(|m| m.contains("after flattening")));
         let vector_loop = Stmt::for_loop("v", Expr::i32(0), Expr::i32(8), ForKind::Vectorized, Stmt::no_op());

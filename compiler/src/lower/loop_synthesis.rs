@@ -109,15 +109,15 @@ fn stage_nest(f: &FuncDef, stage: usize, r: &ResolvedStage) -> Stmt {
 
     // Definition variables become the stage's loop symbols.
     let rename: HashMap<Name, Expr> = r.initial.iter().map(|d| (d.name.clone(), v(&symbol(&d.name)))).collect();
-    let (args, value, rdom) = if stage == 0 {
-        (f.args.iter().map(|a| Expr::ivar(a.clone())).collect::<Vec<_>>(), f.value.clone(), None)
+    let (args, values, rdom) = if stage == 0 {
+        (f.args.iter().map(|a| Expr::ivar(a.clone())).collect::<Vec<_>>(), f.values.clone(), None)
     } else {
         let u = &f.updates[stage - 1];
-        (u.args.clone(), u.value.clone(), u.rdom.clone())
+        (u.args.clone(), u.values.clone(), u.rdom.clone())
     };
     let args: Vec<Expr> = args.iter().map(|a| substitute_map(&rename, a)).collect();
-    let value = substitute_map(&rename, &value);
-    let mut body = Stmt::provide(f.name.clone(), args, value);
+    let values = values.iter().map(|v| substitute_map(&rename, v)).collect();
+    let mut body = Stmt::provide(f.name.clone(), args, values);
     if let Some(pred) = rdom.as_ref().and_then(|r| r.predicate.as_ref()) {
         body = Stmt::if_then(substitute_map(&rename, pred), body);
     }
@@ -274,7 +274,7 @@ pub fn synthesize(funcs: &[FuncDef], plan: &Plan, outputs: &[Name]) -> Stmt {
         root = wrap_at_level(&root, &fp.compute, &|body| {
             Stmt::new(StmtNode::ProducerConsumer { func: name.clone(), produce: produce.clone(), consume: body })
         });
-        root = wrap_at_level(&root, &fp.store, &|body| Stmt::new(StmtNode::Realize { func: name.clone(), ty: f.ty, bounds: vec![], body }));
+        root = wrap_at_level(&root, &fp.store, &|body| Stmt::new(StmtNode::Realize { func: name.clone(), types: f.types.clone(), bounds: vec![], body }));
     }
     root
 }

@@ -48,7 +48,7 @@ impl Mutator for FoldAccesses<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
         match s.node() {
-            StmtNode::Provide { func, args, value } if &**func == self.func => Stmt::provide(func.clone(), self.fold(args), value.clone()),
+            StmtNode::Provide { func, args, values } if &**func == self.func => Stmt::provide(func.clone(), self.fold(args), values.clone()),
             _ => s,
         }
     }
@@ -138,11 +138,11 @@ pub fn fold_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Stmt {
     impl Mutator for AtRealize<'_> {
         fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
             match s.node() {
-                StmtNode::Realize { func, ty, bounds, body } if &**func == self.func => {
+                StmtNode::Realize { func, types, bounds, body } if &**func == self.func => {
                     let mut bounds = bounds.clone();
                     bounds[self.dim] = Range { min: Expr::i32(0), extent: Expr::i32(self.factor) };
                     let body = FoldAccesses { func: self.func, dim: self.dim, factor: self.factor }.mutate_stmt(body);
-                    Stmt::new(StmtNode::Realize { func: func.clone(), ty: *ty, bounds, body })
+                    Stmt::new(StmtNode::Realize { func: func.clone(), types: types.clone(), bounds, body })
                 }
                 _ => mutate_stmt_children(self, s),
             }

@@ -531,6 +531,6 @@ fn rvar_is_independent(f: &FuncDef, update: &crate::lang::pipeline::UpdateDef, r
         }
     }
     let mut v = SelfCalls { func: &f.name, pos, rvar, ok: true };
-    v.visit_expr(&update.value);
+    update.values.iter().for_each(|x| v.visit_expr(x));
     v.ok
 }

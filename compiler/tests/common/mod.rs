@@ -262,7 +262,8 @@ pub fn arg_max() -> Case {
     let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(5))]);
     let am = argmax(input.at([&x + r.x().expr(), y.expr()]));
     let out = Func::new("out");
-    out.define(&[&x, &y], am[0].clone() * 100 + cast(Type::i32(), maximum(input.at([x.expr(), &y + r.x().expr()]))));
+    let largest = cast(Type::i32(), maximum(input.at([x.expr(), &y + r.x().expr()])));
+    out.define(&[&x, &y], am[0].clone() * 100 + largest * 3 + cast(Type::i32(), am[1].clone()));
     case2("arg_max", &out, vec![input_buffer("input", ScalarType::U8, &IN2, 255)])
 }
 
@@ -327,6 +328,31 @@ pub fn bitwise() -> Case {
     case2("bitwise", &out, vec![input_buffer("values", ScalarType::I32, &IN2, 1 << 31), input_buffer("counts", ScalarType::I8, &IN2, 160)])
 }
 
+/// Tuple Funcs: a pure pair of values of two types (inlinable), and a
+/// Tuple reduction whose update computes each value from both old ones
+/// (every value read before any is written).
+pub fn tuples() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I16, 2);
+    let r = RDom::new("r", &[(Expr::i32(-1), Expr::i32(4))]);
+    let here = || input.at([x.expr(), y.expr()]);
+    let pair = Func::new("pair");
+    pair.define_tuple(&[&x, &y], [cast(Type::f32(), here()) * 0.5f32, cast(Type::i32(), here()) + 1]);
+    let acc = Func::new("acc");
+    acc.define_tuple(&[&x, &y], [Expr::i32(0), Expr::float(1.0, Type::f32())]);
+    let [a, b] = [0, 1].map(|k| acc.value_at([x.expr(), y.expr()], k));
+    let read = cast(Type::i32(), input.at([&x + r.x().expr(), y.expr()]));
+    acc.update_tuple(
+        [x.expr(), y.expr()],
+        [a.clone() * 3 + cast(Type::i32(), b.clone()) + read, b * 0.5f32 + cast(Type::f32(), a & 7) - pair.value_at([x.expr(), y.expr()], 0)],
+    );
+    let out = Func::new("out");
+    let [p0, p1] = [0, 1].map(|k| pair.value_at([&x + 1, y.expr()], k));
+    let [a, b] = [0, 1].map(|k| acc.value_at([x.expr(), &y - 1], k));
+    out.define(&[&x, &y], p1 + a + cast(Type::i32(), b + p0));
+    case2("tuples", &out, vec![input_buffer("input", ScalarType::I16, &IN2, 900)])
+}
+
 /// Every catalog case.
 /// Invokes macro `$m` with the name of every catalog pipeline.
 #[allow(unused_macros)]
@@ -350,6 +376,7 @@ macro_rules! for_each_case {
             triangle,
             params_and_lut,
             bitwise,
+            tuples,
         );
     };
 }
@@ -373,5 +400,6 @@ pub fn all_cases() -> Vec<Case> {
         triangle(),
         params_and_lut(),
         bitwise(),
+        tuples(),
     ]
 }
