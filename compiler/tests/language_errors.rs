@@ -195,3 +195,46 @@ fn reinterpret_needs_one_width_and_no_bool() {
     g.define(&[&x], reinterpret(Type::u32(), cast(Type::f32(), x.expr())));
     Pipeline::new(&[&g]).expect("f32 to u32 keeps the width");
 }
+
+/// Tuple mistakes name the Func and say how many values it has: a call
+/// that picks no value, an update with the wrong number of values or a
+/// value of the wrong type, a call of a value the Tuple does not have.
+#[test]
+fn tuple_mistakes_are_named() {
+    let x = Var::new("x");
+    let pair = || {
+        let t = Func::new("t");
+        t.define_tuple(&[&x], [x.expr(), cast(Type::f32(), x.expr())]);
+        t
+    };
+    let t = pair();
+    let f = Func::new("f");
+    f.define(&[&x], t.at([x.expr()]));
+    let err = Pipeline::new(&[&f]).unwrap_err();
+    assert!(err.to_string().contains("t") && err.to_string().contains("Tuple of 2 values"), "{err}");
+
+    let t = pair();
+    t.update_tuple([x.expr()], [x.expr()]);
+    let err = Pipeline::new(&[&t]).unwrap_err();
+    assert!(err.to_string().contains("update 1 gives 1 value(s), but its definition has 2"), "{err}");
+
+    let t = pair();
+    t.update_tuple([x.expr()], [x.expr(), x.expr()]);
+    let err = Pipeline::new(&[&t]).unwrap_err();
+    assert!(matches!(&err, LangError::UpdateType { func, stage: 1, .. } if func == "t"), "{err}");
+
+    let t = pair();
+    let f = Func::new("f");
+    f.define(&[&x], t.value_at([x.expr()], 2));
+    let err = Pipeline::new(&[&f]).unwrap_err();
+    assert!(err.to_string().contains("calls value 2 of t, which has 2 value(s)"), "{err}");
+
+    let t = Func::new("t");
+    t.define_tuple(&[&x], Vec::<Expr>::new());
+    assert!(Pipeline::new(&[&t]).unwrap_err().to_string().contains("at least one value"));
+
+    let t = pair();
+    let p = Pipeline::new(&[&t]).unwrap();
+    let err = compiler::exec::reference::realize(&p, &Default::default(), &Default::default(), "t", &[(0, 4)]).unwrap_err();
+    assert!(err.to_string().contains("Tuple of 2 values"), "{err}");
+}

@@ -216,3 +216,27 @@ fn a_reinterpret_that_changes_the_width_is_named() {
     let e = error_of(&w);
     assert!(e.contains(&w.funcs.last().unwrap().name) && e.contains("reinterpret of a f32 value as u16"), "{e}");
 }
+
+#[test]
+fn tuple_values_must_match_their_types_and_calls_a_value_the_func_has() {
+    let mut w = valid();
+    let first = &mut w.funcs[0];
+    first.tuple_types.push(first.r#type);
+    let e = error_of(&w);
+    assert!(e.contains(&w.funcs[0].name) && e.contains("1 Tuple types for 0 Tuple values"), "{e}");
+    w.funcs[0].tuple_types.clear();
+    let callee = w.funcs[0].clone();
+    let last = w.funcs.last_mut().unwrap();
+    last.r#type = callee.r#type;
+    let zero = v1::Expr { node: Some(Node::IntImm(v1::IntImm { value: 0, r#type: v1::ScalarType::I32 as i32 })) };
+    last.value = Some(v1::Expr {
+        node: Some(Node::Call(v1::Call {
+            target: Some(v1::call::Target::Func(callee.name.clone())),
+            args: vec![zero; callee.args.len()],
+            r#type: callee.r#type,
+            value_index: 1,
+        })),
+    });
+    let e = error_of(&w);
+    assert!(e.contains(&format!("calls value 1 of {}, which has 1 value(s)", callee.name)), "{e}");
+}

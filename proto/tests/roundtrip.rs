@@ -53,7 +53,8 @@ fn fingerprints_differ_between_pipelines() {
 /// A pipeline written with the language's handles that uses every node
 /// kind the wire carries: params, input buffer fields, lets, selects,
 /// logic, casts, reinterpretations, math (every intrinsic the wire names, and the composite ones), bitwise operators and shifts,
-/// an inline reduction (a `$` helper Func), an update
+/// an inline reduction (a `$` helper Func), Tuple Funcs (an `argmax` and
+/// a Tuple update reading both values), an update
 /// over a reduction domain with a predicate, a boundary condition.
 fn every_node_kind() -> PipelineDef {
     use compiler::lang::boundary::repeat_edge;
@@ -103,8 +104,14 @@ fn every_node_kind() -> PipelineDef {
         let chosen = mux(y.expr(), &[mixed.clone(), px.clone(), mixed]).unwrap();
         intrinsics.define(&[&x, &y], select(classes, chosen, px));
     }
+    let am = compiler::lang::reductions::argmax(f.at([x.expr() + r.x().expr(), y.expr()]));
+    let pair = Func::new("pair");
+    pair.define_tuple(&[&x, &y], [am[0].clone(), cast(Type::i32(), am[1].clone())]);
+    let [p0, p1] = [0, 1].map(|k| pair.value_at([x.expr(), y.expr()], k));
+    pair.update_tuple([x.expr(), y.expr()], [p1.clone(), p0 + p1]);
     let acc = Func::new("acc");
-    acc.define(&[&x, &y], abs(blur.at([x.expr(), y.expr()])) + cast(Type::f32(), intrinsics.at([x.expr(), y.expr()])));
+    let paired = cast(Type::f32(), pair.value_at([x.expr(), y.expr()], 1));
+    acc.define(&[&x, &y], abs(blur.at([x.expr(), y.expr()])) + cast(Type::f32(), intrinsics.at([x.expr(), y.expr()])) + paired);
     acc.update(
         [x.expr(), y.expr()],
         acc.at([x.expr(), y.expr()]) + cast(Type::f32(), tri.x().expr() + input.min(1)) + cast(Type::f32(), bits.at([x.expr(), y.expr()])),
