@@ -120,10 +120,5 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
 
 /// The algorithm's definitions as text.
 pub fn blur_pipeline_text() -> String {
-    blur_pipeline()
-        .funcs
-        .iter()
-        .map(|f| f.definition_text())
-        .collect::<Vec<_>>()
-        .join("\n")
+    blur_pipeline().funcs.iter().map(|f| f.definition_text()).collect::<Vec<_>>().join("\n")
 }

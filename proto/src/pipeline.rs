@@ -289,7 +289,12 @@ fn update_from_wire(
 
 /// The values of a definition: the first, then the Tuple's further ones,
 /// one per type.
-fn typed_values(scope: &mut Scope, first: Option<&v1::Expr>, more: &[v1::Expr], types: &[Type]) -> Result<Vec<compiler::ir::expr::Expr>, FromWireError> {
+fn typed_values(
+    scope: &mut Scope,
+    first: Option<&v1::Expr>,
+    more: &[v1::Expr],
+    types: &[Type],
+) -> Result<Vec<compiler::ir::expr::Expr>, FromWireError> {
     if more.len() + 1 != types.len() {
         let why = format!("{} value(s) for a Func with {} Tuple value(s)", more.len() + 1, types.len());
         return Err(FromWireError::invalid(&scope.at, why));

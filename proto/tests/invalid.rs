@@ -51,7 +51,12 @@ fn a_call_with_the_wrong_arity_says_how_many() {
     let last = w.funcs.last_mut().unwrap();
     last.r#type = callee.r#type;
     last.value = Some(v1::Expr {
-        node: Some(Node::Call(v1::Call { target: Some(v1::call::Target::Func(callee.name.clone())), args: vec![], r#type: callee.r#type, value_index: 0 })),
+        node: Some(Node::Call(v1::Call {
+            target: Some(v1::call::Target::Func(callee.name.clone())),
+            args: vec![],
+            r#type: callee.r#type,
+            value_index: 0,
+        })),
     });
     let e = error_of(&w);
     assert!(e.contains(&format!("calls {} with 0 coordinates, but it has {} dimensions", callee.name, callee.args.len())), "{e}");
@@ -181,7 +186,12 @@ fn a_bitwise_operator_on_floats_is_named() {
 fn ill_typed_intrinsics_are_named() {
     let float = v1::Expr { node: Some(Node::FloatImm(v1::FloatImm { value: 1.0, r#type: v1::ScalarType::F32 as i32 })) };
     let math = |f: v1::MathFn, ty: v1::ScalarType| v1::Expr {
-        node: Some(Node::Call(v1::Call { target: Some(v1::call::Target::Math(f as i32)), args: vec![float.clone()], r#type: ty as i32, value_index: 0 })),
+        node: Some(Node::Call(v1::Call {
+            target: Some(v1::call::Target::Math(f as i32)),
+            args: vec![float.clone()],
+            r#type: ty as i32,
+            value_index: 0,
+        })),
     };
     for (f, ty, why) in [
         (

@@ -128,7 +128,12 @@ async fn bad_requests_are_invalid_argument_or_failed_precondition() {
     let caller = wire.funcs.last().unwrap().name.clone();
     let ty = wire.funcs.last().unwrap().r#type;
     wire.funcs.last_mut().unwrap().value = Some(v1::Expr {
-        node: Some(v1::expr::Node::Call(v1::Call { target: Some(v1::call::Target::Func("ghost".into())), args: vec![], r#type: ty, value_index: 0 })),
+        node: Some(v1::expr::Node::Call(v1::Call {
+            target: Some(v1::call::Target::Func("ghost".into())),
+            args: vec![],
+            r#type: ty,
+            value_index: 0,
+        })),
     });
     let status = call(&mut c, r, Duration::from_secs(10)).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");

@@ -144,7 +144,11 @@ fn footprint_buffer<'b>(p: &PipelineDef, buffers: &'b BTreeMap<String, Buffer>, 
 
 /// The buffers of the outputs named in `regions`, taken out of the run's
 /// buffers.
-pub fn take_outputs(p: &PipelineDef, mut buffers: BTreeMap<String, Buffer>, regions: &[(&str, Vec<(i64, i64)>)]) -> BTreeMap<String, Buffer> {
+pub fn take_outputs(
+    p: &PipelineDef,
+    mut buffers: BTreeMap<String, Buffer>,
+    regions: &[(&str, Vec<(i64, i64)>)],
+) -> BTreeMap<String, Buffer> {
     let names = regions.iter().flat_map(|(n, _)| match p.func(n) {
         Some(f) => f.buffers().into_iter().map(|(b, _)| b.to_string()).collect(),
         None => vec![n.to_string()],

@@ -86,10 +86,10 @@ impl Mutator for Flatten {
                 // Every value is computed before any is stored: an update
                 // of one value may read another.
                 let computed = |k: usize| format!("{func}.value.{k}");
-                let stores =
-                    (0..values.len()).map(|k| self.address(func, k, args)).enumerate().map(|(k, (buffer, index))| {
-                        Stmt::store(buffer, index, Expr::var(computed(k), values[k].ty()))
-                    });
+                let stores = (0..values.len())
+                    .map(|k| self.address(func, k, args))
+                    .enumerate()
+                    .map(|(k, (buffer, index))| Stmt::store(buffer, index, Expr::var(computed(k), values[k].ty())));
                 let mut out = Stmt::block(stores.collect());
                 for (k, v) in values.iter().enumerate().rev() {
                     out = Stmt::let_stmt(computed(k), v.clone(), out);

@@ -33,14 +33,10 @@ pub enum Stage {
 /// The first problem of `s` at `stage`, if any.
 pub fn check(s: &Stmt, stage: Stage, p: &PipelineDef) -> Option<String> {
     let mut external: HashSet<Name> = p.params.iter().map(|prm| prm.name.clone()).collect();
-    let buffers = p
-        .inputs
-        .iter()
-        .map(|i| (i.name.clone(), i.dims))
-        .chain(p.outputs.iter().filter_map(|o| p.func(o)).flat_map(|f| {
-            let values = f.buffers().into_iter().filter(|_| f.is_tuple()).map(|(b, _)| (b, f.dims()));
-            std::iter::once((f.name.clone(), f.dims())).chain(values)
-        }));
+    let buffers = p.inputs.iter().map(|i| (i.name.clone(), i.dims)).chain(p.outputs.iter().filter_map(|o| p.func(o)).flat_map(|f| {
+        let values = f.buffers().into_iter().filter(|_| f.is_tuple()).map(|(b, _)| (b, f.dims()));
+        std::iter::once((f.name.clone(), f.dims())).chain(values)
+    }));
     for (name, dims) in buffers {
         for d in 0..dims {
             for field in [buffer_vars::min(&name, d), buffer_vars::extent(&name, d), buffer_vars::stride(&name, d)] {

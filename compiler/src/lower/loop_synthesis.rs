@@ -274,7 +274,9 @@ pub fn synthesize(funcs: &[FuncDef], plan: &Plan, outputs: &[Name]) -> Stmt {
         root = wrap_at_level(&root, &fp.compute, &|body| {
             Stmt::new(StmtNode::ProducerConsumer { func: name.clone(), produce: produce.clone(), consume: body })
         });
-        root = wrap_at_level(&root, &fp.store, &|body| Stmt::new(StmtNode::Realize { func: name.clone(), types: f.types.clone(), bounds: vec![], body }));
+        root = wrap_at_level(&root, &fp.store, &|body| {
+            Stmt::new(StmtNode::Realize { func: name.clone(), types: f.types.clone(), bounds: vec![], body })
+        });
     }
     root
 }

@@ -48,7 +48,9 @@ impl Mutator for FoldAccesses<'_> {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let s = mutate_stmt_children(self, s);
         match s.node() {
-            StmtNode::Provide { func, args, values } if &**func == self.func => Stmt::provide(func.clone(), self.fold(args), values.clone()),
+            StmtNode::Provide { func, args, values } if &**func == self.func => {
+                Stmt::provide(func.clone(), self.fold(args), values.clone())
+            }
             _ => s,
         }
     }

@@ -344,7 +344,10 @@ pub fn tuples() -> Case {
     let read = cast(Type::i32(), input.at([&x + r.x().expr(), y.expr()]));
     acc.update_tuple(
         [x.expr(), y.expr()],
-        [a.clone() * 3 + cast(Type::i32(), b.clone()) + read, b * 0.5f32 + cast(Type::f32(), a & 7) - pair.value_at([x.expr(), y.expr()], 0)],
+        [
+            a.clone() * 3 + cast(Type::i32(), b.clone()) + read,
+            b * 0.5f32 + cast(Type::f32(), a & 7) - pair.value_at([x.expr(), y.expr()], 0),
+        ],
     );
     let out = Func::new("out");
     let [p0, p1] = [0, 1].map(|k| pair.value_at([&x + 1, y.expr()], k));
