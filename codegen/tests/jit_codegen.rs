@@ -341,3 +341,33 @@ fn clamped_reads_are_dense_inside_the_clamp() {
         agrees_with_reference(&compiled, &p, &inputs, "out", &region, &format!("{region:?}"));
     }
 }
+
+/// A vector of floats cast to a narrow integer type (8 or 16 bits)
+/// saturates in vector registers: clamped as floats, converted to 32-bit
+/// integers and truncated, not converted lane by lane (LLVM scalarizes its
+/// saturating conversions to these types); NaN, infinities, values out of
+/// range and halves give the reference's results.
+#[test]
+fn narrow_saturating_casts_stay_vector_code() {
+    use compiler::ir::types::Type;
+    use compiler::lang::ops::cast;
+    let x = Var::new("x");
+    let input = ImageParam::new("input", ScalarType::F32, 1);
+    let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.5, 255.5, 256.0, -129.0, 127.9, 32767.5, -32769.0, 65535.9, 1e10];
+    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 64)]).unwrap();
+    b.fill(|c| Scalar::Float(specials.get(c[0] as usize).copied().unwrap_or((c[0] as f64 - 30.0) * 1111.37)));
+    let inputs = BTreeMap::from([("input".to_string(), b)]);
+    for ty in [Type::u8(), Type::i8(), Type::u16(), Type::i16()] {
+        let out = Func::new("out");
+        out.define(&[&x], cast(ty, input.at([x.expr()])));
+        let p = Pipeline::new(&[&out]).unwrap();
+        let mut s = Schedule::new();
+        s.func("out").vectorize_by("x", 16);
+        let compiled = compile_with(&lower(&p, &s).unwrap(), &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
+        agrees_with_reference(&compiled, &p, &inputs, "out", &[(0, 64)], &format!("{ty}"));
+        let asm = &compiled.text.as_ref().expect("kept").assembly;
+        if cfg!(target_arch = "x86_64") {
+            assert!(!asm.contains("cvttss2si"), "no per-lane conversion to {ty}:\n{asm}");
+        }
+    }
+}

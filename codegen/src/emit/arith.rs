@@ -233,6 +233,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             }
             return Ok(self.builder.build_cast(op, v, target, "")?);
         }
+        if fs.is_float() && ts.bits() <= 16 {
+            return self.saturating_narrow_cast(from, to, v);
+        }
         if fs.is_float() {
             let name = if ts.is_signed_int() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
             let intrinsic = Intrinsic::find(name).ok_or_else(|| CodegenError::Llvm(format!("no intrinsic {name}")))?;
@@ -249,5 +252,28 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             std::cmp::Ordering::Greater => Op::ZExt,
         };
         Ok(self.builder.build_cast(op, v, target, "")?)
+    }
+
+    /// A float to an integer of at most 16 bits, saturating (NaN gives 0):
+    /// the bounds of the type are exact floats, so the value is clamped in
+    /// floating point, converted to i32 (which holds every clamped value)
+    /// and truncated. LLVM's `fptosi.sat`/`fptoui.sat` to i8 or i16
+    /// vectors is scalarized on x86 (a convert and an insert per lane);
+    /// this stays in vector registers. The results are the same.
+    fn saturating_narrow_cast(&mut self, from: Type, to: Type, v: Value<'ctx>) -> Result<Value<'ctx>> {
+        use inkwell::values::InstructionOpcode as Op;
+        let ts = to.scalar;
+        let lo = self.constant(from, 0, ts.int_min() as f64)?;
+        let hi = self.constant(from, 0, ts.int_max() as f64)?;
+        let zero = self.constant(from, 0, 0.0)?;
+        let below = self.fcmp(FloatPredicate::OLT, v, lo)?;
+        let clamped = self.select(below, lo, v)?;
+        let above = self.fcmp(FloatPredicate::OGT, clamped, hi)?;
+        let clamped = self.select(above, hi, clamped)?;
+        let is_nan = self.fcmp(FloatPredicate::UNO, v, v)?;
+        let clamped = self.select(is_nan, zero, clamped)?;
+        let wide = self.llvm_type(Type { scalar: ScalarType::I32, lanes: to.lanes });
+        let int = self.builder.build_cast(Op::FPToSI, clamped, wide, "")?;
+        Ok(self.builder.build_cast(Op::Trunc, int, self.llvm_type(to), "")?)
     }
 }
