@@ -167,10 +167,34 @@ fn rebuild(source: &PipelineSource, target: &Target) -> Result<(PipelineInputs, 
             }
             generate(&params).map_err(|e| e.to_string())?.pipeline
         }
-        PipelineSource::Definition { json } => serde_json::from_str(json).map_err(|e| format!("pipeline definition: {e}"))?,
+        PipelineSource::Definition { json } => stored_definition(json)?,
     };
     let dag = Dag::new(&pipeline, target).map_err(|e| format!("analysis: {e}"))?;
     Ok((PipelineInputs::of(&dag), std::sync::Arc::new(dag)))
+}
+
+/// A pipeline definition as a store keeps it (JSON). Definitions written
+/// before Tuples gave each Func one `ty` and one `value` and each update
+/// one `value`: they are read as the one-value `types` and `values` of
+/// today's.
+fn stored_definition(json: &str) -> Result<PipelineDef, String> {
+    let mut v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("pipeline definition: {e}"))?;
+    let as_list = |object: &mut serde_json::Map<String, serde_json::Value>, one: &str, many: &str| {
+        if let Some(x) = object.remove(one) {
+            object.entry(many).or_insert(serde_json::Value::Array(vec![x]));
+        }
+    };
+    for f in v.get_mut("funcs").and_then(|f| f.as_array_mut()).into_iter().flatten() {
+        let Some(f) = f.as_object_mut() else { continue };
+        as_list(f, "ty", "types");
+        as_list(f, "value", "values");
+        for u in f.get_mut("updates").and_then(|u| u.as_array_mut()).into_iter().flatten() {
+            if let Some(u) = u.as_object_mut() {
+                as_list(u, "value", "values");
+            }
+        }
+    }
+    serde_json::from_value(v).map_err(|e| format!("pipeline definition: {e}"))
 }
 
 /// The stored samples as training samples, when the stored pipeline
@@ -225,6 +249,39 @@ mod tests {
         assert_eq!(split_of("random-2", 34), Split::HeldOut);
         assert_eq!(split_of("random-3", 20), Split::Train);
         assert_eq!(split_of("random-0", 0), Split::Train);
+    }
+
+    /// A Tuple pipeline round-trips as stored JSON, and the same JSON in
+    /// the form written before Tuples (one `ty` and `value` per Func, one
+    /// `value` per update) reads as the same pipeline.
+    #[test]
+    fn stored_definitions_read_in_both_forms() {
+        use compiler::lang::ops::cast;
+        use compiler::{Expr, Func, ImageParam, Pipeline, RDom, ScalarType, Type, Var};
+        let x = Var::new("x");
+        let input = ImageParam::new("input", ScalarType::U8, 1);
+        let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(3))]);
+        let g = Func::new("g");
+        g.define(&[&x], cast(Type::i32(), input.at([x.expr()])));
+        g.update([x.expr()], g.at([x.expr()]) + cast(Type::i32(), input.at([&x + r.x().expr()])));
+        let t = Func::new("t");
+        t.define_tuple(&[&x], [g.at([x.expr()]), Expr::i32(1)]);
+        let [a, b] = [0, 1].map(|k| t.value_at([x.expr()], k));
+        t.update_tuple([x.expr()], [b.clone(), a + b]);
+        let out = Func::new("out");
+        out.define(&[&x], t.value_at([x.expr()], 1));
+        let p = Pipeline::new(&[&out]).unwrap();
+        let mut json = serde_json::to_value(&p).unwrap();
+        assert_eq!(stored_definition(&json.to_string()).unwrap(), p);
+        let g = json["funcs"][0].as_object_mut().unwrap();
+        let ty = g.remove("types").unwrap()[0].clone();
+        let value = g.remove("values").unwrap()[0].clone();
+        g.insert("ty".into(), ty);
+        g.insert("value".into(), value);
+        let update = g["updates"][0].as_object_mut().unwrap();
+        let value = update.remove("values").unwrap()[0].clone();
+        update.insert("value".into(), value);
+        assert_eq!(stored_definition(&json.to_string()).unwrap(), p);
     }
 
     #[test]

@@ -27,7 +27,6 @@ pub struct Estimate {
 /// Func's update gives every value, each computed from the values before
 /// the update (all are read before any is written).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "compat::UpdateDefFields")]
 pub struct UpdateDef {
     pub args: Vec<Expr>,
     pub values: Vec<Expr>,
@@ -44,7 +43,6 @@ impl UpdateDef {
 
 /// One Func of the pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "compat::FuncDefFields")]
 pub struct FuncDef {
     pub name: Name,
     /// Names of the pure variables, outermost storage dimension last.
@@ -272,70 +270,6 @@ pub fn for_each_expr(func: &FuncDef, mut f: impl FnMut(&Expr)) {
             if let Some(p) = &r.predicate {
                 f(p);
             }
-        }
-    }
-}
-
-/// Reading definitions serialized before Tuples, whose Funcs had one `ty`
-/// and one `value` and whose updates one `value` (training stores keep
-/// such JSON): either form is accepted, one of them required.
-mod compat {
-    use super::{Estimate, FuncDef, UpdateDef};
-    use crate::ir::expr::{Expr, Name, RDomDef};
-    use crate::ir::types::Type;
-    use serde::Deserialize;
-    use std::sync::Arc;
-
-    /// The values of a definition from either form.
-    fn values<T>(name: &str, many: Vec<T>, one: Option<T>, what: &str) -> Result<Vec<T>, String> {
-        match (many.is_empty(), one) {
-            (false, None) => Ok(many),
-            (true, Some(one)) => Ok(vec![one]),
-            (true, None) => Err(format!("{name}: no {what}s")),
-            (false, Some(_)) => Err(format!("{name}: both {what}s and a single {what}")),
-        }
-    }
-
-    #[derive(Deserialize)]
-    pub struct FuncDefFields {
-        name: Name,
-        args: Vec<Name>,
-        #[serde(default)]
-        types: Vec<Type>,
-        #[serde(default)]
-        values: Vec<Expr>,
-        ty: Option<Type>,
-        value: Option<Expr>,
-        updates: Vec<UpdateDef>,
-        estimates: Vec<Option<Estimate>>,
-    }
-
-    impl TryFrom<FuncDefFields> for FuncDef {
-        type Error = String;
-        fn try_from(f: FuncDefFields) -> Result<FuncDef, String> {
-            let at = format!("Func {}", f.name);
-            let types = values(&at, f.types, f.ty, "type")?;
-            let values = values(&at, f.values, f.value, "value")?;
-            if types.len() != values.len() {
-                return Err(format!("{at}: {} types for {} values", types.len(), values.len()));
-            }
-            Ok(FuncDef { name: f.name, args: f.args, types, values, updates: f.updates, estimates: f.estimates })
-        }
-    }
-
-    #[derive(Deserialize)]
-    pub struct UpdateDefFields {
-        args: Vec<Expr>,
-        #[serde(default)]
-        values: Vec<Expr>,
-        value: Option<Expr>,
-        rdom: Option<Arc<RDomDef>>,
-    }
-
-    impl TryFrom<UpdateDefFields> for UpdateDef {
-        type Error = String;
-        fn try_from(u: UpdateDefFields) -> Result<UpdateDef, String> {
-            Ok(UpdateDef { args: u.args, values: values("an update", u.values, u.value, "value")?, rdom: u.rdom })
         }
     }
 }
