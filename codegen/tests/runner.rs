@@ -165,3 +165,20 @@ fn many_distinct_schedules_run_through_one_warm_child() {
     assert!(peak < PEAK_RSS_BOUND, "the child's peak RSS {:.1} MiB exceeds {:.1} MiB", mib(peak), mib(PEAK_RSS_BOUND));
     assert!(peak <= early + early / 4, "the child's memory keeps growing: {:.1} MiB -> {:.1} MiB", mib(early), mib(peak));
 }
+
+/// A Tuple output (one buffer per value) is measured and each of its
+/// buffers verified against the reference in the child.
+#[test]
+fn a_tuple_output_is_measured_and_verified() {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::U16, 2);
+    let out = Func::new("out");
+    let px = input.at([x.expr(), y.expr()]);
+    out.define_tuple(&[&x, &y], [px.clone() * 3, compiler::lang::ops::cast(compiler::Type::f32(), px)]);
+    let mut schedule = Schedule::new();
+    schedule.func("out").vectorize_by("x", 8).parallel("y");
+    let request = RunRequest { pipeline: Pipeline::new(&[&out]).expect("well formed"), ..small_request(schedule) };
+    let mut runner = Runner::new(options());
+    let outcome = runner.run(&request);
+    assert!(is_measured(&outcome), "{outcome:?}");
+}
