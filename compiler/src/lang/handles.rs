@@ -262,6 +262,11 @@ impl Func {
         self.0.lock().unwrap().types.clone()
     }
 
+    /// The number of values per point (1 until defined).
+    fn value_count(&self) -> usize {
+        self.0.lock().unwrap().types.as_ref().map_or(1, Vec::len)
+    }
+
     /// The number of dimensions, once defined.
     pub fn dims(&self) -> Option<usize> {
         self.0.lock().unwrap().args.as_ref().map(Vec::len)
@@ -357,7 +362,7 @@ impl Func {
     /// single value: calling `at` on one is recorded as its mistake (pick a
     /// value with [`Func::value_at`]).
     pub fn at<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I) -> Expr {
-        let count = self.0.lock().unwrap().types.as_ref().map_or(1, Vec::len);
+        let count = self.value_count();
         if count > 1 {
             self.fail(LangError::Invalid {
                 func: self.name().to_string(),
@@ -380,8 +385,7 @@ impl Func {
     /// Every value of this Func at the given coordinates, in order.
     pub fn tuple_at<I: IntoIterator<Item = E>, E: Into<Expr>>(&self, args: I) -> Vec<Expr> {
         let args: Vec<Expr> = args.into_iter().map(Into::into).collect();
-        let count = self.0.lock().unwrap().types.as_ref().map_or(1, Vec::len);
-        (0..count).map(|i| self.value_at(args.clone(), i)).collect()
+        (0..self.value_count()).map(|i| self.value_at(args.clone(), i)).collect()
     }
 
     /// Records the expected region of output dimension `d`.
