@@ -250,6 +250,29 @@ fn checked_search(
     let Some((schedule, state)) = chosen else {
         return Err(Box::new(Rejection { stats: outcome.stats, check_seconds, ..rejection }));
     };
+    Ok(AutoSchedule { alternatives, stats: outcome.stats, fallback, check_seconds, ..explained(dag, model, schedule, &state) })
+}
+
+/// The schedule a search answers with when it has no time at all: every
+/// Func at the root, vectorized where a vector fits at the estimates, which
+/// runs wherever the pipeline does and needs no legality check, priced by
+/// `model`, with `why` as its fallback reason. It takes a small part of a
+/// search's time (no candidate is expanded or lowered): a server computes
+/// it before searching, so that it can answer at its deadline with it
+/// should the search, slowed by the searches it shares the cores with,
+/// overrun.
+pub fn at_root(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostModel, why: String) -> Result<AutoSchedule, SearchError> {
+    let dag = Dag::new(pipeline, target)?;
+    model.set_pipeline(&dag);
+    let state = beam::all_at_root(&dag, model);
+    let schedule = apply::to_schedule(&dag, &state.root);
+    Ok(AutoSchedule { fallback: Some(why), ..explained(&dag, model, schedule, &state) })
+}
+
+/// `schedule`, made from `state`, with its predicted runtime and each
+/// stage's share (most expensive first); no alternatives, statistics or
+/// fallback reason.
+fn explained(dag: &Dag, model: &dyn CostModel, schedule: Schedule, state: &beam::State) -> AutoSchedule {
     let mut per_stage: Vec<StageCost> = state
         .cost
         .per_stage
@@ -260,17 +283,17 @@ fn checked_search(
         })
         .collect();
     per_stage.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then_with(|| (&a.func, a.stage).cmp(&(&b.func, b.stage))));
-    Ok(AutoSchedule {
+    AutoSchedule {
         schedule,
         predicted_seconds: state.cost.total,
         features: state.features.clone(),
         per_stage,
-        alternatives,
-        stats: outcome.stats,
+        alternatives: vec![],
+        stats: SearchStats::default(),
         model: model.name(),
-        fallback,
-        check_seconds,
-    })
+        fallback: None,
+        check_seconds: 0.0,
+    }
 }
 
 /// Why a checked candidate is mispriced: some Func's largest allocation in

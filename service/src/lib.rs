@@ -4,7 +4,9 @@
 //!
 //! [`deadline`] turns a call's `grpc-timeout` into the search budget,
 //! [`scheduler`] implements the RPC (conversion, concurrency limit, model
-//! choice, the search on a blocking thread, the reply), [`agent`] the
+//! choice, the search on a thread of its own, the early answer, the
+//! reply), [`priority`] keeps search threads below the server's own in CPU
+//! priority, [`agent`] the
 //! benchmark agents' protocol (register, lease, heartbeat, report, fetch
 //! weights) over the store's work queue, [`retraining`] retrains a host's
 //! cost model from the store as its agents' samples arrive, [`server`] puts
@@ -27,6 +29,7 @@
 pub mod agent;
 pub mod client;
 pub mod deadline;
+pub mod priority;
 pub mod retraining;
 pub mod scheduler;
 pub mod server;

@@ -5,21 +5,26 @@
 //! until its deadline, then `RESOURCE_EXHAUSTED`), chooses its cost model
 //! (the requested weights version of the store, else the store's promoted
 //! weights for the target's host, else the analytical model) and searches
-//! under a budget clamped by the deadline, both on a blocking thread. One
-//! tracing span per call records the fingerprint, budget, model, outcome
-//! and wall time.
+//! under a budget clamped by the deadline, both on a blocking thread.
+//! Before searching, that thread sends an early answer (every Func at the
+//! root, which needs no legality check); if the search has not answered
+//! shortly before the budget ends (many searches sharing the cores slow
+//! its last steps), the call answers with the early one and says so in the
+//! reply's `fallback`. One tracing span per call records the fingerprint,
+//! budget, model, outcome and wall time.
 
 use crate::deadline::{answer_reserve, parse_grpc_timeout, search_budget, MIN_BUDGET, RESERVE};
+use crate::priority::spawn_search;
 use crate::server::record_outcome;
 use compiler::schedule::text::schedule_to_text;
 use compiler::{PipelineDef, Target};
 use data::{Store, StoreError};
 use proto::v1;
 use proto::v1::scheduler_server::Scheduler;
-use search::{autoschedule, AutoSchedule, BeamOptions, CostModel};
+use search::{at_root, autoschedule, AutoSchedule, BeamOptions, CostModel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
+use tokio::sync::{oneshot, Semaphore};
 use tonic::{Request, Response, Status};
 use tracing::{field, info, info_span, Instrument};
 
@@ -69,8 +74,11 @@ pub struct SchedulerService {
 impl SchedulerService {
     /// A service running at most `max_concurrent` searches at once, with
     /// models from `store` when given (shared with the agent service).
+    /// Its searches' parallel steps run on rayon's global pool, made here
+    /// at a lower priority if the process has not started it yet.
     pub fn new(settings: SchedulerSettings, store: Option<Arc<Mutex<Store>>>, max_concurrent: usize) -> SchedulerService {
         let max_concurrent = max_concurrent.max(1);
+        crate::priority::lower_search_pool();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, cores }
     }
@@ -153,20 +161,67 @@ impl SchedulerService {
         let search_job = job.clone();
         let store = self.store.clone();
         let sharing = self.sharing();
-        // The slot goes with the search: if tonic drops this call at its
-        // deadline, the search (which cannot be interrupted) still holds it.
-        let (result, why) = tokio::task::spawn_blocking(move || {
+        // The slot goes with the search: if the call answers from the
+        // early answer, or tonic drops it at its deadline, the search
+        // (which cannot be interrupted) still holds it.
+        let (early_tx, early_rx) = oneshot::channel();
+        let search = spawn_search(move || {
             let _permit = permit;
             let (mut model, why) = choose(store.as_deref(), &search_job)?;
+            let early = at_root(&search_job.pipeline, &search_job.target, model.as_mut(), OVERRUN.to_string()).map_err(invalid)?;
+            let _ = early_tx.send((early, why.clone()));
+            crate::priority::lower_this_thread();
             let options = BeamOptions { budget: search_time(&search_job.options, answer_by, sharing), ..search_job.options.clone() };
             let result =
                 autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &options, search_job.top_k).map_err(invalid)?;
             Ok::<_, Status>((result, why))
         })
-        .await
-        .map_err(|e| Status::internal(format!("the search failed: {e}")))??;
+        .map_err(|e| Status::resource_exhausted(format!("cannot start a search thread: {e}")))?;
+        let (result, why) = answer(search, early_rx, answer_by - reply_margin(job.options.budget)).await?;
         span.record("model", why.as_str());
         Ok(reply(&result, &job, fingerprint, why))
+    }
+}
+
+/// The fallback reason of an answer given at the deadline while its search
+/// ran on.
+const OVERRUN: &str = "the search had not answered by the end of its budget (it shares the cores with other searches); \
+every Func at the root, vectorized where a vector fits, which needs no legality check";
+
+/// The part of a budget kept for encoding and sending the reply after the
+/// answer is chosen: a tenth of it, between 2 and 20 ms.
+fn reply_margin(budget: Duration) -> Duration {
+    (budget / 10).clamp(Duration::from_millis(2), Duration::from_millis(20))
+}
+
+type Answer = (AutoSchedule, String);
+
+/// The search's answer if it comes by `answer_at`, else the early answer
+/// (every Func at the root) its task sent before searching; if neither is
+/// there at `answer_at`, whichever comes first. Failures of the task (a
+/// model that cannot be loaded, a pipeline that cannot be analysed) are
+/// the search's.
+async fn answer(
+    mut search: oneshot::Receiver<Result<Result<Answer, Status>, String>>,
+    mut early: oneshot::Receiver<Answer>,
+    answer_at: Instant,
+) -> Result<Answer, Status> {
+    let finished = |joined: Result<Result<Result<Answer, Status>, String>, oneshot::error::RecvError>| match joined {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => Err(Status::internal(format!("the search failed: {panic}"))),
+        Err(_) => Err(Status::internal("the search's thread ended without an answer")),
+    };
+    tokio::select! {
+        joined = &mut search => return finished(joined),
+        _ = tokio::time::sleep_until(answer_at.into()) => {}
+    }
+    tokio::select! {
+        biased;
+        joined = &mut search => finished(joined),
+        Ok(early) = &mut early => {
+            info!("answered at the deadline with every Func at the root; the search runs on");
+            Ok(early)
+        }
     }
 }
 
@@ -269,5 +324,62 @@ impl Scheduler for SchedulerService {
         }
         .instrument(span)
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use random_pipelines::{generate, GeneratorParams};
+    use search::{Analytical, Machine};
+
+    fn early() -> Answer {
+        let pipeline = generate(&GeneratorParams { seed: 7, max_stages: 4, input_size: (64, 64, 3) }).unwrap().pipeline;
+        let mut model = Analytical::new(Machine::typical(2));
+        (at_root(&pipeline, &Target::host(), &mut model, OVERRUN.to_string()).unwrap(), "the analytical model".to_string())
+    }
+
+    #[tokio::test]
+    async fn a_search_that_overruns_is_answered_at_the_deadline_with_the_early_answer() {
+        let (_still_searching, search) = oneshot::channel();
+        let (early_tx, early_rx) = oneshot::channel();
+        early_tx.send(early()).unwrap();
+        let started = Instant::now();
+        let (answer, _) = answer(search, early_rx, started + Duration::from_millis(50)).await.unwrap();
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(50) && waited < Duration::from_secs(2), "{waited:?}");
+        assert_eq!(answer.fallback.as_deref(), Some(OVERRUN));
+        assert!(!answer.per_stage.is_empty() && answer.predicted_seconds > 0.0);
+    }
+
+    #[tokio::test]
+    async fn a_search_that_answers_in_time_is_the_answer() {
+        let (search_tx, search) = oneshot::channel();
+        let (early_tx, early_rx) = oneshot::channel();
+        let (mut searched, why) = early();
+        searched.fallback = None;
+        early_tx.send(early()).unwrap();
+        search_tx.send(Ok(Ok((searched, why)))).unwrap();
+        let (answer, _) = answer(search, early_rx, Instant::now() + Duration::from_secs(60)).await.unwrap();
+        assert_eq!(answer.fallback, None);
+    }
+
+    #[tokio::test]
+    async fn without_an_early_answer_the_deadline_waits_for_the_search_and_its_failure() {
+        let (search_tx, search) = oneshot::channel();
+        let (early_tx, early_rx) = oneshot::channel::<Answer>();
+        drop(early_tx);
+        let late = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            search_tx.send(Ok(Err(Status::failed_precondition("no cost model")))).unwrap();
+        });
+        let status = answer(search, early_rx, Instant::now()).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition);
+        late.await.unwrap();
+        let (search_tx, search) = oneshot::channel();
+        let (_early_tx, early_rx) = oneshot::channel::<Answer>();
+        search_tx.send(Err("index out of bounds".to_string())).unwrap();
+        let status = answer(search, early_rx, Instant::now()).await.unwrap_err();
+        assert!(status.code() == tonic::Code::Internal && status.message().contains("index out of bounds"), "{status:?}");
     }
 }
