@@ -13,7 +13,8 @@
 //! Determinism: children are generated and featurized in parallel but
 //! collected in a fixed order, ties are broken by a structural hash, and
 //! the only randomness is a ChaCha generator seeded from the options. When
-//! the deadline passes, the cheapest state is completed greedily.
+//! the deadline passes, the cheapest state is completed greedily; when the
+//! caller abandons the search ([`Abandon`]), it stops as at its deadline.
 
 use crate::cost_model::{Cost, CostModel};
 use crate::expand::{children, decision_order};
@@ -25,6 +26,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,6 +52,43 @@ pub struct BeamOptions {
     /// it; a user at the command line would rather wait for the better
     /// schedule.
     pub strict_budget: bool,
+    /// Raised by the caller when it no longer wants the answer (a server
+    /// that answered otherwise): the search stops at its next step, as at
+    /// its deadline, and checks no more candidates.
+    pub abandon: Option<Abandon>,
+}
+
+/// A flag shared between a search and its caller, raised once the caller
+/// no longer wants the search's answer. Two are equal when they are the
+/// same flag.
+#[derive(Clone, Debug, Default)]
+pub struct Abandon(Arc<AtomicBool>);
+
+impl Abandon {
+    pub fn new() -> Abandon {
+        Abandon::default()
+    }
+
+    pub fn raise(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_raised(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl PartialEq for Abandon {
+    fn eq(&self, other: &Abandon) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl BeamOptions {
+    /// Whether the caller abandoned the search.
+    pub fn abandoned(&self) -> bool {
+        self.abandon.as_ref().is_some_and(Abandon::is_raised)
+    }
 }
 
 impl Default for BeamOptions {
@@ -62,6 +101,7 @@ impl Default for BeamOptions {
             budget: Duration::from_secs(10),
             nested: true,
             strict_budget: false,
+            abandon: None,
         }
     }
 }
@@ -152,6 +192,11 @@ pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> B
 }
 
 impl Searcher<'_> {
+    /// The deadline has passed or the caller abandoned the search.
+    fn out_of_time(&self) -> bool {
+        Instant::now() >= self.deadline || self.options.abandoned()
+    }
+
     fn decisions(&self) -> usize {
         2 * self.order.len()
     }
@@ -174,11 +219,11 @@ impl Searcher<'_> {
     fn pass(&mut self, pass: usize, rng: &mut ChaCha8Rng, expanded: &mut Vec<HashMap<u64, u32>>) -> Option<Vec<State>> {
         let mut beam = vec![self.initial()];
         for _ in 0..self.decisions() {
-            if Instant::now() >= self.deadline {
+            if self.out_of_time() {
                 return self.complete_best(beam);
             }
             let mut next = self.expand(&beam);
-            if self.options.strict_budget && Instant::now() >= self.deadline {
+            if self.options.strict_budget && self.out_of_time() {
                 // The step may have stopped featurizing part way: complete
                 // the best state of the last whole beam instead.
                 return self.complete_best(beam);
@@ -251,9 +296,10 @@ impl Searcher<'_> {
         // long. Otherwise the step finishes, and its best state is the one
         // completed.
         let cutoff = self.options.strict_budget.then_some(self.deadline);
+        let abandon = self.options.abandon.as_ref();
         let featurized: Vec<(Arc<LoopNest>, usize, StageFeatures, ChainCache, u64)> = generated
             .into_par_iter()
-            .filter(|_| cutoff.is_none_or(|d| Instant::now() < d))
+            .filter(|_| cutoff.is_none_or(|d| Instant::now() < d) && !abandon.is_some_and(Abandon::is_raised))
             .map(|(root, parent)| {
                 let (features, chains) = featurize_reusing(dag, &root, Some((&parent.features, &parent.chains)));
                 let hash = structural_hash(&root, usize::MAX);

@@ -21,7 +21,7 @@ pub mod loop_nest;
 pub mod stage_features;
 pub mod tiling;
 
-pub use beam::{BeamOptions, SearchStats};
+pub use beam::{Abandon, BeamOptions, SearchStats};
 pub use cost_model::{Analytical, CostModel, Machine, RandomModel};
 
 use compiler::error::LowerError;
@@ -38,6 +38,8 @@ pub enum SearchError {
     Dag(#[from] DagError),
     #[error("no candidate schedule runs at the estimates; the best one failed with: {error}\n{schedule}")]
     NoLegalSchedule { error: EstimateError, schedule: Box<Schedule> },
+    #[error("the search was abandoned by its caller")]
+    Abandoned,
 }
 
 /// Candidates checked at the estimates before falling back to the flat
@@ -110,7 +112,8 @@ const FLAT_SEARCH_SHARE: f64 = 0.1;
 /// time, by one last check of its best candidate without a deadline (an
 /// answer must be legal), unless [`BeamOptions::strict_budget`] asks for
 /// every Func at the root instead. It fails only if the pipeline cannot
-/// be analysed or nothing runs at the estimates.
+/// be analysed, nothing runs at the estimates, or the caller raised
+/// [`BeamOptions::abandon`].
 pub fn autoschedule(
     pipeline: &PipelineDef,
     target: &Target,
@@ -122,8 +125,9 @@ pub fn autoschedule(
     let end = started + options.budget;
     let dag = Dag::new(pipeline, target)?;
     model.set_pipeline(&dag);
+    let failed = |rejection: Box<Rejection>| if options.abandoned() { SearchError::Abandoned } else { rejection.into_error() };
     if !options.nested {
-        return checked_search(&dag, pipeline, model, options, end, true, top_k).map_err(|r| r.into_error());
+        return checked_search(&dag, pipeline, model, options, end, true, top_k).map_err(failed);
     }
     let nested = BeamOptions { budget: options.budget.mul_f64(NESTED_SEARCH_SHARE), ..options.clone() };
     let rejection =
@@ -131,9 +135,12 @@ pub fn autoschedule(
             Ok(result) => return Ok(result),
             Err(rejection) => rejection,
         };
+    if options.abandoned() {
+        return Err(SearchError::Abandoned);
+    }
     let left = end.saturating_duration_since(Instant::now());
     let flat = BeamOptions { nested: false, budget: left.min(options.budget.mul_f64(FLAT_SEARCH_SHARE)), ..options.clone() };
-    let mut result = checked_search(&dag, pipeline, model, &flat, end, true, top_k).map_err(|r| r.into_error())?;
+    let mut result = checked_search(&dag, pipeline, model, &flat, end, true, top_k).map_err(failed)?;
     result.stats.absorb(&rejection.stats);
     result.check_seconds += rejection.check_seconds;
     let flat_reason =
@@ -196,6 +203,9 @@ fn checked_search(
     let mut checked = 0;
     let mut first_timed_out = None;
     for state in &outcome.complete {
+        if options.abandoned() {
+            break;
+        }
         let schedule = apply::to_schedule(dag, &state.root);
         if chosen.is_none() {
             if checked == MAX_CHECKS {
@@ -229,7 +239,7 @@ fn checked_search(
     }
     let mut chosen = chosen.map(|(schedule, state)| (schedule, state.clone()));
     let mut fallback = None;
-    if let (None, true, Some((schedule, state))) = (&chosen, must_answer, first_timed_out) {
+    if let (None, true, false, Some((schedule, state))) = (&chosen, must_answer, options.abandoned(), first_timed_out) {
         if options.strict_budget {
             let roots = beam::all_at_root(dag, model);
             chosen = Some((apply::to_schedule(dag, &roots.root), roots));

@@ -164,3 +164,32 @@ fn a_strict_budget_answers_every_func_at_the_root_when_no_check_finishes() {
     assert!(took < Duration::from_millis(500), "{took:?}");
     compiler::check_at_estimates(&p, &result.schedule, &compiler::schedule::legality::Limits::default()).expect("runs at the estimates");
 }
+
+/// A search whose caller raises its abandon flag stops at its next step
+/// and says so, whatever budget it had left; the answer a server keeps
+/// ready meanwhile (`at_root`) runs at the estimates unchecked.
+#[test]
+fn an_abandoned_search_stops_and_the_early_answer_runs_at_the_estimates() {
+    let app = apps::build("local_laplacian", Size::Paper, &target()).unwrap();
+    let p = app.pipeline_estimated_as_run();
+    let mut model = Analytical::new(Machine::typical(target().threads));
+    let early = search::at_root(&p, &target(), &mut model, "kept ready".to_string()).expect("a root schedule");
+    assert_eq!(early.fallback.as_deref(), Some("kept ready"));
+    assert!(early.predicted_seconds > 0.0 && !early.per_stage.is_empty());
+    compiler::check_at_estimates(&p, &early.schedule, &compiler::schedule::legality::Limits::default()).expect("runs at the estimates");
+
+    let abandon = search::Abandon::new();
+    let long =
+        BeamOptions { beam: 64, passes: 5, budget: Duration::from_secs(120), abandon: Some(abandon.clone()), ..BeamOptions::default() };
+    let raiser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        abandon.raise();
+    });
+    let started = std::time::Instant::now();
+    let outcome = autoschedule(&p, &target(), &mut model, &long, 2);
+    let took = started.elapsed();
+    raiser.join().unwrap();
+    assert!(matches!(outcome, Err(search::SearchError::Abandoned)), "{:?}", outcome.map(|a| a.stats));
+    // Generous for a loaded CI machine: the search alone runs for minutes.
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}

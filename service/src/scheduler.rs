@@ -21,7 +21,7 @@ use compiler::{PipelineDef, Target};
 use data::{Store, StoreError};
 use proto::v1;
 use proto::v1::scheduler_server::Scheduler;
-use search::{at_root, autoschedule, AutoSchedule, BeamOptions, CostModel};
+use search::{at_root, autoschedule, Abandon, AutoSchedule, BeamOptions, CostModel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, Semaphore};
@@ -157,13 +157,17 @@ impl SchedulerService {
         // The budget counts from the call's arrival: the wait for a slot,
         // the model's loading and the reply come out of it.
         let answer_by = started + job.options.budget;
+        // However the call ends (its answer, the early one, an error, or
+        // tonic dropping it at its deadline), its search stops at its next
+        // step rather than spend the cores on an answer no one will read;
+        // the slot goes with the search until it has stopped.
+        let abandon = Abandon::new();
+        let _abandon_when_answered = AbandonOnDrop(abandon.clone());
+        job.options.abandon = Some(abandon);
         let job = Arc::new(job);
         let search_job = job.clone();
         let store = self.store.clone();
         let sharing = self.sharing();
-        // The slot goes with the search: if the call answers from the
-        // early answer, or tonic drops it at its deadline, the search
-        // (which cannot be interrupted) still holds it.
         let (early_tx, early_rx) = oneshot::channel();
         let search = spawn_search(move || {
             let _permit = permit;
@@ -180,6 +184,15 @@ impl SchedulerService {
         let (result, why) = answer(search, early_rx, answer_by - reply_margin(job.options.budget)).await?;
         span.record("model", why.as_str());
         Ok(reply(&result, &job, fingerprint, why))
+    }
+}
+
+/// Raises its flag when dropped.
+struct AbandonOnDrop(Abandon);
+
+impl Drop for AbandonOnDrop {
+    fn drop(&mut self) {
+        self.0.raise();
     }
 }
 
