@@ -1,15 +1,10 @@
-//! Issue 13's register-blocked matmul: the 1024 x 1024 f32 matrix multiply
-//! written as Halide's `apps/linear_algebra` writes it. `B` is copied into a
-//! packing Func (`packed`), one panel of output columns at a time, so that
-//! the kernel reads it contiguously; the products are summed into an
-//! intermediate Func (`prod`) computed per register tile of the output, so
-//! that its accumulators live in vector registers (the app's expert
-//! schedule sums into the output buffer and reads `B` in place). Panels of
-//! columns are the outer, parallel loop: a packed panel stays in the L2
-//! cache while every strip of rows uses it. Checks the product exactly
-//! (the inputs are small multiples of powers of two, so every partial sum is
-//! exact in f32 whatever the order) on every 37th row, then prints the best
-//! of 10 runs in the fast float mode (multiply-adds fuse).
+//! Issue 13's register-blocked matmul (`apps::matmul::register_blocked`:
+//! the 1024 x 1024 f32 product as Halide's `apps/linear_algebra` writes it,
+//! `B` packed per panel of output columns, the products summed per register
+//! tile) timed alone. Checks the product exactly (the inputs are small
+//! multiples of powers of two, so every partial sum is exact in f32
+//! whatever the order) on every 37th row, then prints the best of 10 runs
+//! in the fast float mode (multiply-adds fuse).
 //!
 //! ```sh
 //! cargo run --release -p apps --example matmul_register_blocked
@@ -18,17 +13,14 @@
 //!
 //! `VECTORS` (default 2) is the tile's width in vectors, `ROWS` (default 8)
 //! its height: `VECTORS * ROWS` accumulators. `n` must be a multiple of
-//! both, times the vector width. `bench/matmul_vs_openblas.sh` runs it
+//! both, times the vector width. `bench/halide/matmul_vs_openblas.sh` runs it
 //! beside OpenBLAS sgemm.
 
 use anyhow::{Context, Result};
 use codegen::{compile_with, CompileOptions};
 use compiler::exec::buffer::Buffer;
-use compiler::ir::expr::Expr;
-use compiler::ir::types::{ScalarType, Type};
+use compiler::ir::types::ScalarType;
 use compiler::ir::value::Scalar;
-use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
-use compiler::schedule::{Schedule, TailStrategy};
 use compiler::target::Target;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -41,35 +33,7 @@ fn main() -> Result<()> {
     let n = 1024;
     let lanes = Target::host().natural_lanes(ScalarType::F32);
     let (vectors, rows) = (knob("VECTORS", 2), knob("ROWS", 8));
-    let (x, y) = (Var::new("x"), Var::new("y"));
-    let a = ImageParam::new("A", ScalarType::F32, 2);
-    let b = ImageParam::new("B", ScalarType::F32, 2);
-    let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(n))]);
-    let packed = Func::new("packed");
-    packed.define(&[&x, &y], b.at([x.expr(), y.expr()]));
-    let prod = Func::new("prod");
-    prod.define(&[&x, &y], Expr::float(0.0, Type::f32()));
-    prod.update([x.expr(), y.expr()], prod.at([x.expr(), y.expr()]) + a.at([r.x().expr(), y.expr()]) * packed.at([x.expr(), r.x().expr()]));
-    let c = Func::new("C");
-    c.define(&[&x, &y], prod.at([x.expr(), y.expr()]));
-    let pipeline = Pipeline::new(&[&c])?;
-
-    let mut s = Schedule::new();
-    s.func("C")
-        .split_with("x", "xo", "xi", lanes * vectors, TailStrategy::RoundUp)
-        .split_with("y", "yo", "yi", rows, TailStrategy::RoundUp)
-        .reorder(&["xi", "yi", "yo", "xo"])
-        .vectorize_by("xi", lanes)
-        .parallel("xo");
-    s.func("packed").compute_at("C", "xo").vectorize_by("x", lanes);
-    s.func("prod").compute_at("C", "yo").vectorize_by("x", lanes);
-    s.func("prod")
-        .update(0)
-        .split_with("x", "xv", "xl", lanes, TailStrategy::RoundUp)
-        .reorder(&["xl", "xv", "y", "r.x"])
-        .vectorize("xl")
-        .unroll("xv")
-        .unroll("y");
+    let (pipeline, s) = apps::matmul::register_blocked(n, vectors, rows, lanes);
     let compiled = compile_with(&compiler::lower(&pipeline, &s)?, &CompileOptions { fast_float: true, ..Default::default() })?;
 
     let square = [(0, n), (0, n)];
