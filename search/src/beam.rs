@@ -296,10 +296,10 @@ impl Searcher<'_> {
         // long. Otherwise the step finishes, and its best state is the one
         // completed.
         let cutoff = self.options.strict_budget.then_some(self.deadline);
-        let abandon = self.options.abandon.as_ref();
+        let options = self.options;
         let featurized: Vec<(Arc<LoopNest>, usize, StageFeatures, ChainCache, u64)> = generated
             .into_par_iter()
-            .filter(|_| cutoff.is_none_or(|d| Instant::now() < d) && !abandon.is_some_and(Abandon::is_raised))
+            .filter(|_| cutoff.is_none_or(|d| Instant::now() < d) && !options.abandoned())
             .map(|(root, parent)| {
                 let (features, chains) = featurize_reusing(dag, &root, Some((&parent.features, &parent.chains)));
                 let hash = structural_hash(&root, usize::MAX);

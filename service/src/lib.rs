@@ -40,3 +40,8 @@ pub use retraining::{RetrainSettings, Retrained, Retrainer, RetrainingError};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
 pub use server::{serve, ServeError, ServerConfig, MAX_MESSAGE_BYTES};
+
+/// The message a panic carried, when it was a string.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> Option<&str> {
+    panic.downcast_ref::<String>().map(String::as_str).or_else(|| panic.downcast_ref::<&str>().copied())
+}

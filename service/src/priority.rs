@@ -54,9 +54,8 @@ pub fn spawn_search<T: Send + 'static>(
 ) -> std::io::Result<tokio::sync::oneshot::Receiver<Result<T, String>>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new().name("search".into()).spawn(move || {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|panic| {
-            panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default()
-        });
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+            .map_err(|panic| crate::panic_message(&*panic).unwrap_or_default().to_string());
         let _ = tx.send(result);
     })?;
     Ok(rx)

@@ -166,10 +166,7 @@ impl Retrainer {
                 Ok((outcome.version, outcome.promoted))
             }
             Ok(Err(e)) => Err(e.to_string()),
-            Err(panic) => Err(format!(
-                "retraining panicked: {}",
-                panic.downcast_ref::<String>().map(String::as_str).or(panic.downcast_ref::<&str>().copied()).unwrap_or("?")
-            )),
+            Err(panic) => Err(format!("retraining panicked: {}", crate::panic_message(&*panic).unwrap_or("?"))),
         };
         if let Err(e) = &result {
             warn!(host_key, wall_s, "retraining failed: {e}");

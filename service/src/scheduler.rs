@@ -6,13 +6,13 @@
 //! (the requested weights version of the store, else the store's promoted
 //! weights for the target's host, else the analytical model) and searches
 //! under a budget clamped by the deadline, both on a thread of its own
-//! ([`crate::priority`]). Before searching, that thread sends an early answer (every Func at the
-//! root, which needs no legality check); if the search has not answered
-//! shortly before the budget ends (many searches sharing the cores slow
-//! its last steps), the call answers with the early one and says so in the
-//! reply's `fallback`. However the call ends, its search is abandoned
-//! and stops at its next step. One tracing span per call records the fingerprint,
-//! budget, model, outcome and wall time.
+//! ([`crate::priority`]). Before searching, that thread sends an early
+//! answer (every Func at the root, which needs no legality check); if the
+//! search has not answered shortly before the budget ends (many searches
+//! sharing the cores slow its last steps), the call answers with the early
+//! one and says so in the reply's `fallback`. However the call ends, its
+//! search is abandoned and stops at its next step. One tracing span per
+//! call records the fingerprint, budget, model, outcome and wall time.
 
 use crate::deadline::{answer_reserve, parse_grpc_timeout, search_budget, MIN_BUDGET, RESERVE};
 use crate::priority::spawn_search;
