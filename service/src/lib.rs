@@ -3,7 +3,7 @@
 //! learned cost model, beside gRPC health checking and reflection.
 //!
 //! [`deadline`] turns a call's `grpc-timeout` into the search budget,
-//! [`scheduler`] implements the RPC (conversion, concurrency limit, model
+//! [`scheduler`] implements the RPC (conversion, admission, search slots, model
 //! choice, the search on a thread of its own, the early answer, the
 //! reply), [`priority`] keeps search threads below the server's own in CPU
 //! priority, [`agent`] the
@@ -22,9 +22,11 @@
 //! panic; a call with a deadline is answered within it (the budget is
 //! clamped to leave room for the checks that follow the search); the same
 //! request, weights and seed give the same schedule when the search
-//! completes within its budget; at most `max_concurrent` searches run at
-//! once, and a call that waits longer than its deadline for a slot is
-//! `RESOURCE_EXHAUSTED`.
+//! completes within its budget; at most `max_in_flight` calls are admitted
+//! at once (more are `RESOURCE_EXHAUSTED` at once) and at most
+//! `max_concurrent` searches run at once; an admitted call whose search
+//! slot does not come in time is answered within its budget with every
+//! Func at the root.
 
 pub mod agent;
 pub mod client;

@@ -1,20 +1,24 @@
 //! The `Schedule` RPC.
 //!
 //! A call is converted (a bad pipeline or target is `INVALID_ARGUMENT`),
-//! fingerprinted, waits for one of the server's search slots (at most
-//! until its deadline, then `RESOURCE_EXHAUSTED`), chooses its cost model
-//! (the requested weights version of the store, else the store's promoted
-//! weights for the target's host, else the analytical model) and searches
-//! under a budget clamped by the deadline, both on a thread of its own
-//! ([`crate::priority`]). Before searching, that thread sends an early
-//! answer (every Func at the root, which needs no legality check); if the
-//! search has not answered shortly before the budget ends (many searches
-//! sharing the cores slow its last steps), the call answers with the early
-//! one and says so in the reply's `fallback`. However the call ends, its
-//! search is abandoned and stops at its next step. One tracing span per
-//! call records the fingerprint, budget, model, outcome and wall time.
+//! fingerprinted and admitted if fewer than `max_in_flight` calls are in
+//! flight (else `RESOURCE_EXHAUSTED` at once: the back-pressure). It then
+//! gets a thread of its own ([`crate::priority`]) that chooses its cost
+//! model (the requested weights version of the store, else the store's
+//! promoted weights for the target's host, else the analytical model) and
+//! sends an early answer (every Func at the root, which needs no legality
+//! check), then waits for one of the server's search slots, which the
+//! call hands it in arrival order, and searches under a budget clamped by
+//! the deadline. The slots bound the searches that share the cores: on an
+//! overloaded server each search runs at the speed it was budgeted for,
+//! and the calls that find every slot busy until their answer is due
+//! answer with the early answer, as does a search that has not answered
+//! shortly before the budget ends; the reply's `fallback` says which.
+//! However the call ends, its search is abandoned and stops at its next
+//! step. One tracing span per call records the fingerprint, budget, model,
+//! outcome and wall time.
 
-use crate::deadline::{answer_reserve, parse_grpc_timeout, search_budget, MIN_BUDGET, RESERVE};
+use crate::deadline::{answer_reserve, parse_grpc_timeout, search_budget, MIN_BUDGET};
 use crate::priority::spawn_search;
 use crate::server::record_outcome;
 use compiler::schedule::text::schedule_to_text;
@@ -23,11 +27,15 @@ use data::{Store, StoreError};
 use proto::v1;
 use proto::v1::scheduler_server::Scheduler;
 use search::{at_root, autoschedule, Abandon, AutoSchedule, BeamOptions, CostModel};
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tonic::{Request, Response, Status};
 use tracing::{field, info, info_span, Instrument};
+
+/// The calls a server admits at once unless told otherwise.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
 /// The most alternatives a reply carries.
 const MAX_TOP_K: usize = 16;
@@ -42,8 +50,9 @@ pub struct SchedulerSettings {
     /// The beam width when a request asks for none, and the largest.
     pub default_beam: usize,
     pub max_beam: usize,
-    /// How long a call without a deadline waits for a search slot.
-    pub max_queue_wait: Duration,
+    /// The most calls in flight at once (searching, waiting for a search
+    /// slot or replying); more are `RESOURCE_EXHAUSTED` at once.
+    pub max_in_flight: usize,
     /// This host's fingerprint key (the promoted weights that apply when a
     /// request names no host).
     pub host_key: String,
@@ -56,7 +65,7 @@ impl SchedulerSettings {
             max_budget: Duration::from_secs(60),
             default_beam: 32,
             max_beam: 256,
-            max_queue_wait: Duration::from_secs(30),
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             host_key,
         }
     }
@@ -68,6 +77,7 @@ pub struct SchedulerService {
     store: Option<Arc<Mutex<Store>>>,
     slots: Arc<Semaphore>,
     max_concurrent: usize,
+    in_flight: Arc<Semaphore>,
     /// The cores the searches share.
     cores: usize,
 }
@@ -81,7 +91,8 @@ impl SchedulerService {
         let max_concurrent = max_concurrent.max(1);
         crate::priority::lower_search_pool();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, cores }
+        let in_flight = Arc::new(Semaphore::new(settings.max_in_flight.max(1)));
+        SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, in_flight, cores }
     }
 
     /// Searches running per core now (this one included, its slot held).
@@ -131,16 +142,17 @@ impl SchedulerService {
         })
     }
 
-    /// Waits for a search slot for `wait` (or the longest wait), so that a
-    /// refusal reaches the client before tonic cancels the call at its
-    /// deadline.
-    async fn slot(&self, wait: Option<Duration>) -> Result<tokio::sync::OwnedSemaphorePermit, Status> {
-        let wait = wait.unwrap_or(self.settings.max_queue_wait);
-        match tokio::time::timeout(wait, self.slots.clone().acquire_owned()).await {
-            Ok(Ok(permit)) => Ok(permit),
-            Ok(Err(_)) => Err(Status::unavailable("the server is shutting down")),
-            Err(_) => Err(Status::resource_exhausted(format!("every search slot stayed busy for {} ms", wait.as_millis()))),
+    /// Hands `searcher` the next free search slot, if one frees before
+    /// `until`; else drops it, which tells the searcher no search is worth
+    /// starting. Never completes (the call's answer does).
+    async fn hand_slot(&self, searcher: oneshot::Sender<Slot>, until: Instant) -> Infallible {
+        match tokio::time::timeout_at(until.into(), self.slots.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => {
+                let _ = searcher.send(Slot { _permit: permit, sharing: self.sharing() });
+            }
+            _ => drop(searcher),
         }
+        std::future::pending().await
     }
 
     async fn run(&self, request: Request<v1::ScheduleRequest>, started: Instant) -> Result<v1::ScheduleReply, Status> {
@@ -150,7 +162,12 @@ impl SchedulerService {
         let mut job = self.job(request.get_ref())?;
         let fingerprint = proto::fingerprint(&job.pipeline).map_err(invalid)?;
         span.record("fingerprint", field::display(fingerprint));
-        let permit = self.slot(deadline.map(|d| d.saturating_duration_since(Instant::now()).saturating_sub(RESERVE))).await?;
+        let admitted = self.in_flight.clone().try_acquire_owned().map_err(|_| {
+            Status::resource_exhausted(format!(
+                "the server has {} calls in flight, the most it admits at once; call again later",
+                self.settings.max_in_flight
+            ))
+        })?;
         let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         job.options.budget = search_budget(job.requested, remaining)
             .ok_or_else(|| Status::deadline_exceeded("too little time is left before the deadline to search"))?;
@@ -168,24 +185,40 @@ impl SchedulerService {
         let job = Arc::new(job);
         let search_job = job.clone();
         let store = self.store.clone();
-        let sharing = self.sharing();
         let (early_tx, early_rx) = oneshot::channel();
+        let (slot_tx, slot_rx) = oneshot::channel::<Slot>();
         let search = spawn_search(move || {
-            let _permit = permit;
+            let _admitted = admitted;
             let (mut model, why) = choose(store.as_deref(), &search_job)?;
             let early = at_root(&search_job.pipeline, &search_job.target, model.as_mut(), OVERRUN.to_string()).map_err(invalid)?;
-            let _ = early_tx.send((early, why.clone()));
+            let _ = early_tx.send((early.clone(), why.clone()));
+            let slotted = slot_rx.blocking_recv();
+            let Ok(slot) = slotted else {
+                return Ok((AutoSchedule { fallback: Some(NO_SLOT.to_string()), ..early }, why));
+            };
             crate::priority::lower_this_thread();
-            let options = BeamOptions { budget: search_time(&search_job.options, answer_by, sharing), ..search_job.options.clone() };
+            let options = BeamOptions { budget: search_time(&search_job.options, answer_by, slot.sharing), ..search_job.options.clone() };
             let result =
                 autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &options, search_job.top_k).map_err(invalid)?;
             Ok::<_, Status>((result, why))
         })
         .map_err(|e| Status::resource_exhausted(format!("cannot start a search thread: {e}")))?;
-        let (result, why) = answer(search, early_rx, answer_by - reply_margin(job.options.budget)).await?;
+        // A slot that frees later than this leaves too little time to search.
+        let last_start = answer_by.checked_sub(answer_reserve(job.options.budget, 1.0) + MIN_BUDGET).unwrap_or(started);
+        let (result, why) = tokio::select! {
+            answered = answer(search, early_rx, answer_by - reply_margin(job.options.budget)) => answered?,
+            never = self.hand_slot(slot_tx, last_start) => match never {},
+        };
         span.record("model", why.as_str());
         Ok(reply(&result, &job, fingerprint, why))
     }
+}
+
+/// A search slot handed to a call's search thread, and the searches per
+/// core (this one included) when it was handed.
+struct Slot {
+    _permit: OwnedSemaphorePermit,
+    sharing: f64,
 }
 
 /// Raises its flag when dropped.
@@ -202,6 +235,11 @@ impl Drop for AbandonOnDrop {
 const OVERRUN: &str = "the search had not answered by the end of its budget (it shares the cores with other searches); \
 every Func at the root, vectorized where a vector fits, which needs no legality check";
 
+/// The fallback reason of an answer given because every search slot stayed
+/// busy until too little time was left to search.
+const NO_SLOT: &str = "every search slot was busy until too little of the budget was left to search (more calls than slots); \
+every Func at the root, vectorized where a vector fits, which needs no legality check";
+
 /// The part of a budget kept for encoding and sending the reply after the
 /// answer is chosen: a tenth of it, between 2 and 20 ms.
 fn reply_margin(budget: Duration) -> Duration {
@@ -212,9 +250,8 @@ type Answer = (AutoSchedule, String);
 
 /// The search's answer if it comes by `answer_at`, else the early answer
 /// (every Func at the root) its task sent before searching; if neither is
-/// there at `answer_at`, whichever comes first. Failures of the task (a
-/// model that cannot be loaded, a pipeline that cannot be analysed) are
-/// the search's.
+/// there at `answer_at`, whichever comes first. Failures of the task (a model that cannot be loaded, a pipeline that
+/// cannot be analysed) are the search's.
 async fn answer(
     mut search: oneshot::Receiver<Result<Result<Answer, Status>, String>>,
     mut early: oneshot::Receiver<Answer>,
@@ -233,7 +270,7 @@ async fn answer(
         biased;
         joined = &mut search => finished(joined),
         Ok(early) = &mut early => {
-            info!("answered at the deadline with every Func at the root; the search runs on");
+            info!("answered at the deadline with every Func at the root");
             Ok(early)
         }
     }

@@ -1,5 +1,5 @@
 //! `scheduler-server --listen 127.0.0.1:50051 [--db FILE] [--max-concurrent N]
-//! [--agent-token SECRET --seeds N ...] [--retrain-after N ...]`: serves the
+//! [--max-in-flight N] [--agent-token SECRET --seeds N ...] [--retrain-after N ...]`: serves the
 //! `Scheduler` RPC, gRPC health and reflection, and with a shared secret for
 //! agents (`--agent-token` or `SCHEDULER_AGENT_TOKEN`) and a store the
 //! `Agent` service, which hands out the seeds of one round and, with
@@ -36,6 +36,10 @@ struct Args {
     /// Searches that may run at once (default: the number of cores).
     #[arg(long)]
     max_concurrent: Option<usize>,
+    /// Calls admitted at once (searching, waiting for a search slot or
+    /// replying); more are refused at once with RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = service::scheduler::DEFAULT_MAX_IN_FLIGHT as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    max_in_flight: u64,
     #[command(flatten)]
     agents: AgentArgs,
     #[command(flatten)]
@@ -187,7 +191,8 @@ async fn main() -> anyhow::Result<()> {
         (Some(_), None) => anyhow::bail!("--retrain-after needs a training store (--db)"),
         (None, _) => None,
     };
-    let config = ServerConfig { settings: SchedulerSettings::new(host_key), store, max_concurrent, agents, retrainer };
+    let settings = SchedulerSettings { max_in_flight: args.max_in_flight as usize, ..SchedulerSettings::new(host_key) };
+    let config = ServerConfig { settings, store, max_concurrent, agents, retrainer };
     serve(listener, config, shutdown_signal()).await?;
     Ok(())
 }
