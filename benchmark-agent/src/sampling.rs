@@ -1,12 +1,15 @@
 //! Sampling a pipeline's schedules for training, after Adams et al.: the
 //! first is the deterministic beam search's answer (the model's best
 //! guess), the rest are beam-1 searches with heavy random dropout, random
-//! probes biased towards what the model thinks good. Duplicates (same
-//! schedule text) are drawn again, up to a limit.
+//! probes biased towards what the model thinks good. Optionally, some of
+//! those probes are ranked by a [`RandomModel`] instead: schedules drawn
+//! without the model's bias, spread further apart in runtime (the model's
+//! probes of one pipeline tend to be near ties). Duplicates (same schedule
+//! text) are drawn again, up to a limit.
 
 use compiler::{PipelineDef, Schedule, Target};
 use search::featurize::StageFeatures;
-use search::{autoschedule, BeamOptions, CostModel, SearchError};
+use search::{autoschedule, BeamOptions, CostModel, RandomModel, SearchError};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -23,11 +26,14 @@ pub struct SamplingOptions {
     pub random_dropout: u32,
     /// Budget of the deterministic search; each probe gets a tenth.
     pub budget: Duration,
+    /// Probes ranked by a [`RandomModel`] rather than the model (the first
+    /// ones after the deterministic search).
+    pub random_probes: usize,
 }
 
 impl Default for SamplingOptions {
     fn default() -> Self {
-        SamplingOptions { schedules: 32, beam: 32, random_dropout: 1, budget: Duration::from_millis(1000) }
+        SamplingOptions { schedules: 32, beam: 32, random_dropout: 1, budget: Duration::from_millis(1000), random_probes: 0 }
     }
 }
 
@@ -74,7 +80,14 @@ pub fn sample_schedules(
                 ..BeamOptions::default()
             }
         };
-        let result = autoschedule(pipeline, target, model, &beam, 0)?;
+        let result = if (1..=options.random_probes).contains(&attempt) {
+            let mut random = RandomModel::new(beam.seed);
+            let mut result = autoschedule(pipeline, target, &mut random, &beam, 0)?;
+            result.predicted_seconds = model.evaluate(&[&result.features])[0].total;
+            result
+        } else {
+            autoschedule(pipeline, target, model, &beam, 0)?
+        };
         let text = result.schedule.to_string();
         let hash = content_hash(&text);
         if seen.insert(hash.clone()) {
@@ -88,4 +101,38 @@ pub fn sample_schedules(
         }
     }
     Ok(sampled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use random_pipelines::{generate, GeneratorParams};
+    use search::{Analytical, Machine};
+
+    fn sample(seed: u64, random_probes: usize) -> Vec<SampledSchedule> {
+        let pipeline = generate(&GeneratorParams { seed, max_stages: 5, input_size: (96, 96, 3) }).unwrap().pipeline;
+        let options =
+            SamplingOptions { schedules: 8, beam: 4, budget: Duration::from_millis(2000), random_probes, ..SamplingOptions::default() };
+        let mut model = Analytical::new(Machine::typical(2));
+        sample_schedules(&pipeline, &Target::host(), &mut model, &options, 3).unwrap()
+    }
+
+    #[test]
+    fn random_probes_are_distinct_reproducible_and_priced_by_the_model() {
+        for seed in [1, 2] {
+            let guided = sample(seed, 0);
+            let mixed = sample(seed, 4);
+            assert!(mixed.len() <= 8 && mixed.len() >= 5, "{} schedules", mixed.len());
+            let hashes: HashSet<_> = mixed.iter().map(|s| &s.hash).collect();
+            assert_eq!(hashes.len(), mixed.len(), "no schedule twice");
+            assert_eq!(mixed[0].hash, guided[0].hash, "the deterministic search comes first either way");
+            assert_ne!(
+                mixed.iter().map(|s| &s.hash).collect::<Vec<_>>(),
+                guided.iter().map(|s| &s.hash).collect::<Vec<_>>(),
+                "the random probes draw other schedules"
+            );
+            assert_eq!(mixed.iter().map(|s| &s.hash).collect::<Vec<_>>(), sample(seed, 4).iter().map(|s| &s.hash).collect::<Vec<_>>());
+            assert!(mixed.iter().all(|s| s.predicted_seconds.is_finite() && s.predicted_seconds > 0.0));
+        }
+    }
 }

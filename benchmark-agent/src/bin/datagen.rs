@@ -34,6 +34,10 @@ struct Work {
     /// Schedules sampled per pipeline.
     #[arg(long, default_value_t = 32)]
     schedules: usize,
+    /// Of those, probes ranked at random instead of by the model (spread
+    /// further apart in runtime than the model's probes).
+    #[arg(long, default_value_t = 0)]
+    random_probes: usize,
     #[arg(long, default_value = "local")]
     agent: String,
     /// Autotune this app (at the paper size) instead of random pipelines.
@@ -169,7 +173,7 @@ fn open(work: &Work, round: u32) -> Result<(Store, GenerateOptions)> {
         pipelines: work.pipelines,
         round,
         agent: work.agent.clone(),
-        sampling: SamplingOptions { schedules: work.schedules, ..SamplingOptions::default() },
+        sampling: SamplingOptions { schedules: work.schedules, random_probes: work.random_probes, ..SamplingOptions::default() },
         app,
         timing_passes: work.timing_passes,
     };
