@@ -83,15 +83,17 @@ pub struct SchedulerService {
 }
 
 impl SchedulerService {
-    /// A service running at most `max_concurrent` searches at once, with
+    /// A service running at most `max_concurrent` searches and admitting at
+    /// most `settings.max_in_flight` calls at once (each at least one), with
     /// models from `store` when given (shared with the agent service).
     /// Its searches' parallel steps run on rayon's global pool, made here
     /// at a lower priority if the process has not started it yet.
-    pub fn new(settings: SchedulerSettings, store: Option<Arc<Mutex<Store>>>, max_concurrent: usize) -> SchedulerService {
+    pub fn new(mut settings: SchedulerSettings, store: Option<Arc<Mutex<Store>>>, max_concurrent: usize) -> SchedulerService {
         let max_concurrent = max_concurrent.max(1);
+        settings.max_in_flight = settings.max_in_flight.max(1);
         crate::priority::lower_search_pool();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let in_flight = Arc::new(Semaphore::new(settings.max_in_flight.max(1)));
+        let in_flight = Arc::new(Semaphore::new(settings.max_in_flight));
         SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, in_flight, cores }
     }
 

@@ -150,6 +150,8 @@ fn promotion_needs_both_accuracy_and_regret_no_worse() {
         r2_log_runtime: 0.5,
         pairwise_accuracy,
         top1_regret,
+        pairs_apart: 60,
+        pairwise_accuracy_apart: pairwise_accuracy,
     };
     assert!(should_promote(&m(0.1, 9.0), Baseline::None).0);
     for baseline in [Baseline::Promoted(&m(0.8, 0.1)), Baseline::Analytical(&m(0.8, 0.1))] {

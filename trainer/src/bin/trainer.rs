@@ -210,6 +210,7 @@ fn open(path: &Path) -> Result<Store> {
 fn print_metrics(label: &str, m: &Metrics) {
     println!("{label}: held-out {} pipelines, {} samples, {} pairs", m.pipelines, m.samples, m.pairs);
     println!("  pairwise accuracy  {:.4}", m.pairwise_accuracy);
+    println!("  ... of pairs > {}x apart {:.4} ({} pairs)", trainer::metrics::APART, m.pairwise_accuracy_apart, m.pairs_apart);
     println!("  top-1 regret       {:.4}", m.top1_regret);
     println!("  R² of log runtime  {:.4}", m.r2_log_runtime);
 }
