@@ -194,8 +194,7 @@ impl SchedulerService {
             let (mut model, why) = choose(store.as_deref(), &search_job)?;
             let early = at_root(&search_job.pipeline, &search_job.target, model.as_mut(), OVERRUN.to_string()).map_err(invalid)?;
             let _ = early_tx.send((early.clone(), why.clone()));
-            let slotted = slot_rx.blocking_recv();
-            let Ok(slot) = slotted else {
+            let Ok(slot) = slot_rx.blocking_recv() else {
                 return Ok((AutoSchedule { fallback: Some(NO_SLOT.to_string()), ..early }, why));
             };
             crate::priority::lower_this_thread();

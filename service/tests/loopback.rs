@@ -38,14 +38,19 @@ async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> TestSe
     start_admitting(max_concurrent, store, SchedulerSettings::new("test-host".into()).max_in_flight).await
 }
 
+/// A scheduling server's configuration for the tests: no agents.
+fn config(max_concurrent: usize, store: Option<data::Store>, max_in_flight: usize) -> ServerConfig {
+    let settings = SchedulerSettings { max_in_flight, ..SchedulerSettings::new("test-host".into()) };
+    ServerConfig { settings, store, max_concurrent, agents: None, retrainer: None }
+}
+
 /// A server with `max_concurrent` search slots admitting at most
 /// `max_in_flight` calls at once.
 async fn start_admitting(max_concurrent: usize, store: Option<data::Store>, max_in_flight: usize) -> TestServer {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let settings = SchedulerSettings { max_in_flight, ..SchedulerSettings::new("test-host".into()) };
-    let config = ServerConfig { settings, store, max_concurrent, agents: None, retrainer: None };
+    let config = config(max_concurrent, store, max_in_flight);
     tokio::spawn(async move {
         serve(listener, config, async {
             let _ = rx.await;
@@ -64,8 +69,7 @@ fn start_apart(max_concurrent: usize) -> TestServer {
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let config =
-        ServerConfig { settings: SchedulerSettings::new("test-host".into()), store: None, max_concurrent, agents: None, retrainer: None };
+    let config = config(max_concurrent, None, SchedulerSettings::new("test-host".into()).max_in_flight);
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         runtime.block_on(async move {
@@ -332,7 +336,7 @@ async fn concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slac
         let (reply, elapsed) = handle.await.unwrap();
         let reply = reply.unwrap_or_else(|s| panic!("call {i}: {s:?}"));
         assert!(!reply.schedule_text.is_empty() && reply.budget_ms == BUDGET_MS);
-        searched += usize::from(reply.fallback.is_empty() || !reply.fallback.contains("every Func at the root"));
+        searched += usize::from(!reply.fallback.contains("every Func at the root"));
         took.push(elapsed);
     }
     took.sort();
