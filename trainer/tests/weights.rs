@@ -105,13 +105,24 @@ fn corrupt_files_give_errors_not_panics() {
     assert!(missing.to_string().contains("/nonexistent/weights.hrcm"), "{missing}");
 }
 
-/// The weights shipped beside the training store they were trained on
-/// (`data/assets/`) fit this build's feature layouts and network: a change
-/// of either must retrain them (the command is in `trainer/assets/README.md`).
+/// Every set of weights shipped beside the training stores they were
+/// trained on (`data/assets/`), one per host, fits this build's feature
+/// layouts and network: a change of either must retrain them (the commands
+/// are in `trainer/assets/README.md`).
 #[test]
 fn the_shipped_weights_fit_this_build() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/round0-33395e9e3314fa96.weights");
-    let file = WeightsFile::read(&path).expect("the shipped weights decode");
-    file.to_network().expect("the shipped weights fit this build");
-    LearnedModel::load(&path).expect("the shipped weights load as a cost model");
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let mut shipped: Vec<_> = std::fs::read_dir(&assets)
+        .expect("the assets folder")
+        .map(|entry| entry.expect("an assets entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "weights"))
+        .collect();
+    shipped.sort();
+    let names: Vec<_> = shipped.iter().filter_map(|p| p.file_name()?.to_str()).collect();
+    assert_eq!(names, ["round0-33395e9e3314fa96.weights", "spread-7cd6cd16125da94a.weights"]);
+    for path in &shipped {
+        let file = WeightsFile::read(path).unwrap_or_else(|e| panic!("{} does not decode: {e}", path.display()));
+        file.to_network().unwrap_or_else(|e| panic!("{} does not fit this build: {e}", path.display()));
+        LearnedModel::load(path).unwrap_or_else(|e| panic!("{} does not load as a cost model: {e}", path.display()));
+    }
 }
