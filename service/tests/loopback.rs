@@ -18,6 +18,7 @@ use proto::v1::{self, ScheduleReply, ScheduleRequest};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random_pipelines::{generate, GeneratorParams};
+use service::scheduler::DEFAULT_MAX_IN_FLIGHT;
 use service::{serve, SchedulerSettings, ServerConfig};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -35,7 +36,7 @@ async fn start(max_concurrent: usize) -> TestServer {
 }
 
 async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> TestServer {
-    start_admitting(max_concurrent, store, SchedulerSettings::new("test-host".into()).max_in_flight).await
+    start_admitting(max_concurrent, store, DEFAULT_MAX_IN_FLIGHT).await
 }
 
 /// A scheduling server's configuration for the tests: no agents.
@@ -69,7 +70,7 @@ fn start_apart(max_concurrent: usize) -> TestServer {
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let config = config(max_concurrent, None, SchedulerSettings::new("test-host".into()).max_in_flight);
+    let config = config(max_concurrent, None, DEFAULT_MAX_IN_FLIGHT);
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         runtime.block_on(async move {
