@@ -342,6 +342,36 @@ fn clamped_reads_are_dense_inside_the_clamp() {
     }
 }
 
+/// A read through two clamps with a shift between them (a boundary
+/// condition inlined into a Func that clamps its own coordinates, as a
+/// padding stage does) is one dense load wherever neither clamp bites, and
+/// right on both sides of every edge.
+#[test]
+fn reads_through_nested_clamps_are_dense_inside_them() {
+    use compiler::lang::ops::{clamp, select, CompareExt};
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::F32, 2);
+    let edge = Func::new("edge");
+    let last = input.min(0) + input.extent(0) - 1;
+    edge.define(&[&x, &y], input.at([clamp(x.expr(), input.min(0), last), y.expr()]));
+    let out = Func::new("out");
+    let inside = compiler::ir::expr::Expr::and(x.expr().ge(0), x.expr().lt(30));
+    out.define(&[&x, &y], select(inside, edge.at([clamp(x.expr() + 2, 0, 29), y.expr()]), 0.0f32) * 2.0f32);
+    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 37), (0, 4)]).unwrap();
+    b.fill(|k| Scalar::Float((k[0] * 7 + k[1] * 3) as f64 / 16.0));
+    let p = Pipeline::new(&[&out]).unwrap();
+    let mut s = Schedule::new();
+    s.func("out").vectorize_by("x", 8);
+    let lowered = lower(&p, &s).unwrap();
+    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
+    let ir = &compiled.text.as_ref().expect("kept").llvm_ir;
+    assert!(ir.contains("load <8 x float>"), "no dense load inside the clamps:\n{ir}");
+    let inputs = BTreeMap::from([("input".to_string(), b)]);
+    for region in [vec![(-20, 80), (0, 4)], vec![(5, 24), (0, 4)], vec![(25, 16), (1, 3)], vec![(-3, 8), (0, 1)]] {
+        agrees_with_reference(&compiled, &p, &inputs, "out", &region, &format!("{region:?}"));
+    }
+}
+
 /// A vector of floats cast to a narrow integer type (8 or 16 bits)
 /// saturates in vector registers: clamped as floats, converted to 32-bit
 /// integers and truncated, not converted lane by lane (LLVM scalarizes its

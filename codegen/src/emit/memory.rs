@@ -1,10 +1,10 @@
 //! Memory accesses of the emitted function: buffer element addresses
 //! (computed in i64 from loop variables up), dense vector loads and stores,
 //! reads at short strides (downsampling) and of repeated elements
-//! (upsampling) as two dense loads and shuffles, reads through a clamp as a
-//! dense load wherever the clamp does not bite, gathers and lane-by-lane
-//! scatters, and the per-buffer TBAA tags that tell
-//! LLVM distinct buffers never overlap.
+//! (upsampling) as two dense loads and shuffles, reads through clamps
+//! (boundary conditions, nested or shifted) as a dense load wherever no
+//! clamp bites, gathers and lane-by-lane scatters, and the per-buffer TBAA
+//! tags that tell LLVM distinct buffers never overlap.
 
 use super::types::vector_of;
 use super::{BufferRef, CodegenError, FunctionEmitter, Result, Value};
@@ -107,14 +107,12 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         if let Some(up) = Upsampled::of(index) {
             return self.upsampled_load(&b, buffer, &up, lanes);
         }
-        if let Some(clamped) = Clamped::of(index) {
-            // Inside the clamp's bounds the lanes are consecutive: one dense
-            // load there, the gather only where the clamp bites.
-            let last = clamped.base.clone() + Expr::i32(lanes as i64 - 1);
-            let within =
-                Expr::and(Expr::cmp(CmpOp::Ge, clamped.base.clone(), clamped.lo.clone()), Expr::cmp(CmpOp::Le, last, clamped.hi.clone()));
+        if let Some(clamped) = Clamped::of(index, lanes) {
+            // Where no bound bites the lanes are consecutive: one dense load
+            // there, the gather only where a bound bites.
+            let within = clamped.unclamped.into_iter().reduce(Expr::and).expect("at least one bound");
             let inside = self.expr(&within)?.into_int_value();
-            let start = clamped.base.clone() + clamped.shift.clone();
+            let start = clamped.start;
             let v = self.branch(inside, |e| Ok(e.dense_load(&b, buffer, &start, lanes)?.into()), |e| e.gather(&b, index, lanes))?;
             return self.memory_to_value(b.elem, v, lanes);
         }
@@ -323,33 +321,60 @@ impl<'e> Upsampled<'e> {
     }
 }
 
-/// A vector index `clamp(ramp(base, 1, n), lo, hi) + shift` (`lo`, `hi`
-/// and `shift` scalar): a read through a clamp-to-edge boundary condition,
-/// consecutive wherever the clamp does not bite.
-struct Clamped<'e> {
-    base: &'e Expr,
-    lo: Expr,
-    hi: Expr,
-    shift: Expr,
+/// A vector index built from `ramp(base, 1, n)` by adding or subtracting
+/// scalars (broadcasts) and taking its min or max with scalars, at least
+/// once: a read through a clamp-to-edge boundary condition, or through
+/// several (a Func that clamps reading one that clamps, with a shift in
+/// between). Wherever no min or max bites, the lanes are `ramp(start, 1, n)`.
+struct Clamped {
+    /// The first lane's index where no bound bites.
+    start: Expr,
+    /// Scalar conditions that together say no bound bites.
+    unclamped: Vec<Expr>,
 }
 
-impl<'e> Clamped<'e> {
-    fn of(index: &'e Expr) -> Option<Clamped<'e>> {
-        let (core, shift) = peel_shift(index)?;
-        let (outer_op, inner, outer_bound) = match core.node() {
-            ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => (*op, a, uniform(b)?),
-            _ => return None,
-        };
-        let (inner_op, ramp, inner_bound) = match inner.node() {
-            ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } if *op != outer_op => (*op, a, uniform(b)?),
-            _ => return None,
-        };
-        let ExprNode::Ramp { base, stride, .. } = ramp.node() else { return None };
-        if stride.as_int() != Some(1) {
-            return None;
+impl Clamped {
+    fn of(index: &Expr, lanes: u32) -> Option<Clamped> {
+        Self::chain(index, lanes).filter(|c| !c.unclamped.is_empty())
+    }
+
+    /// `e` as a chain of shifts and bounds around a ramp of stride one.
+    fn chain(e: &Expr, lanes: u32) -> Option<Clamped> {
+        match e.node() {
+            ExprNode::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(Clamped { start: base.clone(), unclamped: vec![] }),
+            ExprNode::Binary { op: BinOp::Add, a, b } => {
+                let (inner, shift) = vector_and_uniform(a, b)?;
+                Self::chain(inner, lanes).map(|c| Clamped { start: c.start + shift, ..c })
+            }
+            ExprNode::Binary { op: BinOp::Sub, a, b } => {
+                let shift = uniform(b)?;
+                Self::chain(a, lanes).map(|c| Clamped { start: c.start - shift, ..c })
+            }
+            ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => {
+                let (inner, bound) = vector_and_uniform(a, b)?;
+                let mut c = Self::chain(inner, lanes)?;
+                // A max does not bite when the first lane is above its
+                // bound; a min, when the last lane is below its bound.
+                let unclamped = if *op == BinOp::Max {
+                    Expr::cmp(CmpOp::Ge, c.start.clone(), bound)
+                } else {
+                    Expr::cmp(CmpOp::Le, c.start.clone() + Expr::i32(i64::from(lanes) - 1), bound)
+                };
+                c.unclamped.push(unclamped);
+                Some(c)
+            }
+            _ => None,
         }
-        let (lo, hi) = if inner_op == BinOp::Max { (inner_bound, outer_bound) } else { (outer_bound, inner_bound) };
-        Some(Clamped { base, lo, hi, shift })
+    }
+}
+
+/// The operands of a binary operation as (the vector, the scalar of the
+/// broadcast), in either order; `None` unless exactly one is a broadcast.
+fn vector_and_uniform<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, Expr)> {
+    match (uniform(a), uniform(b)) {
+        (Some(s), None) => Some((b, s)),
+        (None, Some(s)) => Some((a, s)),
+        _ => None,
     }
 }
 
