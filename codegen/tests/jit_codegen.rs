@@ -316,6 +316,26 @@ fn a_select_on_a_uniform_condition_computes_one_side() {
     agrees_with_reference(&compiled, &p, &inputs, "out", &region, "");
 }
 
+/// Compiles `out` (which reads `input` of 37 x 4 floats) vectorized by 8
+/// along `x`, asserts that the code has a dense vector load (`what` says
+/// of what), and that it computes what the reference evaluator computes
+/// over each of `regions`.
+fn dense_reads_agree(out: &Func, what: &str, regions: &[Vec<(i64, i64)>]) {
+    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 37), (0, 4)]).unwrap();
+    b.fill(|k| Scalar::Float((k[0] * 7 + k[1] * 3) as f64 / 16.0));
+    let p = Pipeline::new(&[out]).unwrap();
+    let mut s = Schedule::new();
+    s.func("out").vectorize_by("x", 8);
+    let lowered = lower(&p, &s).unwrap();
+    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
+    let ir = &compiled.text.as_ref().expect("kept").llvm_ir;
+    assert!(ir.contains("load <8 x float>"), "no dense load {what}:\n{ir}");
+    let inputs = BTreeMap::from([("input".to_string(), b)]);
+    for region in regions {
+        agrees_with_reference(&compiled, &p, &inputs, "out", region, &format!("{region:?}"));
+    }
+}
+
 /// A read through a clamp to the edge is one dense load wherever the clamp
 /// does not bite (a gather remains for the vectors that straddle an edge),
 /// and right on both sides of both edges.
@@ -327,19 +347,7 @@ fn clamped_reads_are_dense_inside_the_clamp() {
     let out = Func::new("out");
     let last = input.min(0) + input.extent(0) - 1;
     out.define(&[&x, &y], input.at([clamp(x.expr() - 3, input.min(0), last), y.expr()]) * 2.0f32);
-    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 37), (0, 4)]).unwrap();
-    b.fill(|k| Scalar::Float((k[0] * 7 + k[1] * 3) as f64 / 16.0));
-    let p = Pipeline::new(&[&out]).unwrap();
-    let mut s = Schedule::new();
-    s.func("out").vectorize_by("x", 8);
-    let lowered = lower(&p, &s).unwrap();
-    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
-    let ir = &compiled.text.as_ref().expect("kept").llvm_ir;
-    assert!(ir.contains("load <8 x float>"), "no dense load inside the clamp:\n{ir}");
-    let inputs = BTreeMap::from([("input".to_string(), b)]);
-    for region in [vec![(-20, 80), (0, 4)], vec![(5, 24), (0, 4)], vec![(30, 16), (1, 3)]] {
-        agrees_with_reference(&compiled, &p, &inputs, "out", &region, &format!("{region:?}"));
-    }
+    dense_reads_agree(&out, "inside the clamp", &[vec![(-20, 80), (0, 4)], vec![(5, 24), (0, 4)], vec![(30, 16), (1, 3)]]);
 }
 
 /// A read through two clamps with a shift between them (a boundary
@@ -357,19 +365,8 @@ fn reads_through_nested_clamps_are_dense_inside_them() {
     let out = Func::new("out");
     let inside = compiler::ir::expr::Expr::and(x.expr().ge(0), x.expr().lt(30));
     out.define(&[&x, &y], select(inside, edge.at([clamp(x.expr() + 2, 0, 29), y.expr()]), 0.0f32) * 2.0f32);
-    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 37), (0, 4)]).unwrap();
-    b.fill(|k| Scalar::Float((k[0] * 7 + k[1] * 3) as f64 / 16.0));
-    let p = Pipeline::new(&[&out]).unwrap();
-    let mut s = Schedule::new();
-    s.func("out").vectorize_by("x", 8);
-    let lowered = lower(&p, &s).unwrap();
-    let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, ..Default::default() }).unwrap();
-    let ir = &compiled.text.as_ref().expect("kept").llvm_ir;
-    assert!(ir.contains("load <8 x float>"), "no dense load inside the clamps:\n{ir}");
-    let inputs = BTreeMap::from([("input".to_string(), b)]);
-    for region in [vec![(-20, 80), (0, 4)], vec![(5, 24), (0, 4)], vec![(25, 16), (1, 3)], vec![(-3, 8), (0, 1)]] {
-        agrees_with_reference(&compiled, &p, &inputs, "out", &region, &format!("{region:?}"));
-    }
+    let regions = [vec![(-20, 80), (0, 4)], vec![(5, 24), (0, 4)], vec![(25, 16), (1, 3)], vec![(-3, 8), (0, 1)]];
+    dense_reads_agree(&out, "inside the clamps", &regions);
 }
 
 /// A vector of floats cast to a narrow integer type (8 or 16 bits)
