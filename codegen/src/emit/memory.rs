@@ -340,16 +340,9 @@ impl Clamped {
 
     /// `e` as a chain of shifts and bounds around a ramp of stride one.
     fn chain(e: &Expr, lanes: u32) -> Option<Clamped> {
-        match e.node() {
-            ExprNode::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Some(Clamped { start: base.clone(), unclamped: vec![] }),
-            ExprNode::Binary { op: BinOp::Add, a, b } => {
-                let (inner, shift) = vector_and_uniform(a, b)?;
-                Self::chain(inner, lanes).map(|c| Clamped { start: c.start + shift, ..c })
-            }
-            ExprNode::Binary { op: BinOp::Sub, a, b } => {
-                let shift = uniform(b)?;
-                Self::chain(a, lanes).map(|c| Clamped { start: c.start - shift, ..c })
-            }
+        let (core, shift) = peel_shift(e)?;
+        let mut c = match core.node() {
+            ExprNode::Ramp { base, stride, .. } if stride.as_int() == Some(1) => Clamped { start: base.clone(), unclamped: vec![] },
             ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => {
                 let (inner, bound) = vector_and_uniform(a, b)?;
                 let mut c = Self::chain(inner, lanes)?;
@@ -361,10 +354,12 @@ impl Clamped {
                     Expr::cmp(CmpOp::Le, c.start.clone() + Expr::i32(i64::from(lanes) - 1), bound)
                 };
                 c.unclamped.push(unclamped);
-                Some(c)
+                c
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        c.start = c.start + shift;
+        Some(c)
     }
 }
 
@@ -397,10 +392,9 @@ fn uniform_int(e: &Expr) -> Option<i64> {
 fn peel_shift(index: &Expr) -> Option<(&Expr, Expr)> {
     match index.node() {
         ExprNode::Broadcast { .. } => None,
-        ExprNode::Binary { op: BinOp::Add, a, b } => match (uniform(a), uniform(b)) {
-            (Some(s), None) => peel_shift(b).map(|(core, shift)| (core, shift + s)),
-            (None, Some(s)) => peel_shift(a).map(|(core, shift)| (core, shift + s)),
-            _ => Some((index, Expr::i32(0))),
+        ExprNode::Binary { op: BinOp::Add, a, b } => match vector_and_uniform(a, b) {
+            Some((vector, s)) => peel_shift(vector).map(|(core, shift)| (core, shift + s)),
+            None => Some((index, Expr::i32(0))),
         },
         ExprNode::Binary { op: BinOp::Sub, a, b } => match uniform(b) {
             Some(s) => peel_shift(a).map(|(core, shift)| (core, shift - s)),
