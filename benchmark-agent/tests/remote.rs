@@ -196,16 +196,24 @@ async fn an_agent_killed_mid_work_loses_its_lease_and_no_sample_is_lost_or_store
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("train.sqlite");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    // A slower first search, so that the kill lands while it measures.
     let server = serve_on(listener, &db, Duration::from_millis(1500), 20..22, 400).await;
-    let mut killed = spawn_agent(server.addr, "killed", 1, &dir.path().join("spool-killed"), &[]);
+    // The killed agent times each schedule 100 times, so that its first
+    // item takes seconds however fast the host: the kill lands while it
+    // measures, never after its report.
+    let mut killed = spawn_agent(server.addr, "killed", 100, &dir.path().join("spool-killed"), &[]);
     let db_path = db.clone();
-    tokio::task::spawn_blocking(move || wait_for(&db_path, "the agent's first lease", |s| s.work_counts(5).unwrap().leased == 1))
-        .await
-        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        wait_for(&db_path, "the agent's first lease", |s| {
+            let counts = s.work_counts(5).unwrap();
+            (counts.leased, counts.done) == (1, 0)
+        })
+    })
+    .await
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     killed.kill().unwrap();
     killed.wait().unwrap();
+    assert_eq!(Store::open(&db).unwrap().work_counts(5).unwrap().done, 0, "the agent was killed before it reported");
 
     let stats = run(&options(server.addr, "survivor", &dir.path().join("spool-survivor")), runner(), Arc::new(AtomicBool::new(false)))
         .await
@@ -258,7 +266,9 @@ async fn a_report_left_in_the_spool_by_a_killed_agent_is_sent_by_its_next_run() 
     let db = dir.path().join("train.sqlite");
     let spool_dir = dir.path().join("spool");
     let first = start(&db, Duration::from_secs(20), 50..51).await;
-    let mut killed = spawn_agent(first.addr, "spooler", 1, &spool_dir, &["--max-backoff-secs", "0.2"]);
+    // Four timing passes keep it measuring well past the moment its lease
+    // is seen, so that the server is gone before it reports.
+    let mut killed = spawn_agent(first.addr, "spooler", 4, &spool_dir, &["--max-backoff-secs", "0.2"]);
     let db_path = db.clone();
     tokio::task::spawn_blocking(move || wait_for(&db_path, "the agent's lease", |s| s.work_counts(5).unwrap().leased == 1)).await.unwrap();
     // The server goes away while the agent measures: its report waits in
