@@ -1,7 +1,8 @@
 //! Memory accesses of the emitted function: buffer element addresses
 //! (computed in i64 from loop variables up), dense vector loads and stores,
-//! reads at short strides (downsampling) and of repeated elements
-//! (upsampling) as two dense loads and shuffles, reads through clamps
+//! reads at strides up to 8 (downsampling, pooling) as dense loads and a
+//! tree of shuffles, reads of repeated elements (upsampling) as two dense
+//! loads and shuffles, reads through clamps
 //! (boundary conditions, nested or shifted) as a dense load wherever no
 //! clamp bites, gathers and lane-by-lane scatters, and the per-buffer TBAA
 //! tags that tell LLVM distinct buffers never overlap.
@@ -137,20 +138,46 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         self.call_value(gather, &[pointers.into(), align.into(), every_lane.into(), loaded.get_poison().into()])
     }
 
-    /// A vector read at a short constant stride (a downsampling) as two
-    /// dense vectors and one shuffle instead of a load per lane. The two
+    /// A vector read at a constant stride `s` (a downsampling) as `s`
+    /// dense vectors of `lanes` elements, combined pairwise by two-source
+    /// shuffles (`s - 1` of them), instead of a load per lane. The dense
     /// vectors cover exactly the span from the first lane's element to the
-    /// last lane's, never beyond it (the first starts at the span's start,
-    /// the second ends at its end, and together they cover it), so the read
-    /// stays inside what the scalar loads would touch.
+    /// last lane's, never beyond it (they start at the span's start, one
+    /// `lanes` apart, the last ending at the span's end), so the read stays
+    /// inside what the scalar loads would touch.
     fn strided_load(&mut self, b: &BufferRef<'ctx>, buffer: &str, base: &Expr, stride: u32, lanes: u32) -> Result<Value<'ctx>> {
-        let span = stride * (lanes - 1) + 1;
-        let half = (stride * lanes).div_ceil(2);
-        let lo = self.dense_load(b, buffer, base, half)?;
-        let hi = self.dense_load(b, buffer, &(base.clone() + Expr::i32((span - half) as i64)), half)?;
-        // Lane k is element stride * k of the span.
-        let picks: Vec<_> = (0..lanes).map(|k| self.i32_const(pick_from_halves((stride * k) as i64, half as i64, span as i64))).collect();
-        let v = self.builder.build_shuffle_vector(lo, hi, VectorType::const_vector(&picks), "")?;
+        let mut parts = Vec::new();
+        for (start, holds) in strided_parts(stride, lanes) {
+            let v = self.dense_load(b, buffer, &(base.clone() + Expr::i32(start as i64)), lanes)?;
+            parts.push((v, holds));
+        }
+        while parts.len() > 1 {
+            let mut combined = Vec::with_capacity(parts.len().div_ceil(2));
+            let mut pairs = parts.into_iter();
+            while let Some((a, a_holds)) = pairs.next() {
+                let Some((b, b_holds)) = pairs.next() else {
+                    combined.push((a, a_holds));
+                    break;
+                };
+                // Output lane k comes from whichever half holds it, and
+                // stays at k from here on; a lane neither holds is left open.
+                let ctx = self.ctx();
+                let picks: Vec<_> = a_holds
+                    .iter()
+                    .zip(&b_holds)
+                    .map(|(x, y)| match (x, y) {
+                        (Some(j), _) => self.i32_const(*j as i64),
+                        (None, Some(j)) => self.i32_const((lanes + j) as i64),
+                        (None, None) => ctx.i32_type().get_undef(),
+                    })
+                    .collect();
+                let v = self.builder.build_shuffle_vector(a, b, VectorType::const_vector(&picks), "")?;
+                let holds = a_holds.iter().zip(&b_holds).enumerate().map(|(k, (x, y))| (x.is_some() || y.is_some()).then_some(k as u32));
+                combined.push((v, holds.collect()));
+            }
+            parts = combined;
+        }
+        let (v, _) = parts.pop().expect("a stride of at least 1 reads one vector at least");
         self.memory_to_value(b.elem, v.into(), lanes)
     }
 
@@ -168,8 +195,8 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
 
     /// An upsampling read (`ramp(b, 1, n) / c + s`, each element read by
     /// `c` neighbouring lanes) as two dense loads and a shuffle per
-    /// remainder of `b` modulo `c`, selected at run time. As in
-    /// [`Self::strided_load`], the two loads cover exactly the elements the
+    /// remainder of `b` modulo `c`, selected at run time. Like
+    /// [`Self::strided_load`]'s, the two loads cover exactly the elements the
     /// lanes read, whatever the remainder: the first starts at the first
     /// lane's element, the second ends at the last lane's, and neither is
     /// longer than the fewest elements any remainder reads.
@@ -283,10 +310,34 @@ fn pick_from_halves(j: i64, half: i64, span: i64) -> i64 {
     }
 }
 
-/// The longest stride a vector read takes as two dense vectors and a
-/// shuffle: beyond it the two vectors carry too many unused elements and a
-/// gather is as cheap.
-const MAX_SHUFFLED_STRIDE: i64 = 4;
+/// The dense vectors of a read of `lanes` lanes at stride `stride`: each
+/// one's first element within the span (one `lanes` apart, the last ending
+/// at the span's end) and, for each output lane, which of its lanes holds
+/// that lane's element if it is the first vector to hold it. Vectors that
+/// hold no lane first are left out.
+fn strided_parts(stride: u32, lanes: u32) -> Vec<(u32, Vec<Option<u32>>)> {
+    let span = stride * (lanes - 1) + 1;
+    let mut taken = vec![false; lanes as usize];
+    let mut parts = Vec::new();
+    for start in (0..span).step_by(lanes as usize).map(|start| start.min(span - lanes)) {
+        let holds: Vec<Option<u32>> = (0..lanes)
+            .map(|k| {
+                let j = (stride * k).checked_sub(start).filter(|&j| j < lanes && !taken[k as usize]);
+                taken[k as usize] |= j.is_some();
+                j
+            })
+            .collect();
+        if holds.iter().any(Option::is_some) {
+            parts.push((start, holds));
+        }
+    }
+    parts
+}
+
+/// The longest stride a vector read takes as dense vectors and shuffles:
+/// beyond it the vectors carry too many unused elements and a gather is as
+/// cheap.
+const MAX_SHUFFLED_STRIDE: i64 = 8;
 
 /// The base and stride of a vector access at a short constant stride (2 to
 /// [`MAX_SHUFFLED_STRIDE`]).
