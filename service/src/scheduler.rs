@@ -211,7 +211,7 @@ impl SchedulerService {
             never = self.hand_slot(slot_tx, last_start) => match never {},
         };
         span.record("model", why.as_str());
-        Ok(reply(&result, &job, fingerprint, why))
+        Ok(reply(&result, &job, fingerprint, why, started))
     }
 }
 
@@ -316,9 +316,10 @@ fn choose(store: Option<&Mutex<Store>>, job: &Job) -> Result<(Box<dyn CostModel>
     }
 }
 
-fn reply(a: &AutoSchedule, job: &Job, fingerprint: proto::Fingerprint, why: String) -> v1::ScheduleReply {
+/// The reply of a call that arrived at `arrived`, answered `a`.
+fn reply(a: &AutoSchedule, job: &Job, fingerprint: proto::Fingerprint, why: String, arrived: Instant) -> v1::ScheduleReply {
     let ms = |s: f64| s * 1e3;
-    v1::ScheduleReply {
+    let mut reply = v1::ScheduleReply {
         schedule: Some(v1::Schedule::from(&a.schedule)),
         schedule_text: schedule_to_text(&a.schedule),
         predicted_seconds: a.predicted_seconds,
@@ -347,7 +348,10 @@ fn reply(a: &AutoSchedule, job: &Job, fingerprint: proto::Fingerprint, why: Stri
         fallback: a.fallback.clone().unwrap_or_default(),
         target: Some(proto::target::target_to_wire(&job.target, &job.host_key)),
         budget_ms: job.options.budget.as_millis() as u64,
-    }
+        answered_after_ms: 0.0,
+    };
+    reply.answered_after_ms = ms(arrived.elapsed().as_secs_f64());
+    reply
 }
 
 #[tonic::async_trait]

@@ -312,7 +312,11 @@ async fn concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slac
     // threads and abandoned searches: 194-223 ms; later that day, on a
     // host with more steal time, with the slots apart from admission:
     // 278-313 ms (the previous build, alternated: 238-511 ms). The slack is
-    // more than twice the worst.
+    // more than twice the worst. Each reply also says when the server had
+    // it ready (`answered_after_ms`, from the call's arrival, as the
+    // budget counts): the latest of those is printed beside the clients'
+    // worst (on a 2-core EPYC, 31 runs of 64 calls: 164-181 ms at the
+    // server, every call within its budget; 174-226 ms at the clients).
     const BUDGET_MS: u64 = 200;
     const SLACK: Duration = Duration::from_millis(1000);
     let n = concurrent_calls();
@@ -332,6 +336,7 @@ async fn concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slac
         })
         .collect();
     let mut took = Vec::new();
+    let mut at_server = Vec::new();
     let mut searched = 0;
     for (i, handle) in calls.into_iter().enumerate() {
         let (reply, elapsed) = handle.await.unwrap();
@@ -339,17 +344,24 @@ async fn concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slac
         assert!(!reply.schedule_text.is_empty() && reply.budget_ms == BUDGET_MS);
         searched += usize::from(!reply.fallback.contains("every Func at the root"));
         took.push(elapsed);
+        at_server.push(Duration::from_secs_f64(reply.answered_after_ms / 1e3));
     }
     took.sort();
+    at_server.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let budget = Duration::from_millis(BUDGET_MS);
     println!(
-        "{n} concurrent calls, {BUDGET_MS} ms budgets, {cores} search slots: answered in {:.0} ms median, {:.0} ms worst, \
-         {searched} by a search (the others with every Func at the root); peak RSS of the test process (server and clients) {} KiB",
+        "{n} concurrent calls, {BUDGET_MS} ms budgets, {cores} search slots: answered in {:.0} ms median, {:.0} ms worst \
+         (at the server, from each call's arrival: {:.0} ms worst, {} of {n} within the budget), {searched} by a search \
+         (the others with every Func at the root); peak RSS of the test process (server and clients) {} KiB",
         ms(took[took.len() / 2]),
         ms(took[took.len() - 1]),
+        ms(at_server[at_server.len() - 1]),
+        at_server.iter().filter(|&&t| t <= budget).count(),
         peak_rss_kib()
     );
-    assert!(took[took.len() - 1] < Duration::from_millis(BUDGET_MS) + SLACK, "{took:?}");
+    assert!(took[took.len() - 1] < budget + SLACK, "{took:?}");
+    assert!(at_server[at_server.len() - 1] < budget + SLACK, "{at_server:?}");
 }
 
 /// A call with a `budget_ms` budget on [`large`] in flight on `server`,
