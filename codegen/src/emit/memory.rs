@@ -348,8 +348,13 @@ fn short_stride(index: &Expr) -> Option<(&Expr, u32)> {
     }
 }
 
+/// The largest factor an upsampling read takes as dense loads and a
+/// shuffle per remainder (selected at run time): beyond it the shuffles
+/// and selects cost more than a gather.
+const MAX_UPSAMPLING_FACTOR: i64 = 8;
+
 /// A vector index `ramp(base, 1, n) / factor + shift` with `factor` in 2
-/// to 4 and `shift` scalar (the broadcasts added to or subtracted from the
+/// to [`MAX_UPSAMPLING_FACTOR`] and `shift` scalar (the broadcasts added to or subtracted from the
 /// quotient): the read of an upsampling.
 struct Upsampled<'e> {
     base: &'e Expr,
@@ -362,7 +367,9 @@ impl<'e> Upsampled<'e> {
         let (core, shift) = peel_shift(index)?;
         match core.node() {
             ExprNode::Binary { op: BinOp::Div, a, b } => match (a.node(), uniform_int(b)) {
-                (ExprNode::Ramp { base, stride, .. }, Some(factor)) if stride.as_int() == Some(1) && (2..=4).contains(&factor) => {
+                (ExprNode::Ramp { base, stride, .. }, Some(factor))
+                    if stride.as_int() == Some(1) && (2..=MAX_UPSAMPLING_FACTOR).contains(&factor) =>
+                {
                     Some(Upsampled { base, factor, shift })
                 }
                 _ => None,
