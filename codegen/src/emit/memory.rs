@@ -199,12 +199,16 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
     /// [`Self::strided_load`]'s, the two loads cover exactly the elements the
     /// lanes read, whatever the remainder: the first starts at the first
     /// lane's element, the second ends at the last lane's, and neither is
-    /// longer than the fewest elements any remainder reads.
+    /// longer than the fewest elements any remainder reads. Each is the
+    /// longest power of two that fits (more than half of any remainder's
+    /// span, so that together they cover it): a vector LLVM loads whole,
+    /// where an odd length (5 or 9 elements) is loaded piece by piece.
     fn upsampled_load(&mut self, b: &BufferRef<'ctx>, buffer: &str, up: &Upsampled<'_>, lanes: u32) -> Result<Value<'ctx>> {
         let c = up.factor;
         let n = lanes as i64;
         let span = |r: i64| (r + n - 1) / c + 1;
-        let half = (span(c - 1) + 1) / 2;
+        // span(c - 1) <= span(0) + 1 < 2 * half, so two loads cover every span.
+        let half = 1i64 << span(0).ilog2();
         let i = |v: i64| Expr::i32(v);
         let remainder = Expr::binary(BinOp::Mod, up.base.clone(), i(c));
         let first = Expr::binary(BinOp::Div, up.base.clone(), i(c)) + up.shift.clone();
