@@ -1,5 +1,6 @@
 //! The shape of the generated code: what the schedule asks for is what LLVM
-//! emits (dense loads and shuffles for strides up to 8, gathers beyond, scalar loops for a serial scalar schedule), and the results stay
+//! emits (dense loads and shuffles for strides up to 8, gathers beyond,
+//! scalar loops for a serial scalar schedule), and the results stay
 //! those of the reference.
 
 use codegen::{compile_with, CompileOptions};
