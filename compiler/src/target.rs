@@ -2,10 +2,24 @@
 //! its thread count. Detected on the host at run time without LLVM
 //! (`std::arch` feature detection), so that crates which only analyse or
 //! schedule can ask for it; the code generator detects the same features
-//! through LLVM for the code it emits.
+//! through LLVM for the code it emits. Also the limits of the vector reads
+//! the code generator makes without a gather, which the featurizer needs.
 
 use crate::ir::types::ScalarType;
 use serde::{Deserialize, Serialize};
+
+/// The longest constant stride at which the code generator reads a vector
+/// as dense vectors combined by shuffles (at 8, 2-5.5 times faster per
+/// element than a gather at 9: `codegen/benches/reads.rs`); beyond it the
+/// loads and shuffles grow with the stride and a gather is kept. The
+/// featurizer counts such reads as the dense loads they are.
+pub const MAX_SHUFFLED_STRIDE: i64 = 8;
+
+/// The largest factor at which the code generator reads an upsampling
+/// (`x / factor` along a vector of `x`) as dense loads and a shuffle per
+/// remainder (at 8, 4-8 times faster than a gather at 9); beyond it the
+/// shuffles and selects grow with the factor and a gather is kept.
+pub const MAX_UPSAMPLING_FACTOR: i64 = 8;
 
 /// A machine's vector width and thread count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -3,9 +3,11 @@
 //!
 //! An entry is an exact rational (`x / 2` moves by 1/2 per step of `x`), or
 //! "not affine" when the coordinate depends on the variable in any other way
-//! (through a load, a min, a product of two variables, ...). A variable the
-//! coordinate does not mention has derivative 0. Identical matrices of one
-//! edge merge into one with a count.
+//! (through a load, a product of two variables, a min of two moving sides,
+//! ...). A clamp to bounds that do not move is seen through: its entry is
+//! the derivative inside the bounds. A variable the coordinate does not
+//! mention has derivative 0. Identical matrices of one edge merge into one
+//! with a count.
 
 use compiler::ir::expr::{BinOp, Expr, ExprNode};
 use compiler::ir::visit::expr_uses_var;
@@ -72,7 +74,10 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// The derivative of `e` with respect to the variable `var`: exact when
-/// `e` is affine in it, `None` otherwise.
+/// `e` is affine in it, `None` otherwise. A `min` or `max` against a bound
+/// that does not move with `var` (a clamp to an edge) takes the derivative
+/// of its other side: exact away from the bound, where the code generator
+/// reads such a coordinate as it reads the unclamped one.
 pub fn derivative(e: &Expr, var: &str) -> Option<Rational> {
     if !expr_uses_var(e, var) {
         return Some(Rational::ZERO);
@@ -87,6 +92,11 @@ pub fn derivative(e: &Expr, var: &str) -> Option<Rational> {
             _ => None,
         },
         ExprNode::Binary { op: BinOp::Div, a, b } if !e.ty().is_float() => derivative(a, var)?.scale(1, b.as_int()?),
+        ExprNode::Binary { op: BinOp::Min | BinOp::Max, a, b } => match (expr_uses_var(a, var), expr_uses_var(b, var)) {
+            (true, false) => derivative(a, var),
+            (false, true) => derivative(b, var),
+            _ => None,
+        },
         ExprNode::Cast { value, ty } if ty.is_int() && value.ty().is_int() && ty.bits() >= value.ty().bits() => derivative(value, var),
         ExprNode::Let { name, value, body } => {
             let through_value = derivative(value, var)?;
@@ -247,7 +257,17 @@ mod tests {
         assert_eq!(derivative(&(x() - y()), "y"), Rational::new(-1, 1));
         assert_eq!(derivative(&(y() + 4), "x"), Some(Rational::ZERO));
         assert_eq!(derivative(&(x() * y()), "x"), None);
-        assert_eq!(derivative(&Expr::min(x(), Expr::int(3, Type::i32())), "x"), None);
+    }
+
+    #[test]
+    fn clamps_to_fixed_bounds_take_the_derivative_inside_them() {
+        let three = || Expr::int(3, Type::i32());
+        assert_eq!(derivative(&Expr::min(x() * 2, three()), "x"), Rational::new(2, 1));
+        assert_eq!(derivative(&Expr::max(three(), x() - y()), "y"), Rational::new(-1, 1));
+        assert_eq!(derivative(&Expr::clamp(x() + 1, Expr::int(0, Type::i32()), y()), "x"), Some(Rational::ONE));
+        assert_eq!(derivative(&Expr::clamp(x() + 1, Expr::int(0, Type::i32()), y()), "y"), Some(Rational::ONE));
+        assert_eq!(derivative(&Expr::min(x(), x() / 2), "x"), None);
+        assert_eq!(derivative(&Expr::min(y(), three()), "x"), Some(Rational::ZERO));
     }
 
     #[test]

@@ -60,8 +60,9 @@ pub const PATTERNS: [&str; 4] = ["pointwise", "transpose", "broadcast", "slice"]
 pub const ACCESS_KINDS: [&str; 4] = ["load_func", "load_self", "load_image", "store"];
 
 /// Version of the pipeline-feature layout; bump it with any change of
-/// meaning (the names hash catches changes of names).
-pub const PIPELINE_FEATURES_VERSION: u32 = 2;
+/// meaning (the names hash catches changes of names). Version 3: access
+/// patterns see through clamps to fixed bounds.
+pub const PIPELINE_FEATURES_VERSION: u32 = 3;
 
 pub const PIPELINE_LAYOUT: Layout = Layout { kind: "pipeline", version: PIPELINE_FEATURES_VERSION, names: pipeline_feature_names };
 

@@ -23,6 +23,7 @@
 pub use crate::stage_features::StageFeatures;
 
 use crate::loop_nest::LoopNest;
+use compiler::target::{MAX_SHUFFLED_STRIDE, MAX_UPSAMPLING_FACTOR};
 use featurizer::{Dag, NodeId, ScheduleFeatures, Span, StageIdx};
 use fnv::FnvHashMap as HashMap;
 use std::collections::BTreeMap;
@@ -332,6 +333,29 @@ fn accesses(dag: &Dag, stage: &featurizer::Stage, inlined: &BTreeMap<NodeId, i64
     out
 }
 
+/// How many dense vector loads one vector's read takes when the vector
+/// runs along a loop whose column of the access's Jacobian is `column`, as
+/// the code generator reads it: none for a read that does not move (a
+/// scalar load, broadcast), `stride` loads at a constant stride up to
+/// [`MAX_SHUFFLED_STRIDE`] along the innermost storage dimension (clamps
+/// seen through), one for an upsampling by up to
+/// [`MAX_UPSAMPLING_FACTOR`]; `None` for a gather (one scalar load per lane).
+fn dense_loads_per_vector(column: &[Option<featurizer::Rational>]) -> Option<u32> {
+    let Some((first, rest)) = column.split_first() else {
+        return Some(0);
+    };
+    let first = (*first)?;
+    if !rest.iter().all(|r| r.is_some_and(|r| r.is_zero())) {
+        return None;
+    }
+    match (first.num, first.den) {
+        (0, _) => Some(0),
+        (stride, 1) if (1..=MAX_SHUFFLED_STRIDE).contains(&stride) => Some(stride as u32),
+        (1, factor) if (2..=MAX_UPSAMPLING_FACTOR).contains(&factor) => Some(1),
+        _ => None,
+    }
+}
+
 /// What stage `s` loads, through the Funcs inlined into it: per production
 /// (over the top node's spans), per vector (over one iteration of the
 /// innermost node), per task, and the kinds of load per vector from the
@@ -373,12 +397,10 @@ fn loads(dag: &Dag, s: StageIdx, leaf: &LoopNest, top: &LoopNest, inner_par: f64
             continue;
         };
         let column: Vec<Option<featurizer::Rational>> = rows.iter().map(|r| r[v]).collect();
-        if column.iter().all(zero) {
-            scalar_per_vector += count;
-        } else if column.iter().skip(1).all(zero) && column[0].is_some_and(|r| r.den == 1 && (1..=4).contains(&r.num)) {
-            vector_per_vector += count * column[0].unwrap().num as f64;
-        } else {
-            scalar_per_vector += count * f.vector_size;
+        match dense_loads_per_vector(&column) {
+            Some(0) => scalar_per_vector += count,
+            Some(loads) => vector_per_vector += count * loads as f64,
+            None => scalar_per_vector += count * f.vector_size,
         }
     }
     f.unique_bytes_read_per_realization = bytes;

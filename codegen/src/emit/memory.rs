@@ -11,6 +11,7 @@ use super::types::vector_of;
 use super::{BufferRef, CodegenError, FunctionEmitter, Result, Value};
 use compiler::ir::expr::{BinOp, CmpOp, Expr, ExprNode};
 use compiler::ir::types::{ScalarType, Type};
+use compiler::target::{MAX_SHUFFLED_STRIDE, MAX_UPSAMPLING_FACTOR};
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::VectorType;
 use inkwell::values::{BasicValue, IntValue, PointerValue};
@@ -338,12 +339,6 @@ fn strided_parts(stride: u32, lanes: u32) -> Vec<(u32, Vec<Option<u32>>)> {
     parts
 }
 
-/// The longest stride a vector read takes as dense vectors and shuffles
-/// (at 8, 2-5.5 times faster per element than a gather at 9:
-/// `benches/reads.rs`); beyond it the loads and shuffles grow with the
-/// stride and a gather is kept.
-const MAX_SHUFFLED_STRIDE: i64 = 8;
-
 /// The base and stride of a vector access at a short constant stride (2 to
 /// [`MAX_SHUFFLED_STRIDE`]).
 fn short_stride(index: &Expr) -> Option<(&Expr, u32)> {
@@ -352,12 +347,6 @@ fn short_stride(index: &Expr) -> Option<(&Expr, u32)> {
         _ => None,
     }
 }
-
-/// The largest factor an upsampling read takes as dense loads and a
-/// shuffle per remainder (selected at run time; at 8, 4-8 times faster
-/// than a gather at 9: `benches/reads.rs`); beyond it the shuffles and
-/// selects grow with the factor and a gather is kept.
-const MAX_UPSAMPLING_FACTOR: i64 = 8;
 
 /// A vector index `ramp(base, 1, n) / factor + shift` with `factor` in 2
 /// to [`MAX_UPSAMPLING_FACTOR`] and `shift` scalar (the broadcasts added
