@@ -75,11 +75,18 @@ pub enum FirstPromotion {
     Unconditional,
 }
 
+/// The ranking term's weight by default: with it the loss orders the
+/// held-out pairs of this project's stores better than the paper's loss
+/// alone (README of `trainer/assets`).
+pub const DEFAULT_RANKING_WEIGHT: f64 = 100.0;
+
 /// Retraining's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetrainOptions {
     pub epochs: usize,
     pub learning_rate: f64,
+    /// Weight of the loss's ranking term (see [`crate::loss`]).
+    pub ranking_weight: f64,
     /// Seeds the initial network (when random), the epoch order and the batch windows.
     pub seed: u64,
     pub held_out_percent: u32,
@@ -93,13 +100,15 @@ pub struct RetrainOptions {
 
 impl RetrainOptions {
     /// Defaults for this machine: 50 epochs at learning rate 1e-3 (the
-    /// paper's 1e-4 is for millions of samples), seed 0, 20% held out,
+    /// paper's 1e-4 is for millions of samples), the ranking term at
+    /// weight [`DEFAULT_RANKING_WEIGHT`], seed 0, 20% held out,
     /// starting from the promoted weights, first weights promoted only if
     /// no worse than the analytical model.
     pub fn for_host() -> RetrainOptions {
         RetrainOptions {
             epochs: 50,
             learning_rate: 1e-3,
+            ranking_weight: DEFAULT_RANKING_WEIGHT,
             seed: 0,
             held_out_percent: crate::dataset::DEFAULT_HELD_OUT_PERCENT,
             start: Start::Promoted,
@@ -132,6 +141,9 @@ pub struct StoredMetrics {
     pub train_samples: usize,
     pub held_out_percent: u32,
     pub learning_rate: f64,
+    /// 0 in metrics stored before the loss had a ranking term.
+    #[serde(default)]
+    pub ranking_weight: f64,
     pub seed: u64,
     pub epochs: Vec<EpochRecord>,
 }
@@ -248,10 +260,16 @@ pub fn retrain(
         train_samples: Dataset::sample_count(&dataset.train),
         held_out_percent: options.held_out_percent,
         learning_rate: options.learning_rate,
+        ranking_weight: options.ranking_weight,
         seed: options.seed,
         epochs,
     };
-    let label = format!("host {host_key}, parent {}, {} epochs", promoted.map_or("none".to_string(), |v| v.to_string()), options.epochs);
+    let label = format!(
+        "host {host_key}, parent {}, {} epochs, ranking weight {}",
+        promoted.map_or("none".to_string(), |v| v.to_string()),
+        options.epochs,
+        options.ranking_weight
+    );
     let weights = WeightsFile::of(&network, &label);
     let version = store.insert_weights(&NewWeights {
         parent: promoted,
@@ -283,7 +301,12 @@ fn train_epochs(
     options: &RetrainOptions,
     progress: Option<&ProgressBar>,
 ) -> Result<(CostNetwork, Vec<EpochRecord>, Metrics), RetrainError> {
-    let train_options = TrainOptions { learning_rate: options.learning_rate, seed: options.seed, ..TrainOptions::default() };
+    let train_options = TrainOptions {
+        learning_rate: options.learning_rate,
+        seed: options.seed,
+        ranking_weight: options.ranking_weight,
+        ..TrainOptions::default()
+    };
     let mut trainer = Trainer::new(start, &train_options)?;
     let mut order: Vec<usize> = (0..dataset.train.len()).collect();
     let mut shuffle = ChaCha8Rng::seed_from_u64(options.seed);

@@ -30,13 +30,16 @@ pub struct TrainOptions {
     pub max_batch: usize,
     /// Seeds the choice of windows.
     pub seed: u64,
+    /// Weight of the loss's ranking term (0: the paper's loss alone; see
+    /// [`crate::loss`]).
+    pub ranking_weight: f64,
 }
 
 impl Default for TrainOptions {
     /// Adams et al.'s: learning rate 1e-4, β 0.9 and 0.999, ε 1e-5,
-    /// batches of up to 1024 schedules.
+    /// batches of up to 1024 schedules, no ranking term.
     fn default() -> Self {
-        TrainOptions { learning_rate: 1e-4, beta1: 0.9, beta2: 0.999, epsilon: 1e-5, max_batch: 1024, seed: 0 }
+        TrainOptions { learning_rate: 1e-4, beta1: 0.9, beta2: 0.999, epsilon: 1e-5, max_batch: 1024, seed: 0, ranking_weight: 0.0 }
     }
 }
 
@@ -64,6 +67,7 @@ pub struct Trainer {
     optimizer: Optimizer,
     windows: ChaCha8Rng,
     max_batch: usize,
+    ranking_weight: f64,
     steps: u64,
 }
 
@@ -71,7 +75,14 @@ impl Trainer {
     pub fn new(network: CostNetwork, options: &TrainOptions) -> Result<Trainer, TrainError> {
         let adam = Adam { beta1: options.beta1, beta2: options.beta2, wd: 0.0, eps: options.epsilon, amsgrad: false };
         let optimizer = adam.build(network.store(), options.learning_rate)?;
-        Ok(Trainer { network, optimizer, windows: ChaCha8Rng::seed_from_u64(options.seed), max_batch: options.max_batch.max(2), steps: 0 })
+        Ok(Trainer {
+            network,
+            optimizer,
+            windows: ChaCha8Rng::seed_from_u64(options.seed),
+            max_batch: options.max_batch.max(2),
+            ranking_weight: options.ranking_weight,
+            steps: 0,
+        })
     }
 
     /// One Adam step on `samples` (or a window of them).
@@ -85,7 +96,7 @@ impl Trainer {
             &all[..]
         };
         let (input, runtimes) = samples.tensors(window);
-        let batch_loss = loss(&self.network.forward(&input), &runtimes);
+        let batch_loss = loss(&self.network.forward(&input), &runtimes, self.ranking_weight);
         self.optimizer.zero_grad();
         batch_loss.f_backward()?;
         self.optimizer.step();

@@ -4,6 +4,7 @@
 mod common;
 
 use common::synthetic_samples;
+use trainer::retrain::DEFAULT_RANKING_WEIGHT;
 use trainer::{ordering_accuracy, predict, CostNetwork, PipelineSamples, SampleError, TrainError, TrainOptions, Trainer};
 
 fn mean_accuracy(network: &CostNetwork, sets: &[PipelineSamples]) -> f64 {
@@ -24,12 +25,21 @@ const STEPS_PER_SET: usize = 1000;
 
 #[test]
 fn the_network_learns_to_order_a_synthetic_training_set() {
+    learns_to_order_with(0.0);
+}
+
+#[test]
+fn the_network_learns_to_order_with_the_ranking_term() {
+    learns_to_order_with(DEFAULT_RANKING_WEIGHT);
+}
+
+fn learns_to_order_with(ranking_weight: f64) {
     tch::set_num_threads(1);
     let sets: Vec<PipelineSamples> = (0..4).map(|seed| synthetic_samples(seed, 6, 24)).collect();
     for s in &sets {
         assert!(s.schedules.len() >= 8, "only {} candidates", s.schedules.len());
     }
-    let options = TrainOptions { learning_rate: 1e-2, ..TrainOptions::default() };
+    let options = TrainOptions { learning_rate: 1e-2, ranking_weight, ..TrainOptions::default() };
     let mut trainer = Trainer::new(CostNetwork::random(1), &options).expect("a trainer");
     let before = mean_accuracy(trainer.network(), &sets);
     let mut losses = vec![];

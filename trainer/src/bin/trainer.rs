@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use trainer::dataset::{host_target, load, DEFAULT_HELD_OUT_PERCENT};
 use trainer::metrics::{analytical_predictions, evaluate, metrics_of, Metrics};
 use trainer::plot::charts;
-use trainer::retrain::{retrain, stored_network, RetrainOptions, Start};
+use trainer::retrain::{retrain, stored_network, RetrainOptions, Start, DEFAULT_RANKING_WEIGHT};
 use trainer::{CostNetwork, WeightsFile};
 
 #[derive(Parser)]
@@ -46,6 +46,9 @@ enum Command {
         epochs: usize,
         #[arg(long, default_value_t = 1e-3)]
         learning_rate: f64,
+        /// Weight of the loss's ranking term over pairs of schedules (0: the paper's loss alone).
+        #[arg(long, default_value_t = DEFAULT_RANKING_WEIGHT)]
+        ranking_weight: f64,
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Start from random weights instead of the promoted ones.
@@ -109,12 +112,13 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     tch::set_num_threads(cli.torch_threads);
     match cli.command {
-        Command::Retrain { store, epochs, learning_rate, seed, from_scratch, weights_out, progress } => {
+        Command::Retrain { store, epochs, learning_rate, ranking_weight, seed, from_scratch, weights_out, progress } => {
             let host = host_key(store.host)?;
             let mut db = open(&store.db)?;
             let options = RetrainOptions {
                 epochs,
                 learning_rate,
+                ranking_weight,
                 seed,
                 held_out_percent: store.held_out_percent,
                 start: if from_scratch { Start::Scratch } else { Start::Promoted },
