@@ -201,7 +201,7 @@ fn insert_weights(store: &mut data::Store, blob: Vec<u8>) -> u32 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn weights_come_from_the_store() {
     let mut store = data::Store::open_in_memory().unwrap();
-    let learned = insert_weights(&mut store, trainer::WeightsFile::of(&trainer::CostNetwork::random(3), "test").encode());
+    let learned = insert_weights(&mut store, trainer::WeightsFile::of(&trainer::CostNetwork::random(1, 3), "test").encode());
     let broken = insert_weights(&mut store, b"not weights".to_vec());
     let server = start_with(1, Some(store)).await;
     let mut c = client(server.addr).await;

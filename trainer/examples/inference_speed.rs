@@ -2,8 +2,8 @@
 //! candidates of a random pipeline, evaluated as the search does (one
 //! `CostModel::evaluate` call), timed over many repetitions.
 //!
-//! `cargo run --release -p trainer --example inference_speed -- [stages] [batch] [torch threads]`
-//! (defaults 10, 64, 1).
+//! `cargo run --release -p trainer --example inference_speed -- [stages] [batch] [torch threads] [members]`
+//! (defaults 10, 64, 1, 1).
 
 use anyhow::{bail, Context, Result};
 use compiler::Target;
@@ -39,7 +39,7 @@ fn pipeline_with_stages(stages: usize) -> Result<Dag> {
 }
 
 fn main() -> Result<()> {
-    let (stages, batch, threads) = (arg(1, 10)?, arg(2, 64)?, arg(3, 1)?);
+    let (stages, batch, threads, members) = (arg(1, 10)?, arg(2, 64)?, arg(3, 1)?, arg(4, 1)?);
     tch::set_num_threads(threads as i32);
     let dag = pipeline_with_stages(stages)?;
     let mut candidates: Vec<StageFeatures> = vec![];
@@ -55,7 +55,7 @@ fn main() -> Result<()> {
     }
     let batch_features: Vec<&StageFeatures> = candidates.iter().cycle().take(batch).collect();
     let placed: usize = batch_features.iter().map(|f| f.len()).sum();
-    let mut model = LearnedModel::new(CostNetwork::random(0), "random");
+    let mut model = LearnedModel::new(CostNetwork::random(members, 0), "random");
     model.set_pipeline(&dag);
     for _ in 0..20 {
         model.evaluate(&batch_features);
@@ -67,7 +67,7 @@ fn main() -> Result<()> {
     }
     let per_batch = start.elapsed().as_secs_f64() / repetitions as f64;
     println!(
-        "{} stages ({:.1} placed per candidate), batch of {batch}, {threads} torch thread(s): {:.1} µs per batch, {:.2} µs per candidate",
+        "{} stages ({:.1} placed per candidate), batch of {batch}, {members} member(s), {threads} torch thread(s): {:.1} µs per batch, {:.2} µs per candidate",
         dag.stages.len(),
         placed as f64 / batch as f64,
         per_batch * 1e6,

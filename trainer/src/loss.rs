@@ -9,6 +9,10 @@
 //! A small penalty on negative pre-activations of the coefficients keeps
 //! them from dying for good under their ReLU.
 //!
+//! A network of several members ([`crate::network`]) is charged the sum of
+//! its members' losses, each computed on the member's own predictions: the
+//! members share no parameter, so each gets the gradient it would alone.
+//!
 //! An optional ranking term (ours, off in the paper's settings) scores
 //! every pair of the batch: a logistic loss on the difference of their
 //! predicted log runtimes, signed by the measured order and weighted by the
@@ -37,11 +41,12 @@ const RANKING_SHARPNESS: f64 = 4.0;
 const RANKING_GAP_CAP: f64 = 1.0;
 
 /// The loss of a batch of one pipeline's schedules: `runtimes` `[batch]`
-/// in seconds, `output.total` the predictions in seconds, `ranking_weight`
-/// the weight of the ranking term (0: the paper's loss). A scalar.
+/// in seconds, `output.member_totals` each member's predictions in
+/// seconds, `ranking_weight` the weight of the ranking term (0: the
+/// paper's loss). A scalar: the sum over the members.
 pub fn loss(output: &NetworkOutput, runtimes: &Tensor, ranking_weight: f64) -> Tensor {
     let reference = runtimes.min();
-    let predicted = (&output.total / &reference).clamp_min(MIN_RELATIVE_PREDICTION);
+    let predicted = (&output.member_totals / &reference).clamp_min(MIN_RELATIVE_PREDICTION);
     let measured = runtimes / &reference;
     let throughput_error = (predicted.reciprocal() - measured.reciprocal()).square().sum(Kind::Float);
     let negative_preactivations = -output.conv1_preactivation.clamp_max(0.0);
@@ -56,10 +61,11 @@ pub fn loss(output: &NetworkOutput, runtimes: &Tensor, ranking_weight: f64) -> T
 /// The ranking term: over every ordered pair `(i, j)` of the batch,
 /// `min(|m_j - m_i|, cap) * softplus(-sharpness * sign(m_j - m_i) * (p_j - p_i))`
 /// with `p` and `m` the predicted and measured log runtimes, divided by
-/// `n²` for `n` schedules (ties and a schedule with itself weigh nothing).
+/// `n²` for `n` schedules (ties and a schedule with itself weigh nothing);
+/// summed over the members when `predicted_log` is `[members, n]`.
 fn ranking_error(predicted_log: &Tensor, measured_log: &Tensor) -> Tensor {
-    let schedules = predicted_log.size()[0] as f64;
-    let predicted_gap = predicted_log.unsqueeze(0) - predicted_log.unsqueeze(1);
+    let schedules = measured_log.size()[0] as f64;
+    let predicted_gap = predicted_log.unsqueeze(-2) - predicted_log.unsqueeze(-1);
     let measured_gap = measured_log.unsqueeze(0) - measured_log.unsqueeze(1);
     let misordering = (-(predicted_gap * measured_gap.sign()) * RANKING_SHARPNESS).softplus();
     (misordering * measured_gap.abs().clamp_max(RANKING_GAP_CAP)).sum(Kind::Float) / (schedules * schedules)

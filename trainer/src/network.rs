@@ -14,6 +14,14 @@
 //! 4. the stage's cost is the coefficients' dot product with the values of
 //!    the hand-designed terms ([`crate::terms::term_values`]).
 //!
+//! An ensemble (ours, not the paper's): a network holds one or more
+//! *members*, each a whole set of the parameters above, and predicts
+//! the mean of its members' costs. Every parameter has a leading member
+//! dimension, so all members run as one batched pass. The loss is the sum
+//! of the members' own losses, so each member trains as if alone; they
+//! differ by their random starting weights. A mean of costs is still a sum
+//! over stages, as the search needs.
+//!
 //! Inputs are batched: the pipeline features are `[stages, 280]` (shared
 //! by every candidate), the schedule features `[batch, stages, 39]` and
 //! the term values `[batch, stages, 32]`.
@@ -36,6 +44,8 @@ pub const HEAD1_CHANNELS: usize = 8;
 pub const HEAD2_CHANNELS: usize = 24;
 /// Coefficients per stage (the hand-designed terms use 27 of them).
 pub const CONV1_CHANNELS: usize = 32;
+/// The most members a network may have (a bound for weights files).
+pub const MAX_MEMBERS: usize = 64;
 
 // The pipeline features are exactly the grid head1 reads.
 const _: () = assert!(PIPELINE_ROWS * PIPELINE_TYPES == PIPELINE_FEATURES);
@@ -60,25 +70,41 @@ pub struct NetworkShape {
     pub schedule_features: u32,
     pub head2_channels: u32,
     pub conv1_channels: u32,
+    /// Members of the ensemble (any count from 1 to [`MAX_MEMBERS`] fits).
+    pub members: u32,
 }
 
 impl NetworkShape {
-    /// The shape this crate builds.
+    /// The shape this crate builds, with one member.
     pub const CURRENT: NetworkShape = NetworkShape {
         pipeline_features: (PIPELINE_ROWS * PIPELINE_TYPES) as u32,
         head1_channels: HEAD1_CHANNELS as u32,
         schedule_features: SCHEDULE_FEATURES as u32,
         head2_channels: HEAD2_CHANNELS as u32,
         conv1_channels: CONV1_CHANNELS as u32,
+        members: 1,
     };
 
     /// The sizes in a fixed order (for the weights header).
-    pub fn to_array(self) -> [u32; 5] {
-        [self.pipeline_features, self.head1_channels, self.schedule_features, self.head2_channels, self.conv1_channels]
+    pub fn to_array(self) -> [u32; 6] {
+        [self.pipeline_features, self.head1_channels, self.schedule_features, self.head2_channels, self.conv1_channels, self.members]
     }
 
-    pub fn from_array(a: [u32; 5]) -> NetworkShape {
-        NetworkShape { pipeline_features: a[0], head1_channels: a[1], schedule_features: a[2], head2_channels: a[3], conv1_channels: a[4] }
+    pub fn from_array(a: [u32; 6]) -> NetworkShape {
+        NetworkShape {
+            pipeline_features: a[0],
+            head1_channels: a[1],
+            schedule_features: a[2],
+            head2_channels: a[3],
+            conv1_channels: a[4],
+            members: a[5],
+        }
+    }
+
+    /// Whether this build can run a network of this shape: its sizes are
+    /// [`NetworkShape::CURRENT`]'s, whatever its (valid) member count.
+    pub fn fits(self) -> bool {
+        (1..=MAX_MEMBERS as u32).contains(&self.members) && NetworkShape { members: 1, ..self } == NetworkShape::CURRENT
     }
 }
 
@@ -86,13 +112,20 @@ impl std::fmt::Display for NetworkShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "pipeline {} → head1 {}, schedule {} → head2 {}, conv1 {}",
-            self.pipeline_features, self.head1_channels, self.schedule_features, self.head2_channels, self.conv1_channels
+            "pipeline {} → head1 {}, schedule {} → head2 {}, conv1 {}, {} member{}",
+            self.pipeline_features,
+            self.head1_channels,
+            self.schedule_features,
+            self.head2_channels,
+            self.conv1_channels,
+            self.members,
+            if self.members == 1 { "" } else { "s" }
         )
     }
 }
 
-/// The name and shape of every parameter, in the weights file's order.
+/// The name and shape of every parameter of one member, in the weights
+/// file's order (a network's tensors add a leading member dimension).
 pub const PARAMETERS: [(&str, &[i64]); 6] = [
     ("head1_filter", &[HEAD1_CHANNELS as i64, PIPELINE_ROWS as i64, PIPELINE_TYPES as i64]),
     ("head1_bias", &[HEAD1_CHANNELS as i64]),
@@ -116,18 +149,22 @@ pub struct NetworkInput {
 
 /// What a forward pass gives.
 pub struct NetworkOutput {
-    /// `[batch, stages]` predicted seconds per stage.
+    /// `[batch, stages]` predicted seconds per stage (the members' mean).
     pub per_stage: Tensor,
-    /// `[batch]` predicted seconds.
+    /// `[batch]` predicted seconds (the members' mean).
     pub total: Tensor,
-    /// `[batch, stages, 32]` the coefficients before their ReLU (the loss
-    /// keeps them from going negative for good).
+    /// `[members, batch]` each member's predicted seconds (what the loss
+    /// trains).
+    pub member_totals: Tensor,
+    /// `[members, batch, stages, 32]` the coefficients before their ReLU
+    /// (the loss keeps them from going negative for good).
     pub conv1_preactivation: Tensor,
 }
 
 /// The network's parameters, held in a `VarStore` for the optimizer.
 pub struct CostNetwork {
     store: VarStore,
+    members: usize,
     head1_filter: Tensor,
     head1_bias: Tensor,
     head2_filter: Tensor,
@@ -137,47 +174,58 @@ pub struct CostNetwork {
 }
 
 impl CostNetwork {
-    /// A network with weights uniform in `[-0.5, 0.5)` drawn from `seed`.
-    pub fn random(seed: u64) -> CostNetwork {
+    /// A network of `members` members (at least one) with weights uniform
+    /// in `[-0.5, 0.5)` drawn from `seed`.
+    pub fn random(members: usize, seed: u64) -> CostNetwork {
+        let members = members.clamp(1, MAX_MEMBERS);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let values = PARAMETERS.map(|(_, shape)| {
-            let len = shape.iter().product::<i64>() as usize;
+            let len = members * shape.iter().product::<i64>() as usize;
             (0..len).map(|_| rng.random_range(-INIT_RANGE..INIT_RANGE)).collect::<Vec<f32>>()
         });
         // The values have the parameters' sizes by construction.
-        Self::from_values(&values).expect("random values of the parameters' sizes")
+        Self::from_values(members, &values).expect("random values of the parameters' sizes")
     }
 
-    /// A network that starts as the analytical model: the coefficient of
-    /// its term ([`ANALYTICAL_TERM`]) is 1 and every other coefficient a
-    /// small positive constant ([`STARTING_COEFFICIENT`], alive under its
-    /// ReLU), whatever the features (the coefficients' filter starts at
-    /// zero; the embeddings start random from `seed`), so training starts
-    /// from the analytical model's ranking and learns how this machine
-    /// differs.
-    pub fn starting_from_analytical(seed: u64) -> CostNetwork {
-        let mut values = Self::random(seed).values();
+    /// A network whose every member starts as the analytical model: the
+    /// coefficient of its term ([`ANALYTICAL_TERM`]) is 1 and every other
+    /// coefficient a small positive constant ([`STARTING_COEFFICIENT`],
+    /// alive under its ReLU), whatever the features (the coefficients'
+    /// filter starts at zero; the embeddings start random from `seed`, and
+    /// differ between members), so training starts from the analytical
+    /// model's ranking and learns how this machine differs.
+    pub fn starting_from_analytical(members: usize, seed: u64) -> CostNetwork {
+        let network = Self::random(members, seed);
+        let mut values = network.values();
         values[4].fill(0.0);
-        values[5].fill(STARTING_COEFFICIENT);
-        values[5][ANALYTICAL_TERM] = 1.0;
-        Self::from_values(&values).expect("the values of a network")
+        for bias in values[5].chunks_exact_mut(CONV1_CHANNELS) {
+            bias.fill(STARTING_COEFFICIENT);
+            bias[ANALYTICAL_TERM] = 1.0;
+        }
+        Self::from_values(network.members, &values).expect("the values of a network")
     }
 
-    /// A network from each parameter's values, flat (row-major), in
-    /// [`PARAMETERS`] order; `None` when a length does not match.
-    pub fn from_values(values: &[Vec<f32>; 6]) -> Option<CostNetwork> {
+    /// A network of `members` members from each parameter's values, flat
+    /// (member-major, then row-major), in [`PARAMETERS`] order; `None`
+    /// when the count is not 1 to [`MAX_MEMBERS`] or a length does not
+    /// match.
+    pub fn from_values(members: usize, values: &[Vec<f32>; 6]) -> Option<CostNetwork> {
+        if !(1..=MAX_MEMBERS).contains(&members) {
+            return None;
+        }
         let store = VarStore::new(Device::Cpu);
         let root = store.root();
         let vars: Option<Vec<Tensor>> = PARAMETERS
             .iter()
             .zip(values)
             .map(|((name, shape), data)| {
-                let len = shape.iter().product::<i64>() as usize;
-                (data.len() == len).then(|| root.var_copy(name, &Tensor::from_slice(data).reshape(*shape)))
+                let extents: Vec<i64> = std::iter::once(members as i64).chain(shape.iter().copied()).collect();
+                let len = extents.iter().product::<i64>() as usize;
+                (data.len() == len).then(|| root.var_copy(name, &Tensor::from_slice(data).reshape(&extents)))
             })
             .collect();
         let [head1_filter, head1_bias, head2_filter, head2_bias, conv1_filter, conv1_bias]: [Tensor; 6] = vars?.try_into().ok()?;
-        Some(CostNetwork { store, head1_filter, head1_bias, head2_filter, head2_bias, conv1_filter, conv1_bias })
+        Some(CostNetwork { store, members, head1_filter, head1_bias, head2_filter, head2_bias, conv1_filter, conv1_bias })
     }
 
     /// The same network with every prediction multiplied by `factor` (> 0):
@@ -188,10 +236,33 @@ impl CostNetwork {
         for v in &mut values[4..6] {
             v.iter_mut().for_each(|x| *x *= factor);
         }
-        Self::from_values(&values).expect("the values of a network")
+        Self::from_values(self.members, &values).expect("the values of a network")
     }
 
-    /// Each parameter's values, flat (row-major), in [`PARAMETERS`] order.
+    /// Members of the ensemble.
+    pub fn members(&self) -> usize {
+        self.members
+    }
+
+    /// Member `index` as a network of its own (`None` past the last).
+    pub fn member(&self, index: usize) -> Option<CostNetwork> {
+        if index >= self.members {
+            return None;
+        }
+        let values = self.values().map(|v| {
+            let len = v.len() / self.members;
+            v[index * len..(index + 1) * len].to_vec()
+        });
+        Self::from_values(1, &values)
+    }
+
+    /// The shape of this network.
+    pub fn shape(&self) -> NetworkShape {
+        NetworkShape { members: self.members as u32, ..NetworkShape::CURRENT }
+    }
+
+    /// Each parameter's values, flat (member-major, then row-major), in
+    /// [`PARAMETERS`] order.
     pub fn values(&self) -> [Vec<f32>; 6] {
         self.parameters().map(|t| {
             // The parameters are contiguous f32 tensors.
@@ -208,20 +279,28 @@ impl CostNetwork {
         &self.store
     }
 
-    /// The forward pass.
+    /// The forward pass: every member at once (batched matrix products
+    /// over the leading member dimension), then the members' mean.
     pub fn forward(&self, input: &NetworkInput) -> NetworkOutput {
+        let members = self.members as i64;
         let batch = input.schedule.size()[0];
         let stages = input.pipeline.size()[0];
-        let head1_weights = self.head1_filter.sigmoid().reshape([HEAD1_CHANNELS as i64, -1]);
-        let head1 = input.pipeline.matmul(&head1_weights.tr()) + &self.head1_bias;
-        let logged = input.schedule.relu().log1p();
-        let head2 = (logged.matmul(&self.head2_filter.tr()) + &self.head2_bias).relu();
-        let head1 = head1.unsqueeze(0).expand([batch, stages, HEAD1_CHANNELS as i64], false);
-        let embedding = Tensor::cat(&[head1, head2], 2);
-        let conv1_preactivation = embedding.matmul(&self.conv1_filter.tr()) + &self.conv1_bias;
+        let (h1, h2, c1) = (HEAD1_CHANNELS as i64, HEAD2_CHANNELS as i64, CONV1_CHANNELS as i64);
+        // [stages, 280] × [members, 280, h1] → [members, stages, h1]
+        let head1_weights = self.head1_filter.sigmoid().reshape([members, h1, -1]);
+        let head1 = input.pipeline.matmul(&head1_weights.transpose(1, 2)) + self.head1_bias.unsqueeze(1);
+        // [1, batch, stages, 39] × [members, 1, 39, h2] → [members, batch, stages, h2]
+        let logged = input.schedule.relu().log1p().unsqueeze(0);
+        let head2 = (logged.matmul(&self.head2_filter.transpose(1, 2).unsqueeze(1)) + self.head2_bias.reshape([members, 1, 1, h2])).relu();
+        let head1 = head1.unsqueeze(1).expand([members, batch, stages, h1], false);
+        let embedding = Tensor::cat(&[head1, head2], 3);
+        let conv1_preactivation =
+            embedding.matmul(&self.conv1_filter.transpose(1, 2).unsqueeze(1)) + self.conv1_bias.reshape([members, 1, 1, c1]);
         let coefficients = conv1_preactivation.relu();
-        let per_stage = (coefficients * &input.terms).sum_dim_intlist(2, false, Kind::Float);
-        let total = per_stage.sum_dim_intlist(1, false, Kind::Float);
-        NetworkOutput { per_stage, total, conv1_preactivation }
+        let member_per_stage = (coefficients * &input.terms).sum_dim_intlist(3, false, Kind::Float);
+        let member_totals = member_per_stage.sum_dim_intlist(2, false, Kind::Float);
+        let per_stage = member_per_stage.mean_dim(0, false, Kind::Float);
+        let total = member_totals.mean_dim(0, false, Kind::Float);
+        NetworkOutput { per_stage, total, member_totals, conv1_preactivation }
     }
 }

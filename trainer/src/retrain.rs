@@ -57,9 +57,9 @@ pub enum RetrainError {
 /// Where training starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Start {
-    /// From the host's promoted weights; from `CostNetwork::starting_from_analytical(seed)` when there are none.
+    /// From the host's promoted weights; from `CostNetwork::starting_from_analytical(members, seed)` when there are none.
     Promoted,
-    /// From `CostNetwork::starting_from_analytical(seed)`.
+    /// From `CostNetwork::starting_from_analytical(members, seed)`.
     Scratch,
 }
 
@@ -80,6 +80,11 @@ pub enum FirstPromotion {
 /// alone (README of `trainer/assets`).
 pub const DEFAULT_RANKING_WEIGHT: f64 = 100.0;
 
+/// Members of a network trained from scratch by default: the members'
+/// mean predicts the held-out samples better than any one of them
+/// (README of `trainer/assets`).
+pub const DEFAULT_MEMBERS: usize = 5;
+
 /// Retraining's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetrainOptions {
@@ -87,6 +92,9 @@ pub struct RetrainOptions {
     pub learning_rate: f64,
     /// Weight of the loss's ranking term (see [`crate::loss`]).
     pub ranking_weight: f64,
+    /// Members of a network trained from scratch (see [`crate::network`]);
+    /// training from promoted weights keeps theirs.
+    pub members: usize,
     /// Seeds the initial network (when random), the epoch order and the batch windows.
     pub seed: u64,
     pub held_out_percent: u32,
@@ -101,7 +109,8 @@ pub struct RetrainOptions {
 impl RetrainOptions {
     /// Defaults for this machine: 50 epochs at learning rate 1e-3 (the
     /// paper's 1e-4 is for millions of samples), the ranking term at
-    /// weight [`DEFAULT_RANKING_WEIGHT`], seed 0, 20% held out,
+    /// weight [`DEFAULT_RANKING_WEIGHT`], [`DEFAULT_MEMBERS`] members,
+    /// seed 0, 20% held out,
     /// starting from the promoted weights, first weights promoted only if
     /// no worse than the analytical model.
     pub fn for_host() -> RetrainOptions {
@@ -109,6 +118,7 @@ impl RetrainOptions {
             epochs: 50,
             learning_rate: 1e-3,
             ranking_weight: DEFAULT_RANKING_WEIGHT,
+            members: DEFAULT_MEMBERS,
             seed: 0,
             held_out_percent: crate::dataset::DEFAULT_HELD_OUT_PERCENT,
             start: Start::Promoted,
@@ -144,6 +154,9 @@ pub struct StoredMetrics {
     /// 0 in metrics stored before the loss had a ranking term.
     #[serde(default)]
     pub ranking_weight: f64,
+    /// 1 in metrics stored before networks had members.
+    #[serde(default = "one_member")]
+    pub members: usize,
     pub seed: u64,
     pub epochs: Vec<EpochRecord>,
 }
@@ -245,11 +258,12 @@ pub fn retrain(
         .transpose()?;
     let start = match (options.start, incumbent_network) {
         (Start::Promoted, Some(network)) => network,
-        _ => calibrated(CostNetwork::starting_from_analytical(options.seed), &dataset.train)?,
+        _ => calibrated(CostNetwork::starting_from_analytical(options.members, options.seed), &dataset.train)?,
     };
     if let Some(threads) = options.torch_threads {
         tch::set_num_threads(threads);
     }
+    let members = start.members();
     let (network, epochs, held_out) = train_epochs(start, &dataset, options, progress)?;
     let machine = Machine::typical(options.target.threads);
     let analytical_held_out = metrics_of(&analytical_predictions(&dataset.held_out, &machine));
@@ -261,14 +275,16 @@ pub fn retrain(
         held_out_percent: options.held_out_percent,
         learning_rate: options.learning_rate,
         ranking_weight: options.ranking_weight,
+        members,
         seed: options.seed,
         epochs,
     };
     let label = format!(
-        "host {host_key}, parent {}, {} epochs, ranking weight {}",
+        "host {host_key}, parent {}, {} epochs, ranking weight {}, {members} member{}",
         promoted.map_or("none".to_string(), |v| v.to_string()),
         options.epochs,
-        options.ranking_weight
+        options.ranking_weight,
+        if members == 1 { "" } else { "s" }
     );
     let weights = WeightsFile::of(&network, &label);
     let version = store.insert_weights(&NewWeights {
@@ -353,6 +369,10 @@ fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]) ->
     log_ratios.sort_by(f64::total_cmp);
     let factor = log_ratios[log_ratios.len() / 2].exp() as f32;
     Ok(if factor.is_finite() && factor > 0.0 { network.with_output_scaled(factor) } else { network })
+}
+
+fn one_member() -> usize {
+    1
 }
 
 /// What the weights were trained on, in words.

@@ -55,7 +55,8 @@ pub enum TrainError {
 /// What one step did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepReport {
-    /// The batch's loss before the update.
+    /// The batch's loss before the update (per member: the mean of the
+    /// members' losses).
     pub loss: f64,
     /// Schedules in the batch.
     pub schedules: usize,
@@ -101,7 +102,8 @@ impl Trainer {
         batch_loss.f_backward()?;
         self.optimizer.step();
         self.steps += 1;
-        Ok(StepReport { loss: batch_loss.double_value(&[]), schedules: window.len() })
+        let members = self.network.members() as f64;
+        Ok(StepReport { loss: batch_loss.double_value(&[]) / members, schedules: window.len() })
     }
 
     pub fn network(&self) -> &CostNetwork {

@@ -10,9 +10,13 @@
 //!
 //! Layout, little-endian: magic `HRCM`, u32 format version, the label
 //! (u32 length + UTF-8), two layout records (kind string, u32 version,
-//! u64 names hash, u32 length), five u32 shape sizes, u32 parameter count,
-//! then per parameter its name, u32 rank, u32 extents and f32 values
-//! (row-major); last, the u64 FNV-1a hash of everything before it.
+//! u64 names hash, u32 length), six u32 shape sizes (the last the member
+//! count), u32 parameter count, then per parameter its name, u32 rank,
+//! u32 extents (the member count first) and f32 values (row-major); last,
+//! the u64 FNV-1a hash of everything before it.
+//!
+//! Format 1, from before ensembles, is still read: it has five shape sizes
+//! and no member dimension, and is one member.
 
 use crate::network::{CostNetwork, NetworkShape, PARAMETERS};
 use featurizer::{Layout, LayoutMismatch, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
@@ -22,7 +26,9 @@ use thiserror::Error;
 
 const MAGIC: [u8; 4] = *b"HRCM";
 /// Version of the file format (not of the weights).
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// The format of single-network files, before ensembles.
+const SINGLE_NETWORK_FORMAT: u32 = 1;
 const MAX_STRING_BYTES: usize = 1024;
 const MAX_PARAMETERS: usize = 64;
 const MAX_RANK: usize = 8;
@@ -35,7 +41,7 @@ pub enum WeightsError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("not a cost-model weights file (no HRCM signature)")]
     NotWeights,
-    #[error("weights file format {found} is not supported (this build reads format {FORMAT_VERSION})")]
+    #[error("weights file format {found} is not supported (this build reads formats {SINGLE_NETWORK_FORMAT} to {FORMAT_VERSION})")]
     Format { found: u32 },
     #[error("weights file is corrupt: its checksum is {stored:016x} but its contents hash to {computed:016x}")]
     Checksum { stored: u64, computed: u64 },
@@ -106,12 +112,17 @@ impl WeightsFile {
             version: version.to_string(),
             pipeline_layout: LayoutRecord::of(&PIPELINE_LAYOUT),
             schedule_layout: LayoutRecord::of(&SCHEDULE_LAYOUT),
-            shape: NetworkShape::CURRENT,
+            shape: network.shape(),
         };
+        let members = network.members() as u32;
         let parameters = PARAMETERS
             .iter()
             .zip(network.values())
-            .map(|((name, shape), values)| Parameter { name: name.to_string(), extents: shape.iter().map(|&e| e as u32).collect(), values })
+            .map(|((name, shape), values)| Parameter {
+                name: name.to_string(),
+                extents: std::iter::once(members).chain(shape.iter().map(|&e| e as u32)).collect(),
+                values,
+            })
             .collect();
         WeightsFile { header, parameters }
     }
@@ -120,17 +131,19 @@ impl WeightsFile {
     pub fn to_network(&self) -> Result<CostNetwork, WeightsError> {
         self.header.pipeline_layout.check(&PIPELINE_LAYOUT)?;
         self.header.schedule_layout.check(&SCHEDULE_LAYOUT)?;
-        if self.header.shape != NetworkShape::CURRENT {
-            return Err(WeightsError::Shape { expected: NetworkShape::CURRENT, found: self.header.shape });
+        let shape = self.header.shape;
+        if !shape.fits() {
+            return Err(WeightsError::Shape { expected: NetworkShape { members: shape.members, ..NetworkShape::CURRENT }, found: shape });
         }
+        let members = shape.members as usize;
         if self.parameters.len() != PARAMETERS.len() {
             return Err(WeightsError::Corrupt(format!("{} parameters, expected {}", self.parameters.len(), PARAMETERS.len())));
         }
         for ((name, shape), p) in PARAMETERS.iter().zip(&self.parameters) {
             let problem = if p.name != *name {
                 format!("found {:?} in its place", p.name)
-            } else if !p.extents.iter().map(|&e| e as i64).eq(shape.iter().copied()) {
-                format!("extents {:?}, expected {:?}", p.extents, shape)
+            } else if !p.extents.iter().map(|&e| e as i64).eq(std::iter::once(members as i64).chain(shape.iter().copied())) {
+                format!("extents {:?}, expected {:?} for {members} member(s)", p.extents, shape)
             } else if let Some(v) = p.values.iter().find(|v| !v.is_finite()) {
                 format!("holds the value {v}")
             } else {
@@ -139,7 +152,8 @@ impl WeightsFile {
             return Err(WeightsError::Parameter { name: name.to_string(), problem });
         }
         let values: [Vec<f32>; 6] = std::array::from_fn(|i| self.parameters[i].values.clone());
-        CostNetwork::from_values(&values).ok_or_else(|| WeightsError::Corrupt("a parameter's values do not fill its extents".into()))
+        CostNetwork::from_values(members, &values)
+            .ok_or_else(|| WeightsError::Corrupt("a parameter's values do not fill its extents".into()))
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -174,7 +188,7 @@ impl WeightsFile {
         }
         let mut r = Reader { bytes, at: MAGIC.len() };
         let format = r.u32("the format version")?;
-        if format != FORMAT_VERSION {
+        if !(SINGLE_NETWORK_FORMAT..=FORMAT_VERSION).contains(&format) {
             return Err(WeightsError::Format { found: format });
         }
         let body_end = bytes.len().checked_sub(CHECKSUM_BYTES).filter(|&end| end >= r.at).ok_or_else(|| truncated("the checksum"))?;
@@ -187,8 +201,9 @@ impl WeightsFile {
         let version = r.string("the version label")?;
         let pipeline_layout = r.layout()?;
         let schedule_layout = r.layout()?;
-        let mut shape = [0u32; 5];
-        for s in &mut shape {
+        let mut shape = [1u32; 6];
+        let sizes = if format == SINGLE_NETWORK_FORMAT { 5 } else { 6 };
+        for s in &mut shape[..sizes] {
             *s = r.u32("the network shape")?;
         }
         let count = r.u32("the parameter count")? as usize;
@@ -197,7 +212,11 @@ impl WeightsFile {
         }
         let mut parameters = Vec::with_capacity(count);
         for _ in 0..count {
-            parameters.push(r.parameter()?);
+            let mut parameter = r.parameter()?;
+            if format == SINGLE_NETWORK_FORMAT {
+                parameter.extents.insert(0, 1);
+            }
+            parameters.push(parameter);
         }
         if r.at != r.bytes.len() {
             return Err(WeightsError::Corrupt(format!("{} bytes after the last parameter", r.bytes.len() - r.at)));

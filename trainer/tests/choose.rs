@@ -6,7 +6,7 @@ use featurizer::{PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 use trainer::{choose_model, store_layout, ChooseError, CostNetwork, WeightsFile};
 
 fn weights_blob() -> Vec<u8> {
-    WeightsFile::of(&CostNetwork::random(3), "test").encode()
+    WeightsFile::of(&CostNetwork::random(1, 3), "test").encode()
 }
 
 #[test]

@@ -15,7 +15,7 @@ fn evaluate_agrees_with_the_training_path() {
     tch::set_num_threads(1);
     let dag = dag(&pipeline(5, 7));
     let schedules = candidates(&dag, 16);
-    let network = CostNetwork::random(2);
+    let network = CostNetwork::random(1, 2);
     let samples = PipelineSamples {
         pipeline: PipelineInputs::of(&dag),
         schedules: schedules.iter().map(|f| ScheduleSample { stages: schedule_rows(dag.stages.len(), f), runtime_seconds: 1.0 }).collect(),
@@ -39,7 +39,7 @@ fn evaluate_agrees_with_the_training_path() {
 
 #[test]
 fn a_model_without_a_pipeline_prices_nothing_as_cheap() {
-    let model = LearnedModel::new(CostNetwork::random(0), "none");
+    let model = LearnedModel::new(CostNetwork::random(1, 0), "none");
     let dag = dag(&pipeline(1, 4));
     let schedules = candidates(&dag, 1);
     assert!(model.evaluate(&[&schedules[0]])[0].total.is_infinite());
@@ -50,7 +50,7 @@ fn a_model_without_a_pipeline_prices_nothing_as_cheap() {
 fn the_search_finds_a_legal_schedule_with_the_learned_model() {
     tch::set_num_threads(1);
     let p = pipeline(3, 6);
-    let mut model = LearnedModel::new(CostNetwork::random(6), "random-6");
+    let mut model = LearnedModel::new(CostNetwork::random(1, 6), "random-6");
     let options = BeamOptions { beam: 4, passes: 2, budget: Duration::from_secs(20), ..BeamOptions::default() };
     let result = autoschedule(&p.pipeline, &target(), &mut model, &options, 0).expect("a schedule");
     assert_eq!(result.model, "learned (weights random-6)");

@@ -1,4 +1,4 @@
-//! The network's shapes and the invariants of its cost terms.
+//! The network's shapes, the invariants of its cost terms, and ensembles.
 
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use tch::Tensor;
@@ -20,11 +20,12 @@ fn input(batch: i64, stages: i64, random: bool) -> NetworkInput {
 #[test]
 fn a_batch_gives_a_cost_per_candidate_and_stage() {
     let (batch, stages) = (3, 5);
-    let network = CostNetwork::random(0);
+    let network = CostNetwork::random(1, 0);
     let out = network.forward(&input(batch, stages, true));
     assert_eq!(out.per_stage.size(), [batch, stages]);
     assert_eq!(out.total.size(), [batch]);
-    assert_eq!(out.conv1_preactivation.size(), [batch, stages, CONV1_CHANNELS as i64]);
+    assert_eq!(out.member_totals.size(), [1, batch]);
+    assert_eq!(out.conv1_preactivation.size(), [1, batch, stages, CONV1_CHANNELS as i64]);
     let sums = out.per_stage.sum_dim_intlist(1, false, tch::Kind::Float);
     assert!(out.total.allclose(&sums, 1e-6, 0.0, false));
     assert!(out.per_stage.min().double_value(&[]) >= 0.0, "costs are non-negative");
@@ -32,7 +33,7 @@ fn a_batch_gives_a_cost_per_candidate_and_stage() {
 
 #[test]
 fn a_stage_without_features_costs_nothing() {
-    let network = CostNetwork::random(3);
+    let network = CostNetwork::random(1, 3);
     let out = network.forward(&input(2, 4, false));
     assert_eq!(out.total.abs().max().double_value(&[]), 0.0);
 }
@@ -41,7 +42,28 @@ fn a_stage_without_features_costs_nothing() {
 fn the_parameters_match_the_paper_sizes() {
     let total: i64 = PARAMETERS.iter().map(|(_, shape)| shape.iter().product::<i64>()).sum();
     assert_eq!(total, 4264, "Adams et al.'s 4,264 weights");
-    let values = CostNetwork::random(9).values();
+    let values = CostNetwork::random(1, 9).values();
     assert!(values.iter().flatten().all(|v| (-0.5..0.5).contains(v)));
-    assert_eq!(CostNetwork::random(9).values(), values, "a seed fixes the initial weights");
+    assert_eq!(CostNetwork::random(1, 9).values(), values, "a seed fixes the initial weights");
+}
+
+#[test]
+fn an_ensemble_predicts_the_mean_of_its_members() {
+    let network = CostNetwork::random(3, 4);
+    assert_eq!(network.members(), 3);
+    let x = input(4, 5, true);
+    let out = network.forward(&x);
+    assert_eq!(out.member_totals.size(), [3, 4]);
+    assert_eq!(out.conv1_preactivation.size(), [3, 4, 5, CONV1_CHANNELS as i64]);
+    let members: Vec<_> = (0..3).map(|k| network.member(k).expect("a member").forward(&x)).collect();
+    assert!(network.member(3).is_none());
+    let mean_total = members.iter().map(|m| &m.total).fold(Tensor::zeros([4], CPU_F32), |sum, t| sum + t) / 3.0;
+    let mean_per_stage = members.iter().map(|m| &m.per_stage).fold(Tensor::zeros([4, 5], CPU_F32), |sum, t| sum + t) / 3.0;
+    assert!(out.total.allclose(&mean_total, 1e-5, 0.0, false), "{out:?} vs {mean_total:?}", out = out.total);
+    assert!(out.per_stage.allclose(&mean_per_stage, 1e-5, 0.0, false));
+    for (k, m) in members.iter().enumerate() {
+        assert!(out.member_totals.get(k as i64).allclose(&m.total, 1e-5, 0.0, false), "member {k}");
+    }
+    // Members start different: each draws its own weights.
+    assert_ne!(network.member(0).unwrap().values(), network.member(1).unwrap().values());
 }

@@ -50,6 +50,7 @@ fn options(epochs: usize) -> RetrainOptions {
         epochs,
         learning_rate: 1e-3,
         ranking_weight: 0.0,
+        members: 1,
         seed: 0,
         held_out_percent: HELD_OUT_PERCENT,
         start: Start::Promoted,
@@ -141,20 +142,24 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
     assert_eq!(WeightsFile::decode(&promoted.blob).expect("a weights file"), first.weights);
 
     // Weights trained from scratch at a learning rate a thousand times too
-    // high: stored, judged against the promoted ones on the same held-out
-    // set, and not promoted.
-    let wild = RetrainOptions { start: Start::Scratch, seed: 9, learning_rate: 1.0, ..options(5) };
+    // high, as an ensemble of three: stored, judged against the promoted
+    // ones on the same held-out set, and not promoted.
+    let wild = RetrainOptions { start: Start::Scratch, seed: 9, learning_rate: 1.0, members: 3, ..options(5) };
     let worse = retrain(&mut store, &key, &wild, None).expect("retraining");
     assert!(!worse.promoted, "{}", worse.reason);
+    assert_eq!((worse.metrics.members, worse.weights.header.shape.members), (3, 3));
+    assert!(worse.weights.header.version.contains("3 members"), "{}", worse.weights.header.version);
     let incumbent = worse.incumbent.as_ref().expect("the promoted weights");
     assert_eq!(incumbent.version, first.version);
     assert_eq!(incumbent.held_out.as_ref(), Some(&first.metrics.held_out));
     assert_eq!(store.promoted_weights(Some(&key)).expect("a query").map(|w| w.info.version), Some(first.version));
     assert_eq!(store.weights(worse.version).expect("stored").info.parent, Some(first.version));
 
-    // Continuing from the promoted weights with a learning rate of zero
-    // changes nothing: no worse, so promoted; rolling back restores the first.
-    let same = retrain(&mut store, &key, &RetrainOptions { learning_rate: 0.0, ..options(1) }, None).expect("retraining");
+    // Continuing from the promoted weights (one member: their count, not
+    // the options') with a learning rate of zero changes nothing: no worse,
+    // so promoted; rolling back restores the first.
+    let same = retrain(&mut store, &key, &RetrainOptions { learning_rate: 0.0, members: 4, ..options(1) }, None).expect("retraining");
+    assert_eq!(same.metrics.members, 1);
     assert_eq!(same.metrics.held_out, first.metrics.held_out);
     assert!(same.promoted, "{}", same.reason);
     assert_eq!(store.rollback(Some(&key)).expect("a rollback"), first.version);

@@ -40,7 +40,7 @@ fn learns_to_order_with(ranking_weight: f64) {
         assert!(s.schedules.len() >= 8, "only {} candidates", s.schedules.len());
     }
     let options = TrainOptions { learning_rate: 1e-2, ranking_weight, ..TrainOptions::default() };
-    let mut trainer = Trainer::new(CostNetwork::random(1), &options).expect("a trainer");
+    let mut trainer = Trainer::new(CostNetwork::random(1, 1), &options).expect("a trainer");
     let before = mean_accuracy(trainer.network(), &sets);
     let mut losses = vec![];
     for _ in 0..STEPS_PER_SET {
@@ -60,7 +60,7 @@ fn training_is_deterministic() {
     let set = synthetic_samples(7, 5, 12);
     let options = TrainOptions { learning_rate: 1e-3, max_batch: 8, seed: 3, ..TrainOptions::default() };
     let run = || {
-        let mut trainer = Trainer::new(CostNetwork::random(5), &options).expect("a trainer");
+        let mut trainer = Trainer::new(CostNetwork::random(1, 5), &options).expect("a trainer");
         (0..5).for_each(|_| {
             trainer.step(&set).expect("a step");
         });
@@ -69,10 +69,36 @@ fn training_is_deterministic() {
     assert_eq!(run(), run());
 }
 
+/// The loss of an ensemble is the sum of its members' own losses, so
+/// training it trains each member exactly as it would train alone.
+#[test]
+fn each_member_of_an_ensemble_trains_as_if_alone() {
+    tch::set_num_threads(1);
+    let sets: Vec<PipelineSamples> = (0..3).map(|seed| synthetic_samples(seed, 5, 12)).collect();
+    let options = TrainOptions { learning_rate: 1e-2, ranking_weight: DEFAULT_RANKING_WEIGHT, ..TrainOptions::default() };
+    let start = CostNetwork::starting_from_analytical(3, 8);
+    let mut alone: Vec<Trainer> = (0..3).map(|k| Trainer::new(start.member(k).unwrap(), &options).unwrap()).collect();
+    let mut ensemble = Trainer::new(start, &options).unwrap();
+    for _ in 0..20 {
+        for s in &sets {
+            let together = ensemble.step(s).unwrap().loss;
+            let each: f64 = alone.iter_mut().map(|t| t.step(s).unwrap().loss).sum::<f64>() / 3.0;
+            assert!((together - each).abs() <= 1e-4 * each.abs().max(1e-12), "loss {together} vs the members' mean {each}");
+        }
+    }
+    for (k, t) in alone.iter().enumerate() {
+        let member = ensemble.network().member(k).unwrap().values();
+        for (p, (a, b)) in member.iter().zip(t.network().values().iter()).enumerate() {
+            let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+            assert!(worst < 1e-4, "member {k}, parameter {p}: differs by {worst} from the same member trained alone");
+        }
+    }
+}
+
 #[test]
 fn samples_that_cannot_be_trained_on_are_refused() {
     let set = synthetic_samples(2, 4, 4);
-    let mut trainer = Trainer::new(CostNetwork::random(0), &TrainOptions::default()).expect("a trainer");
+    let mut trainer = Trainer::new(CostNetwork::random(1, 0), &TrainOptions::default()).expect("a trainer");
 
     let mut one = set.clone();
     one.schedules.truncate(1);

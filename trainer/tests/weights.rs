@@ -10,7 +10,7 @@ use trainer::{predict, CostNetwork, LearnedModel, NetworkShape, WeightsError, We
 
 #[test]
 fn weights_round_trip_bit_exactly_through_bytes_and_files() {
-    let network = CostNetwork::random(11);
+    let network = CostNetwork::random(1, 11);
     let file = WeightsFile::of(&network, "round-7");
     let bytes = file.encode();
     let decoded = WeightsFile::decode(&bytes).expect("decodes");
@@ -33,7 +33,7 @@ fn weights_round_trip_bit_exactly_through_bytes_and_files() {
 
 #[test]
 fn weights_of_another_feature_layout_are_refused_naming_it() {
-    let mut file = WeightsFile::of(&CostNetwork::random(0), "old");
+    let mut file = WeightsFile::of(&CostNetwork::random(1, 0), "old");
     file.header.schedule_layout.version = 99;
     file.header.schedule_layout.names_hash = 0x1234;
     let e = WeightsFile::decode(&file.encode()).expect("decodes").to_network().err().expect("refused");
@@ -50,7 +50,7 @@ fn weights_of_another_feature_layout_are_refused_naming_it() {
         assert!(message.contains(needle), "{message:?} lacks {needle:?}");
     }
 
-    let mut file = WeightsFile::of(&CostNetwork::random(0), "old");
+    let mut file = WeightsFile::of(&CostNetwork::random(1, 0), "old");
     file.header.pipeline_layout.len += 7;
     let e = LearnedModel::from_bytes(&file.encode()).err().expect("refused");
     assert!(e.to_string().contains("pipeline feature layout"), "{e}");
@@ -59,25 +59,25 @@ fn weights_of_another_feature_layout_are_refused_naming_it() {
 
 #[test]
 fn weights_of_another_network_shape_or_parameters_are_refused() {
-    let mut file = WeightsFile::of(&CostNetwork::random(0), "wide");
+    let mut file = WeightsFile::of(&CostNetwork::random(1, 0), "wide");
     file.header.shape = NetworkShape { head2_channels: 48, ..NetworkShape::CURRENT };
     let e = file.to_network().err().expect("refused");
     assert!(matches!(e, WeightsError::Shape { .. }), "{e:?}");
     assert!(e.to_string().contains("head2 48"), "{e}");
 
-    let mut file = WeightsFile::of(&CostNetwork::random(0), "odd");
+    let mut file = WeightsFile::of(&CostNetwork::random(1, 0), "odd");
     file.parameters[2] = Parameter { name: "head2_filter".into(), extents: vec![39, 24], values: vec![0.0; 936] };
     let e = file.to_network().err().expect("refused");
     assert!(e.to_string().contains("head2_filter: extents [39, 24]"), "{e}");
 
-    let mut file = WeightsFile::of(&CostNetwork::random(0), "nan");
+    let mut file = WeightsFile::of(&CostNetwork::random(1, 0), "nan");
     file.parameters[5].values[0] = f32::NAN;
     assert!(file.to_network().is_err());
 }
 
 #[test]
 fn corrupt_files_give_errors_not_panics() {
-    let bytes = WeightsFile::of(&CostNetwork::random(4), "v").encode();
+    let bytes = WeightsFile::of(&CostNetwork::random(1, 4), "v").encode();
     assert!(matches!(WeightsFile::decode(b"not weights at all"), Err(WeightsError::NotWeights)));
     assert!(matches!(WeightsFile::decode(&[]), Err(WeightsError::NotWeights)));
     // Every truncation.
@@ -97,12 +97,66 @@ fn corrupt_files_give_errors_not_panics() {
     let body = forged.len() - 8;
     forged.truncate(body);
     forged.truncate(forged.len() - 4 * 4264);
-    let checksum = forged.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
-    forged.extend_from_slice(&checksum.to_le_bytes());
+    forged.extend_from_slice(&fnv1a(&forged).to_le_bytes());
     let e = WeightsFile::decode(&forged).expect_err("refused");
     assert!(matches!(e, WeightsError::Corrupt(_)), "{e:?}");
     let missing = LearnedModel::load(std::path::Path::new("/nonexistent/weights.hrcm")).err().expect("refused");
     assert!(missing.to_string().contains("/nonexistent/weights.hrcm"), "{missing}");
+}
+
+/// FNV-1a, 64 bits: the files' checksum.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[test]
+fn an_ensemble_round_trips_with_its_member_count() {
+    let network = CostNetwork::random(4, 12);
+    let file = WeightsFile::of(&network, "four");
+    assert_eq!(file.header.shape.members, 4);
+    assert_eq!(file.parameters[0].extents[0], 4);
+    let loaded = WeightsFile::decode(&file.encode()).expect("decodes").to_network().expect("fits");
+    assert_eq!(loaded.members(), 4);
+    assert_eq!(loaded.values(), network.values());
+
+    let mut none = WeightsFile::of(&CostNetwork::random(1, 0), "none");
+    none.header.shape.members = 0;
+    let e = none.to_network().err().expect("refused");
+    assert!(e.to_string().contains("0 members"), "{e}");
+}
+
+/// Files of format 1 (before ensembles: five shape sizes, parameters
+/// without a member dimension) still load, as one member.
+#[test]
+fn single_network_files_of_format_1_still_load() {
+    let network = CostNetwork::random(1, 13);
+    let file = WeightsFile::of(&network, "format 1");
+    let u32s = |out: &mut Vec<u8>, values: &[u32]| values.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+    let string = |out: &mut Vec<u8>, text: &str| {
+        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+    };
+    let mut bytes = b"HRCM".to_vec();
+    u32s(&mut bytes, &[1]);
+    string(&mut bytes, &file.header.version);
+    for layout in [&file.header.pipeline_layout, &file.header.schedule_layout] {
+        string(&mut bytes, &layout.kind);
+        u32s(&mut bytes, &[layout.version]);
+        bytes.extend_from_slice(&layout.names_hash.to_le_bytes());
+        u32s(&mut bytes, &[layout.len]);
+    }
+    u32s(&mut bytes, &file.header.shape.to_array()[..5]);
+    u32s(&mut bytes, &[file.parameters.len() as u32]);
+    for p in &file.parameters {
+        string(&mut bytes, &p.name);
+        u32s(&mut bytes, &[p.extents.len() as u32 - 1]);
+        u32s(&mut bytes, &p.extents[1..]);
+        p.values.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+    }
+    bytes.extend_from_slice(&fnv1a(&bytes).to_le_bytes());
+    let decoded = WeightsFile::decode(&bytes).expect("format 1 decodes");
+    assert_eq!(decoded, file);
+    assert_eq!(decoded.to_network().expect("fits").values(), network.values());
 }
 
 /// Every set of weights shipped beside the training stores they were

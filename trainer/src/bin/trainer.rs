@@ -3,14 +3,16 @@
 //! weights versions (promote, roll back, export).
 
 use anyhow::{bail, Context, Result};
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
 use data::{HostFingerprint, Store};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use trainer::dataset::{host_target, load, DEFAULT_HELD_OUT_PERCENT};
 use trainer::metrics::{analytical_predictions, evaluate, metrics_of, Metrics};
+use trainer::network::MAX_MEMBERS;
 use trainer::plot::charts;
-use trainer::retrain::{retrain, stored_network, RetrainOptions, Start, DEFAULT_RANKING_WEIGHT};
+use trainer::retrain::{retrain, stored_network, RetrainOptions, Start, DEFAULT_MEMBERS, DEFAULT_RANKING_WEIGHT};
 use trainer::{CostNetwork, WeightsFile};
 
 #[derive(Parser)]
@@ -49,6 +51,9 @@ enum Command {
         /// Weight of the loss's ranking term over pairs of schedules (0: the paper's loss alone).
         #[arg(long, default_value_t = DEFAULT_RANKING_WEIGHT)]
         ranking_weight: f64,
+        /// Members of the ensemble when training from scratch (training from promoted weights keeps theirs).
+        #[arg(long, default_value_t = DEFAULT_MEMBERS, value_parser = clap::value_parser!(u16).range(1..=MAX_MEMBERS as i64).map(usize::from))]
+        members: usize,
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Start from random weights instead of the promoted ones.
@@ -61,7 +66,7 @@ enum Command {
         #[arg(long)]
         progress: bool,
     },
-    /// Print held-out metrics of the promoted weights, a stored version or a weights file.
+    /// Print held-out metrics of the promoted weights, a stored version or a weights file (and of each member of an ensemble).
     Evaluate {
         #[command(flatten)]
         store: StoreArgs,
@@ -112,13 +117,14 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     tch::set_num_threads(cli.torch_threads);
     match cli.command {
-        Command::Retrain { store, epochs, learning_rate, ranking_weight, seed, from_scratch, weights_out, progress } => {
+        Command::Retrain { store, epochs, learning_rate, ranking_weight, members, seed, from_scratch, weights_out, progress } => {
             let host = host_key(store.host)?;
             let mut db = open(&store.db)?;
             let options = RetrainOptions {
                 epochs,
                 learning_rate,
                 ranking_weight,
+                members,
                 seed,
                 held_out_percent: store.held_out_percent,
                 start: if from_scratch { Start::Scratch } else { Start::Promoted },
@@ -169,6 +175,20 @@ fn main() -> Result<()> {
                 bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
             }
             print_metrics(&label, &evaluate(&network, &dataset.held_out)?);
+            if network.members() > 1 {
+                println!("its {} members alone:", network.members());
+                for member in (0..network.members()).filter_map(|k| network.member(k)) {
+                    let m = evaluate(&member, &dataset.held_out)?;
+                    println!(
+                        "  pairwise {:.4}, > {}x apart {:.4}, regret {:.4}, R² {:.4}",
+                        m.pairwise_accuracy,
+                        trainer::metrics::APART,
+                        m.pairwise_accuracy_apart,
+                        m.top1_regret,
+                        m.r2_log_runtime
+                    );
+                }
+            }
             let machine = search::Machine::typical(host_target().threads);
             print_metrics("analytical model (baseline)", &metrics_of(&analytical_predictions(&dataset.held_out, &machine)));
         }
