@@ -174,8 +174,8 @@ pub struct CostNetwork {
 }
 
 impl CostNetwork {
-    /// A network of `members` members (at least one) with weights uniform
-    /// in `[-0.5, 0.5)` drawn from `seed`.
+    /// A network of `members` members (clamped to 1 to [`MAX_MEMBERS`])
+    /// with weights uniform in `[-0.5, 0.5)` drawn from `seed`.
     pub fn random(members: usize, seed: u64) -> CostNetwork {
         let members = members.clamp(1, MAX_MEMBERS);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);

@@ -81,7 +81,7 @@ pub enum FirstPromotion {
 pub const DEFAULT_RANKING_WEIGHT: f64 = 100.0;
 
 /// Members of a network trained from scratch by default: the members'
-/// mean predicts the held-out samples better than any one of them
+/// mean orders the held-out samples better than a typical member alone
 /// (README of `trainer/assets`).
 pub const DEFAULT_MEMBERS: usize = 5;
 
