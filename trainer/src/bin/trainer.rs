@@ -176,17 +176,8 @@ fn main() -> Result<()> {
             }
             print_metrics(&label, &evaluate(&network, &dataset.held_out)?);
             if network.members() > 1 {
-                println!("its {} members alone:", network.members());
-                for member in (0..network.members()).filter_map(|k| network.member(k)) {
-                    let m = evaluate(&member, &dataset.held_out)?;
-                    println!(
-                        "  pairwise {:.4}, > {}x apart {:.4}, regret {:.4}, R² {:.4}",
-                        m.pairwise_accuracy,
-                        trainer::metrics::APART,
-                        m.pairwise_accuracy_apart,
-                        m.top1_regret,
-                        m.r2_log_runtime
-                    );
+                for (k, member) in (0..network.members()).filter_map(|k| Some((k, network.member(k)?))) {
+                    print_metrics(&format!("{label}, member {k} alone"), &evaluate(&member, &dataset.held_out)?);
                 }
             }
             let machine = search::Machine::typical(host_target().threads);
