@@ -4,13 +4,13 @@
 //! id and host) is skipped, so an interrupted run resumes where it
 //! stopped.
 
-use crate::measure::{measure, training_sampling};
+use crate::measure::time_in_rotation;
 use crate::records::{pipeline_record, schedule_record};
 use crate::sampling::{sample_schedules, SamplingOptions};
 use crate::{AgentError, Workload};
 use codegen::runner::Runner;
-use compiler::Target;
-use data::{FailureClass, HostFingerprint, Outcome, Report, Runtime, SampleRecord, Store};
+use compiler::{Schedule, Target};
+use data::{FailureClass, HostFingerprint, Outcome, Report, SampleRecord, Store};
 use featurizer::Dag;
 use search::CostModel;
 use std::collections::BTreeMap;
@@ -114,13 +114,6 @@ pub fn generate(
     Ok(stats)
 }
 
-/// Two timings of one schedule as one: the best time of both, the median
-/// of the faster pass, the runs of both.
-fn best_of(a: Runtime, b: Runtime) -> Runtime {
-    let faster = if b.min_s < a.min_s { b } else { a };
-    Runtime { min_s: faster.min_s, median_s: faster.median_s, samples: a.samples + b.samples }
-}
-
 /// One pipeline's records: the pipeline, its sampled schedules, and a
 /// sample of each (ranked with `model`, timed `options.timing_passes` times).
 fn measure_pipeline(
@@ -165,27 +158,12 @@ pub fn measure_workload(
 ) -> Result<Measured, AgentError> {
     let dag = Dag::new(&workload.pipeline, target)?;
     let sampled = sample_schedules(&workload.pipeline, target, model, sampling, seed)?;
-    let timing = training_sampling();
-    let mut samples: Vec<SampleRecord> = Vec::with_capacity(sampled.len());
-    for s in &sampled {
-        if stop() {
-            break;
-        }
-        let (compile_time_s, outcome) = measure(runner, workload, &s.schedule, &timing);
-        samples.push(SampleRecord { schedule_hash: s.hash.clone(), compile_time_s, outcome });
-    }
-    for _ in 1..timing_passes {
-        for (s, sample) in sampled.iter().zip(&mut samples) {
-            if stop() {
-                break;
-            }
-            if let Outcome::Measured(best) = &mut sample.outcome {
-                if let Outcome::Measured(again) = measure(runner, workload, &s.schedule, &timing).1 {
-                    *best = best_of(*best, again);
-                }
-            }
-        }
-    }
+    let schedules: Vec<&Schedule> = sampled.iter().map(|s| &s.schedule).collect();
+    let samples: Vec<SampleRecord> = time_in_rotation(runner, workload, &schedules, timing_passes, stop)
+        .into_iter()
+        .zip(&sampled)
+        .map(|((compile_time_s, outcome), s)| SampleRecord { schedule_hash: s.hash.clone(), compile_time_s, outcome })
+        .collect();
     let schedules = sampled.iter().take(samples.len()).map(|s| schedule_record(&dag, s)).collect();
     Ok(Measured { pipeline: pipeline_record(&dag, workload), schedules, samples })
 }

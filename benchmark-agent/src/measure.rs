@@ -48,43 +48,76 @@ fn classify(outcome: Outcome) -> (Option<f64>, data::Outcome) {
     }
 }
 
-/// One stored schedule measured again.
-#[derive(Clone, Debug)]
-pub struct Remeasured {
-    pub schedule_hash: String,
-    pub stored_s: f64,
-    /// `None` when it failed this time.
-    pub again_s: Option<f64>,
+/// Times each of `schedules` `passes` times in rotation (a pass over all
+/// of them, then the next, so that a slow spell of the machine costs
+/// several schedules one timing each rather than one schedule all of its
+/// timings), keeping each one's best; one that fails is not timed again.
+/// `stop` is asked before each timing: once it says yes, the schedules
+/// timed so far are returned (each with what it measured), the others left
+/// out. Returns each one's compile time and outcome.
+pub fn time_in_rotation(
+    runner: &mut Runner,
+    workload: &Workload,
+    schedules: &[&Schedule],
+    passes: usize,
+    stop: &dyn Fn() -> bool,
+) -> Vec<(Option<f64>, data::Outcome)> {
+    let timing = training_sampling();
+    let mut timed = Vec::with_capacity(schedules.len());
+    for schedule in schedules {
+        if stop() {
+            break;
+        }
+        timed.push(measure(runner, workload, schedule, &timing));
+    }
+    for _ in 1..passes {
+        for (schedule, (_, outcome)) in schedules.iter().zip(&mut timed) {
+            if stop() {
+                break;
+            }
+            if let data::Outcome::Measured(best) = outcome {
+                if let data::Outcome::Measured(again) = measure(runner, workload, schedule, &timing).1 {
+                    *best = best_of(*best, again);
+                }
+            }
+        }
+    }
+    timed
 }
 
-/// Measures the schedules of a stored report again, on the same workload:
-/// how repeatable the stored times are bounds how well any model can order
+/// Two timings of one schedule as one: the best time of both, the median
+/// of the faster pass, the runs of both.
+fn best_of(a: Runtime, b: Runtime) -> Runtime {
+    let faster = if b.min_s < a.min_s { b } else { a };
+    Runtime { min_s: faster.min_s, median_s: faster.median_s, samples: a.samples + b.samples }
+}
+
+/// Times the schedules `sources` (schedule source texts) again on
+/// `workload`, as data generation times them (`passes` in rotation, each
+/// one's best, in seconds); `None` where one failed or did not parse. How
+/// repeatable the stored times are bounds how well any model can order
 /// them.
-pub fn remeasure(runner: &mut Runner, workload: &Workload, stored: &[(String, String, f64)]) -> Vec<Remeasured> {
-    let sampling = training_sampling();
-    stored
-        .iter()
-        .map(|(hash, source, stored_s)| {
-            let again_s = source.parse::<Schedule>().ok().and_then(|schedule| match measure(runner, workload, &schedule, &sampling).1 {
-                data::Outcome::Measured(r) => Some(r.min_s),
-                data::Outcome::Failed(_) => None,
-            });
-            Remeasured { schedule_hash: hash.clone(), stored_s: *stored_s, again_s }
-        })
-        .collect()
+pub fn remeasure(runner: &mut Runner, workload: &Workload, sources: &[String], passes: usize) -> Vec<Option<f64>> {
+    let schedules: Vec<Option<Schedule>> = sources.iter().map(|s| s.parse().ok()).collect();
+    let parsed: Vec<&Schedule> = schedules.iter().flatten().collect();
+    let mut times = time_in_rotation(runner, workload, &parsed, passes, &|| false).into_iter().map(|(_, outcome)| match outcome {
+        data::Outcome::Measured(r) => Some(r.min_s),
+        data::Outcome::Failed(_) => None,
+    });
+    schedules.iter().map(|s| s.as_ref().and_then(|_| times.next().flatten())).collect()
 }
 
-/// Of the pairs of schedules whose two measurements both exist, the
-/// fraction ordered the same way by both (the ceiling of a model's
-/// pairwise accuracy on such data).
-pub fn pairwise_agreement(remeasured: &[Remeasured]) -> f64 {
-    let both: Vec<(f64, f64)> = remeasured.iter().filter_map(|r| r.again_s.map(|a| (r.stored_s, a))).collect();
+/// Of the pairs of schedules that both `a` and `b` measured (with
+/// different times in `a`), the fraction ordered the same way by both: the
+/// ceiling of a model's pairwise accuracy on data measured like them.
+pub fn pairwise_agreement(a: &[Option<f64>], b: &[Option<f64>]) -> f64 {
+    let both: Vec<(f64, f64)> = a.iter().zip(b).filter_map(|(a, b)| Some(((*a)?, (*b)?))).collect();
     let (mut pairs, mut agreeing) = (0usize, 0usize);
-    for (i, a) in both.iter().enumerate() {
-        for b in &both[i + 1..] {
-            if a.0 != b.0 {
+    for (i, x) in both.iter().enumerate() {
+        for y in &both[i + 1..] {
+            if x.0 != y.0 {
                 pairs += 1;
-                agreeing += usize::from((a.0 < b.0) == (a.1 < b.1));
+                agreeing += usize::from((x.0 < y.0) == (x.1 < y.1));
             }
         }
     }
@@ -93,19 +126,13 @@ pub fn pairwise_agreement(remeasured: &[Remeasured]) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{pairwise_agreement, Remeasured};
-
-    fn pair(stored_s: f64, again_s: Option<f64>) -> Remeasured {
-        Remeasured { schedule_hash: String::new(), stored_s, again_s }
-    }
+    use super::pairwise_agreement;
 
     #[test]
     fn agreement_counts_pairs_ordered_alike_by_both_measurements() {
-        let same = [pair(1.0, Some(1.1)), pair(2.0, Some(2.2)), pair(3.0, Some(2.9))];
-        assert_eq!(pairwise_agreement(&same), 1.0);
-        let reversed = [pair(1.0, Some(3.0)), pair(2.0, Some(2.0)), pair(3.0, Some(1.0))];
-        assert_eq!(pairwise_agreement(&reversed), 0.0);
-        let with_failure = [pair(1.0, Some(1.0)), pair(2.0, None), pair(3.0, Some(0.5))];
-        assert_eq!(pairwise_agreement(&with_failure), 0.0, "only pairs measured twice count");
+        let stored = [Some(1.0), Some(2.0), Some(3.0)];
+        assert_eq!(pairwise_agreement(&stored, &[Some(1.1), Some(2.2), Some(2.9)]), 1.0);
+        assert_eq!(pairwise_agreement(&stored, &[Some(3.0), Some(2.0), Some(1.0)]), 0.0);
+        assert_eq!(pairwise_agreement(&stored, &[Some(1.0), None, Some(0.5)]), 0.0, "only pairs measured twice count");
     }
 }

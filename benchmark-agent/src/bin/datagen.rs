@@ -62,8 +62,9 @@ enum Command {
         #[arg(long)]
         weights: Option<PathBuf>,
     },
-    /// Time a stored random pipeline's schedules again: how repeatable the
-    /// stored times are (the ceiling of any model's pairwise accuracy).
+    /// Time a stored random pipeline's schedules again, `repeats` times:
+    /// how repeatable the stored times are (the ceiling of any model's
+    /// pairwise accuracy), and how much more timing passes buy.
     Remeasure {
         #[arg(long)]
         db: PathBuf,
@@ -73,6 +74,12 @@ enum Command {
         round: u32,
         #[arg(long, default_value = "local")]
         agent: String,
+        /// Timing passes per measurement (as `generate --timing-passes`).
+        #[arg(long, default_value_t = 2)]
+        passes: usize,
+        /// Independent measurements of every schedule.
+        #[arg(long, default_value_t = 2)]
+        repeats: usize,
     },
     /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
     Bootstrap {
@@ -117,19 +124,30 @@ fn main() -> Result<()> {
                 stats.samples_per_hour()
             );
         }
-        Command::Remeasure { db, seed, round, agent } => {
+        Command::Remeasure { db, seed, round, agent, passes, repeats } => {
             let store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
             let id = benchmark_agent::generate::work_id(&agent, round, None, seed);
             let stored = store.report_runtimes(&id, &HostFingerprint::detect()?.key())?;
             anyhow::ensure!(!stored.is_empty(), "no measured samples of work {id} on this host");
             let workload = benchmark_agent::Workload::random(seed)?;
-            let again = benchmark_agent::measure::remeasure(&mut runner(), &workload, &stored);
-            println!("| schedule | stored (ms) | again (ms) | again / stored |\n|---|---:|---:|---:|");
-            for r in &again {
-                let again = r.again_s.map_or("failed".to_string(), |a| format!("{:.3} | {:.2}", a * 1e3, a / r.stored_s));
-                println!("| {} | {:.3} | {again} |", &r.schedule_hash[..12], r.stored_s * 1e3);
+            let sources: Vec<String> = stored.iter().map(|(_, source, _)| source.clone()).collect();
+            let mut measurements = vec![stored.iter().map(|(_, _, s)| Some(*s)).collect::<Vec<_>>()];
+            let mut runner = runner();
+            for _ in 0..repeats {
+                measurements.push(benchmark_agent::measure::remeasure(&mut runner, &workload, &sources, passes));
             }
-            println!("pairs ordered the same way by both measurements: {:.3}", benchmark_agent::measure::pairwise_agreement(&again));
+            println!("| schedule | stored (ms) |{}", (1..=repeats).map(|k| format!(" again {k} (ms) |")).collect::<String>());
+            println!("|---|---:|{}", "---:|".repeat(repeats));
+            for (i, (hash, _, _)) in stored.iter().enumerate() {
+                let times: String =
+                    measurements.iter().map(|m| m[i].map_or(" failed |".to_string(), |s| format!(" {:.3} |", s * 1e3))).collect();
+                println!("| {} |{times}", &hash[..12]);
+            }
+            for (a, b) in (0..=repeats).flat_map(|a| (a + 1..=repeats).map(move |b| (a, b))) {
+                let name = |k: usize| if k == 0 { "stored".to_string() } else { format!("again {k}") };
+                let agreement = benchmark_agent::measure::pairwise_agreement(&measurements[a], &measurements[b]);
+                println!("pairs ordered the same way by {} and {}: {agreement:.3}", name(a), name(b));
+            }
         }
         Command::Bootstrap { work, rounds, first_round, epochs } => {
             let (mut store, options) = open(&work, first_round)?;
