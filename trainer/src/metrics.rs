@@ -60,6 +60,36 @@ pub struct Predictions {
     pub predicted: Vec<f64>,
 }
 
+/// One pipeline's share of the metrics: how well the predictions order
+/// its schedules and pick among them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PipelineScore {
+    pub pipeline_hash: String,
+    pub samples: usize,
+    /// Pairs of its schedules with different measured times.
+    pub pairs: usize,
+    pub pairwise_accuracy: f64,
+    pub top1_regret: f64,
+    /// The slowest measured time over the fastest.
+    pub spread: f64,
+}
+
+impl Predictions {
+    /// This pipeline's metrics alone.
+    pub fn score(&self) -> PipelineScore {
+        let fastest = self.measured.iter().copied().fold(f64::INFINITY, f64::min);
+        let slowest = self.measured.iter().copied().fold(0.0, f64::max);
+        PipelineScore {
+            pipeline_hash: self.pipeline_hash.clone(),
+            samples: self.measured.len(),
+            pairs: distinct_pairs(&self.measured),
+            pairwise_accuracy: ordering_accuracy(&self.predicted, &self.measured),
+            top1_regret: regret(&self.predicted, &self.measured),
+            spread: if fastest > 0.0 { slowest / fastest } else { 1.0 },
+        }
+    }
+}
+
 /// The network's predictions for every sample of `pipelines`.
 pub fn predictions(network: &CostNetwork, pipelines: &[StoredPipeline]) -> Result<Vec<Predictions>, TrainError> {
     pipelines
@@ -218,5 +248,14 @@ mod tests {
         let m = metrics_of(&[p(&[1.0, 2.0, 4.0], &[1.0, 2.0, 4.0]), p(&[1.0, 2.0], &[2.0, 1.0])]);
         assert_eq!(m.pairwise_accuracy, 0.75);
         assert_eq!(m.top1_regret, 0.5);
+    }
+
+    #[test]
+    fn a_pipeline_scores_alone_what_it_adds_to_the_pool() {
+        let good = p(&[1.0, 2.0, 4.0], &[1.0, 2.0, 4.0]).score();
+        let bad = p(&[1.0, 1.0, 8.0], &[3.0, 2.0, 1.0]).score();
+        assert_eq!((good.samples, good.pairs, good.pairwise_accuracy, good.top1_regret, good.spread), (3, 3, 1.0, 0.0, 4.0));
+        // The tie is not a pair; both others are reversed; the pick is 8x the best.
+        assert_eq!((bad.samples, bad.pairs, bad.pairwise_accuracy, bad.top1_regret, bad.spread), (3, 2, 0.0, 7.0, 8.0));
     }
 }

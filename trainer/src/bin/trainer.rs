@@ -5,11 +5,12 @@
 use anyhow::{bail, Context, Result};
 use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand};
-use data::{HostFingerprint, Store};
+use data::{HostFingerprint, PipelineSource, Store};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use trainer::dataset::{host_target, load, DEFAULT_HELD_OUT_PERCENT};
-use trainer::metrics::{analytical_predictions, evaluate, metrics_of, Metrics};
+use trainer::metrics::{analytical_predictions, evaluate, metrics_of, predictions, Metrics, PipelineScore, Predictions};
 use trainer::network::MAX_MEMBERS;
 use trainer::plot::charts;
 use trainer::retrain::{retrain, stored_network, RetrainOptions, Start, DEFAULT_MEMBERS, DEFAULT_RANKING_WEIGHT};
@@ -74,6 +75,9 @@ enum Command {
         version: Option<u32>,
         #[arg(long)]
         weights: Option<PathBuf>,
+        /// Also list the N held-out pipelines whose schedules the weights order worst, beside the analytical model's scores.
+        #[arg(long, default_value_t = 0)]
+        worst: usize,
     },
     /// Draw PNG charts: held-out predictions, the loss curve, metrics by weights version.
     Plot {
@@ -158,7 +162,7 @@ fn main() -> Result<()> {
             }
             println!("{}: {}", if outcome.promoted { "promoted" } else { "not promoted" }, outcome.reason);
         }
-        Command::Evaluate { store, version, weights } => {
+        Command::Evaluate { store, version, weights, worst } => {
             let host = host_key(store.host)?;
             let db = open(&store.db)?;
             let (label, network): (String, CostNetwork) = match (version, weights) {
@@ -174,14 +178,19 @@ fn main() -> Result<()> {
             if dataset.held_out.is_empty() {
                 bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
             }
-            print_metrics(&label, &evaluate(&network, &dataset.held_out)?);
+            let learned = predictions(&network, &dataset.held_out)?;
+            print_metrics(&label, &metrics_of(&learned));
             if network.members() > 1 {
                 for (k, member) in (0..network.members()).filter_map(|k| Some((k, network.member(k)?))) {
                     print_metrics(&format!("{label}, member {k} alone"), &evaluate(&member, &dataset.held_out)?);
                 }
             }
             let machine = search::Machine::typical(host_target().threads);
-            print_metrics("analytical model (baseline)", &metrics_of(&analytical_predictions(&dataset.held_out, &machine)));
+            let analytical = analytical_predictions(&dataset.held_out, &machine);
+            print_metrics("analytical model (baseline)", &metrics_of(&analytical));
+            if worst > 0 {
+                print_worst(&db, &learned, &analytical, worst)?;
+            }
         }
         Command::Plot { store, out } => {
             let host = host_key(store.host)?;
@@ -220,6 +229,30 @@ fn open(path: &Path) -> Result<Store> {
         bail!("no training store at {}", path.display());
     }
     Store::open(path).with_context(|| format!("opening {}", path.display()))
+}
+
+/// The `count` pipelines of `learned` with the lowest pairwise accuracy,
+/// worst first, each beside the analytical model's scores on it.
+fn print_worst(db: &Store, learned: &[Predictions], analytical: &[Predictions], count: usize) -> Result<()> {
+    let sources: HashMap<String, PipelineSource> = db.pipelines()?.into_iter().map(|p| (p.hash, p.source)).collect();
+    let mut scores: Vec<(PipelineScore, PipelineScore)> = learned.iter().zip(analytical).map(|(l, a)| (l.score(), a.score())).collect();
+    scores.sort_by(|a, b| a.0.pairwise_accuracy.total_cmp(&b.0.pairwise_accuracy));
+    println!(
+        "the {} held-out pipelines the weights order worst (pairwise accuracy and top-1 regret: learned / analytical)",
+        count.min(scores.len())
+    );
+    println!("{:<24} {:>7} {:>6} {:>9} {:>15} {:>15}", "pipeline", "samples", "pairs", "spread", "pairwise", "regret");
+    for (l, a) in scores.iter().take(count) {
+        let name = match sources.get(&l.pipeline_hash) {
+            Some(PipelineSource::Generated { seed, .. }) => format!("seed {seed}"),
+            _ => l.pipeline_hash.chars().take(16).collect(),
+        };
+        println!(
+            "{name:<24} {:>7} {:>6} {:>8.2}x {:>7.3} / {:.3} {:>7.3} / {:.3}",
+            l.samples, l.pairs, l.spread, l.pairwise_accuracy, a.pairwise_accuracy, l.top1_regret, a.top1_regret
+        );
+    }
+    Ok(())
 }
 
 fn print_metrics(label: &str, m: &Metrics) {
