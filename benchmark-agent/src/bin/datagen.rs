@@ -81,6 +81,26 @@ enum Command {
         #[arg(long, default_value_t = 2)]
         repeats: usize,
     },
+    /// Time schedules of one random pipeline (text form, one file each),
+    /// `repeats` times as `remeasure` does: for experiments on what makes
+    /// a schedule slow (swap one Func's directives between two schedules).
+    Time {
+        /// The random pipeline's seed (generated as `generate` does).
+        #[arg(long)]
+        seed: u64,
+        /// The schedule files.
+        #[arg(required = true)]
+        schedules: Vec<PathBuf>,
+        /// Timing passes per measurement.
+        #[arg(long, default_value_t = 2)]
+        passes: usize,
+        /// Independent measurements of every schedule.
+        #[arg(long, default_value_t = 2)]
+        repeats: usize,
+        /// Also write each schedule's lowered statement to DIR/{k}.stmt (k: its place in the list).
+        #[arg(long)]
+        emit: Option<PathBuf>,
+    },
     /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
     Bootstrap {
         #[command(flatten)]
@@ -147,6 +167,32 @@ fn main() -> Result<()> {
                 let name = |k: usize| if k == 0 { "stored".to_string() } else { format!("again {k}") };
                 let agreement = benchmark_agent::measure::pairwise_agreement(&measurements[a], &measurements[b]);
                 println!("pairs ordered the same way by {} and {}: {agreement:.3}", name(a), name(b));
+            }
+        }
+        Command::Time { seed, schedules, passes, repeats, emit } => {
+            let workload = benchmark_agent::Workload::random(seed)?;
+            let mut sources = vec![];
+            for (k, path) in schedules.iter().enumerate() {
+                let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                let schedule: compiler::Schedule = text.parse().with_context(|| format!("parsing the schedule in {}", path.display()))?;
+                let lowered = compiler::lower(&workload.pipeline, &schedule).with_context(|| format!("lowering {}", path.display()))?;
+                if let Some(dir) = &emit {
+                    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                    let out = dir.join(format!("{k}.stmt"));
+                    std::fs::write(&out, format!("# {}\n{}", path.display(), lowered.stmt))
+                        .with_context(|| format!("writing {}", out.display()))?;
+                }
+                sources.push(text);
+            }
+            let mut runner = runner();
+            let measurements: Vec<Vec<Option<f64>>> =
+                (0..repeats).map(|_| benchmark_agent::measure::remeasure(&mut runner, &workload, &sources, passes)).collect();
+            println!("| schedule |{}", (1..=repeats).map(|k| format!(" time {k} (ms) |")).collect::<String>());
+            println!("|---|{}", "---:|".repeat(repeats));
+            for (i, path) in schedules.iter().enumerate() {
+                let times: String =
+                    measurements.iter().map(|m| m[i].map_or(" failed |".to_string(), |s| format!(" {:.3} |", s * 1e3))).collect();
+                println!("| {} |{times}", path.display());
             }
         }
         Command::Bootstrap { work, rounds, first_round, epochs } => {
