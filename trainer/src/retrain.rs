@@ -1,5 +1,6 @@
 //! Retraining from the store (Adams et al.'s bootstrap rounds): train from
-//! the host's promoted weights (or a seeded random network) on the
+//! the host's promoted weights (or a seeded random network, or given
+//! weights, such as another machine's, to fine-tune) on the
 //! training pipelines, store the result as a new weights version, and
 //! promote it only if it is no worse than the promoted weights.
 //!
@@ -48,6 +49,8 @@ pub enum RetrainError {
     NoHeldOutData { host_key: String, train: usize },
     #[error("weights version {version}: {source}")]
     Weights { version: u32, source: WeightsError },
+    #[error("the starting weights: {0}")]
+    StartingWeights(WeightsError),
     #[error(transparent)]
     Train(#[from] TrainError),
     #[error("encoding the metrics: {0}")]
@@ -55,12 +58,15 @@ pub enum RetrainError {
 }
 
 /// Where training starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Start {
     /// From the host's promoted weights; from `CostNetwork::starting_from_analytical(members, seed)` when there are none.
     Promoted,
     /// From `CostNetwork::starting_from_analytical(members, seed)`.
     Scratch,
+    /// From these weights, whatever host they learned (fine-tuning weights
+    /// of another machine on this host's samples); they keep their members.
+    Weights(Box<WeightsFile>),
 }
 
 /// What the first weights of a host (no comparable weights promoted) must
@@ -256,7 +262,8 @@ pub fn retrain(
             Ok::<_, RetrainError>(Incumbent { version, held_out })
         })
         .transpose()?;
-    let start = match (options.start, incumbent_network) {
+    let start = match (&options.start, incumbent_network) {
+        (Start::Weights(file), _) => file.to_network().map_err(RetrainError::StartingWeights)?,
         (Start::Promoted, Some(network)) => network,
         _ => calibrated(CostNetwork::starting_from_analytical(options.members, options.seed), &dataset.train)?,
     };
@@ -279,8 +286,12 @@ pub fn retrain(
         seed: options.seed,
         epochs,
     };
+    let started_from = match &options.start {
+        Start::Weights(file) => format!(", started from weights {:?}", file.header.version),
+        Start::Promoted | Start::Scratch => String::new(),
+    };
     let label = format!(
-        "host {host_key}, parent {}, {} epochs, ranking weight {}, {members} member{}",
+        "host {host_key}, parent {}, {} epochs, ranking weight {}, {members} member{}{started_from}",
         promoted.map_or("none".to_string(), |v| v.to_string()),
         options.epochs,
         options.ranking_weight,

@@ -1,8 +1,9 @@
 //! Retraining from a training store on disk (see `common::store`): the
 //! dataset is split by pipeline and stable, mismatched pipelines are
 //! skipped, training learns to order held-out pipelines' schedules, the
-//! first weights are promoted and worse ones are not, rollback works, and
-//! the `trainer` command retrains, evaluates, plots and exports.
+//! first weights are promoted and worse ones are not, training can start
+//! from given weights (fine-tuning), rollback works, and the `trainer`
+//! command retrains, evaluates, plots and exports.
 
 mod common;
 
@@ -162,6 +163,16 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
     assert_eq!(same.metrics.members, 1);
     assert_eq!(same.metrics.held_out, first.metrics.held_out);
     assert!(same.promoted, "{}", same.reason);
+
+    // Starting from given weights (here the wild ensemble's, as another
+    // machine's would be) trains those, whatever is promoted: with a
+    // learning rate of zero they come out as they went in, members and all.
+    let given = RetrainOptions { start: Start::Weights(Box::new(worse.weights.clone())), learning_rate: 0.0, ..options(1) };
+    let tuned = retrain(&mut store, &key, &given, None).expect("retraining");
+    assert_eq!((tuned.metrics.members, tuned.weights.parameters.clone()), (3, worse.weights.parameters.clone()));
+    assert_eq!(tuned.metrics.held_out, worse.metrics.held_out);
+    assert!(tuned.weights.header.version.contains("started from weights \"host "), "{}", tuned.weights.header.version);
+    assert!(!tuned.promoted, "{}", tuned.reason);
     assert_eq!(store.rollback(Some(&key)).expect("a rollback"), first.version);
     assert_eq!(store.promoted_weights(Some(&key)).expect("a query").map(|w| w.info.version), Some(first.version));
 }
@@ -246,6 +257,15 @@ fn the_command_retrains_evaluates_plots_and_exports() {
     assert!(ok, "{out}{err}");
     let (ok, out, err) = trainer(&["evaluate", "--db", db, "--host", &key, "--weights", exported.to_str().expect("a UTF-8 path")]);
     assert!(ok, "{out}{err}");
+
+    let (ok, out, err) =
+        trainer(&["retrain", "--db", db, "--host", &key, "--epochs", "1", "--start-from", exported.to_str().expect("a UTF-8 path")]);
+    assert!(ok && out.contains("weights version 2"), "{out}{err}");
+    let missing = dir.path().join("missing.weights");
+    let (ok, _, err) = trainer(&["retrain", "--db", db, "--host", &key, "--start-from", missing.to_str().expect("a UTF-8 path")]);
+    assert!(!ok && err.contains("the starting weights") && err.contains("missing.weights"), "{err}");
+    let (ok, _, err) = trainer(&["retrain", "--db", db, "--from-scratch", "--start-from", exported.to_str().expect("a UTF-8 path")]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
 
     let (ok, _, err) = trainer(&["promote", "--db", db, "7"]);
     assert!(!ok && err.contains("no weights version 7"), "{err}");

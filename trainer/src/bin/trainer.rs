@@ -58,8 +58,11 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Start from random weights instead of the promoted ones.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "start_from")]
         from_scratch: bool,
+        /// Start from this weights file instead of the promoted weights, e.g. another machine's, to fine-tune them on this host's samples.
+        #[arg(long)]
+        start_from: Option<PathBuf>,
         /// Also write the new weights to this file.
         #[arg(long)]
         weights_out: Option<PathBuf>,
@@ -121,9 +124,27 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     tch::set_num_threads(cli.torch_threads);
     match cli.command {
-        Command::Retrain { store, epochs, learning_rate, ranking_weight, members, seed, from_scratch, weights_out, progress } => {
+        Command::Retrain {
+            store,
+            epochs,
+            learning_rate,
+            ranking_weight,
+            members,
+            seed,
+            from_scratch,
+            start_from,
+            weights_out,
+            progress,
+        } => {
             let host = host_key(store.host)?;
             let mut db = open(&store.db)?;
+            let start = match start_from {
+                Some(path) => {
+                    Start::Weights(Box::new(WeightsFile::read(&path).with_context(|| format!("the starting weights {}", path.display()))?))
+                }
+                None if from_scratch => Start::Scratch,
+                None => Start::Promoted,
+            };
             let options = RetrainOptions {
                 epochs,
                 learning_rate,
@@ -131,7 +152,7 @@ fn main() -> Result<()> {
                 members,
                 seed,
                 held_out_percent: store.held_out_percent,
-                start: if from_scratch { Start::Scratch } else { Start::Promoted },
+                start,
                 ..RetrainOptions::for_host()
             };
             let bar = progress.then(|| {
