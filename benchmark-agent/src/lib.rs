@@ -12,6 +12,7 @@
 //! (the `benchmark-agent` binary): the same measuring, with work leased
 //! from a scheduling server and reports sent to it.
 
+pub mod autotune;
 pub mod bootstrap;
 pub mod generate;
 pub mod measure;

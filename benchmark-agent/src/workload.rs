@@ -18,10 +18,15 @@ pub struct Workload {
 
 impl Workload {
     /// An app at the size it is built for, timed at the regions it runs
-    /// at (which are also its estimates here).
+    /// at (which are also its estimates here). The pipeline is the one the
+    /// store rebuilds from its definition (JSON), not the app's own: a
+    /// subexpression the app shares between uses is one node in memory but
+    /// separate copies after a round trip, and the pipeline features count
+    /// a shared node once, so the features recorded must be the copy's for
+    /// the trainer to find them again.
     pub fn from_app(app: &apps::App) -> Workload {
-        let pipeline = app.pipeline_estimated_as_run();
-        let json = serde_json::to_string(&pipeline).expect("pipeline definitions serialize");
+        let json = serde_json::to_string(&app.pipeline_estimated_as_run()).expect("pipeline definitions serialize");
+        let pipeline = serde_json::from_str(&json).expect("a serialized pipeline definition reads back");
         Workload { pipeline, inputs: app.inputs.clone(), output: app.output.clone(), source: data::PipelineSource::Definition { json } }
     }
 
@@ -47,5 +52,31 @@ impl Workload {
     /// The random pipeline of `params`.
     pub fn generated(params: &GeneratorParams) -> Result<Workload, random_pipelines::GenError> {
         Ok(Workload::from_random(&random_pipelines::generate(params)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Workload;
+    use compiler::{PipelineDef, Target};
+    use featurizer::{Dag, PipelineFeatures};
+
+    fn features(pipeline: &PipelineDef) -> Vec<Vec<f32>> {
+        let dag = Dag::new(pipeline, &Target::host()).unwrap();
+        dag.stages.iter().map(|s| PipelineFeatures::of(&dag, s).to_vec()).collect()
+    }
+
+    /// The trainer rebuilds an app from its stored definition and skips
+    /// it when the features differ from the recorded ones (harris shares
+    /// subexpressions, which a JSON round trip unshares).
+    #[test]
+    fn an_apps_recorded_features_are_those_of_its_stored_definition() {
+        for name in apps::names() {
+            let app = apps::build(name, apps::Size::Small, &Target::host()).unwrap();
+            let workload = Workload::from_app(&app);
+            let data::PipelineSource::Definition { json } = &workload.source else { panic!("{name}: an app is stored as its definition") };
+            let rebuilt: PipelineDef = serde_json::from_str(json).unwrap();
+            assert_eq!(features(&workload.pipeline), features(&rebuilt), "{name}");
+        }
     }
 }

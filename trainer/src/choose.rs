@@ -3,7 +3,7 @@
 //! analytical model. The answer always says which one it is, so a schedule
 //! can be traced to the model that chose it.
 
-use crate::LearnedModel;
+use crate::{CostNetwork, LearnedModel, WeightsFile};
 use data::Store;
 use search::{Analytical, CostModel, Machine};
 use std::path::Path;
@@ -27,23 +27,49 @@ pub struct Chosen {
     pub why: String,
 }
 
-/// The model for a search on this host (`threads` for the analytical
-/// model's machine).
-pub fn choose_model(weights: Option<&Path>, store: Option<&Store>, host_key: &str, threads: usize) -> Result<Chosen, ChooseError> {
+/// The network a search on this host would use (`None`: the analytical
+/// model), its weights label, and a sentence saying which it is and why.
+pub struct ChosenNetwork {
+    pub network: Option<CostNetwork>,
+    pub version: String,
+    pub why: String,
+}
+
+/// The network for this host: the weights file given, else the store's
+/// newest promoted weights for the host, else none (the analytical model).
+pub fn choose_network(weights: Option<&Path>, store: Option<&Store>, host_key: &str) -> Result<ChosenNetwork, ChooseError> {
     if let Some(path) = weights {
-        let model = LearnedModel::load(path).map_err(|source| ChooseError::File { path: path.display().to_string(), source })?;
-        return Ok(Chosen { why: format!("learned weights {} from {}", model.version(), path.display()), model: Box::new(model) });
+        let file = WeightsFile::read(path).map_err(|source| ChooseError::File { path: path.display().to_string(), source })?;
+        let network = file.to_network().map_err(|source| ChooseError::File { path: path.display().to_string(), source })?;
+        let version = file.header.version;
+        return Ok(ChosenNetwork { why: format!("learned weights {version} from {}", path.display()), network: Some(network), version });
     }
     if let Some(store) = store {
         if let Some(w) = store.promoted_weights(Some(host_key))? {
             let version = w.info.version;
-            let model = LearnedModel::from_bytes(&w.blob).map_err(|source| ChooseError::Promoted { version, source })?;
-            return Ok(Chosen { why: format!("learned weights v{version}, promoted for host {host_key}"), model: Box::new(model) });
+            let file = WeightsFile::decode(&w.blob).map_err(|source| ChooseError::Promoted { version, source })?;
+            let network = file.to_network().map_err(|source| ChooseError::Promoted { version, source })?;
+            return Ok(ChosenNetwork {
+                network: Some(network),
+                version: file.header.version,
+                why: format!("learned weights v{version}, promoted for host {host_key}"),
+            });
         }
     }
     let why = match store {
         Some(_) => format!("analytical (no promoted weights for host {host_key})"),
         None => "analytical (no training store given)".to_string(),
     };
-    Ok(Chosen { model: Box::new(Analytical::new(Machine::typical(threads))), why })
+    Ok(ChosenNetwork { network: None, version: String::new(), why })
+}
+
+/// The model for a search on this host (`threads` for the analytical
+/// model's machine): [`choose_network`]'s.
+pub fn choose_model(weights: Option<&Path>, store: Option<&Store>, host_key: &str, threads: usize) -> Result<Chosen, ChooseError> {
+    let chosen = choose_network(weights, store, host_key)?;
+    let model: Box<dyn CostModel> = match chosen.network {
+        Some(network) => Box::new(LearnedModel::new(network, &chosen.version)),
+        None => Box::new(Analytical::new(Machine::typical(threads))),
+    };
+    Ok(Chosen { model, why: chosen.why })
 }

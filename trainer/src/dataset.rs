@@ -122,39 +122,68 @@ pub fn load(store: &Store, host_key: &str, target: &Target, held_out_percent: u3
     let stored = store.samples_for_training(host_key, store_layout(&PIPELINE_LAYOUT), store_layout(&SCHEDULE_LAYOUT))?;
     let mut dataset = Dataset::default();
     for pipeline in stored {
-        if pipeline.samples.len() < 2 {
-            dataset.skipped.too_few_samples += 1;
-            continue;
-        }
-        let Some(source) = sources.get(&pipeline.pipeline_hash) else {
-            warn!(pipeline = %pipeline.pipeline_hash, "skipped: the store has samples but no source for this pipeline");
-            dataset.skipped.unbuildable += 1;
-            continue;
-        };
-        let (inputs, dag) = match rebuild(source, target) {
-            Ok(rebuilt) => rebuilt,
-            Err(problem) => {
-                warn!(pipeline = %pipeline.pipeline_hash, "skipped: cannot rebuild it: {problem}");
-                dataset.skipped.unbuildable += 1;
-                continue;
-            }
-        };
-        match to_samples(inputs, &pipeline) {
-            Ok(samples) => {
-                let set = match split_of(&pipeline.pipeline_hash, held_out_percent) {
+        match usable(&sources, target, pipeline) {
+            Ok(usable) => {
+                let set = match split_of(&usable.hash, held_out_percent) {
                     Split::Train => &mut dataset.train,
                     Split::HeldOut => &mut dataset.held_out,
                 };
-                let rounds = pipeline.samples.iter().map(|s| s.round).collect();
-                set.push(StoredPipeline { hash: pipeline.pipeline_hash, rounds, samples, dag: dag.clone() });
+                set.push(usable);
             }
-            Err(problem) => {
-                warn!(pipeline = %pipeline.pipeline_hash, "skipped: {problem}");
-                dataset.skipped.feature_mismatch += 1;
-            }
+            Err(Unusable::TooFewSamples) => dataset.skipped.too_few_samples += 1,
+            Err(Unusable::Unbuildable) => dataset.skipped.unbuildable += 1,
+            Err(Unusable::FeatureMismatch) => dataset.skipped.feature_mismatch += 1,
         }
     }
     Ok(dataset)
+}
+
+/// The measured samples of one pipeline (by hash) on `host_key` from the
+/// bootstrap rounds up to `last_round`, rebuilt and checked as [`load`]
+/// does, whatever its split; `None` when fewer than two can be trained on.
+pub fn load_pipeline(
+    store: &Store,
+    host_key: &str,
+    target: &Target,
+    pipeline_hash: &str,
+    last_round: u32,
+) -> Result<Option<StoredPipeline>, DatasetError> {
+    let sources: HashMap<String, PipelineSource> =
+        store.pipelines()?.into_iter().filter(|p| p.hash == pipeline_hash).map(|p| (p.hash, p.source)).collect();
+    let stored = store.samples_for_training(host_key, store_layout(&PIPELINE_LAYOUT), store_layout(&SCHEDULE_LAYOUT))?;
+    Ok(stored.into_iter().find(|p| p.pipeline_hash == pipeline_hash).and_then(|mut p| {
+        p.samples.retain(|s| s.round <= last_round);
+        usable(&sources, target, p).ok()
+    }))
+}
+
+/// Why a stored pipeline is left out (each is logged as it is found).
+enum Unusable {
+    TooFewSamples,
+    Unbuildable,
+    FeatureMismatch,
+}
+
+/// A stored pipeline rebuilt from `sources` and checked against its stored
+/// features.
+fn usable(sources: &HashMap<String, PipelineSource>, target: &Target, pipeline: data::PipelineSamples) -> Result<StoredPipeline, Unusable> {
+    if pipeline.samples.len() < 2 {
+        return Err(Unusable::TooFewSamples);
+    }
+    let Some(source) = sources.get(&pipeline.pipeline_hash) else {
+        warn!(pipeline = %pipeline.pipeline_hash, "skipped: the store has samples but no source for this pipeline");
+        return Err(Unusable::Unbuildable);
+    };
+    let (inputs, dag) = rebuild(source, target).map_err(|problem| {
+        warn!(pipeline = %pipeline.pipeline_hash, "skipped: cannot rebuild it: {problem}");
+        Unusable::Unbuildable
+    })?;
+    let samples = to_samples(inputs, &pipeline).map_err(|problem| {
+        warn!(pipeline = %pipeline.pipeline_hash, "skipped: {problem}");
+        Unusable::FeatureMismatch
+    })?;
+    let rounds = pipeline.samples.iter().map(|s| s.round).collect();
+    Ok(StoredPipeline { hash: pipeline.pipeline_hash, rounds, samples, dag })
 }
 
 /// The model's view of a stored pipeline, rebuilt for `target`.

@@ -26,12 +26,12 @@ pub mod terms;
 pub mod train;
 pub mod weights;
 
-pub use choose::{choose_model, ChooseError, Chosen};
+pub use choose::{choose_model, choose_network, ChooseError, Chosen, ChosenNetwork};
 pub use dataset::{store_layout, Dataset, DatasetError, StoredPipeline};
 pub use inputs::{schedule_rows, PipelineInputs, PipelineSamples, SampleError, ScheduleRow, ScheduleSample};
 pub use learned::LearnedModel;
 pub use metrics::Metrics;
 pub use network::{CostNetwork, NetworkShape};
 pub use retrain::{retrain, FirstPromotion, RetrainError, RetrainOptions, RetrainOutcome, Start};
-pub use train::{ordering_accuracy, predict, StepReport, TrainError, TrainOptions, Trainer};
+pub use train::{fine_tune, ordering_accuracy, predict, StepReport, TrainError, TrainOptions, Trainer};
 pub use weights::{WeightsError, WeightsFile, WeightsHeader};

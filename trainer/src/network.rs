@@ -173,6 +173,15 @@ pub struct CostNetwork {
     conv1_bias: Tensor,
 }
 
+impl Clone for CostNetwork {
+    /// A network of the same values with parameters of its own (and no
+    /// optimizer state).
+    fn clone(&self) -> CostNetwork {
+        // The values are this network's, so they have the parameters' sizes.
+        Self::from_values(self.members, &self.values()).expect("a network's own values fit its shape")
+    }
+}
+
 impl CostNetwork {
     /// A network of `members` members (clamped to 1 to [`MAX_MEMBERS`])
     /// with weights uniform in `[-0.5, 0.5)` drawn from `seed`.

@@ -364,7 +364,7 @@ fn train_epochs(
 /// matches the median measured runtime: the loss compares inverse relative
 /// runtimes, whose gradient vanishes when predictions start orders of
 /// magnitude too high, so a fresh network would otherwise barely move.
-fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]) -> Result<CostNetwork, RetrainError> {
+pub fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]) -> Result<CostNetwork, RetrainError> {
     let mut log_ratios = vec![];
     for p in train {
         let predicted = crate::train::predict(&network, &p.samples)?;

@@ -120,6 +120,24 @@ impl Trainer {
     }
 }
 
+/// `network` trained `epochs` passes over `pipelines` (one step per
+/// pipeline, in their order): fine-tuning on a few pipelines, such as the
+/// one app being autotuned.
+pub fn fine_tune(
+    network: CostNetwork,
+    pipelines: &[&PipelineSamples],
+    epochs: usize,
+    options: &TrainOptions,
+) -> Result<CostNetwork, TrainError> {
+    let mut trainer = Trainer::new(network, options)?;
+    for _ in 0..epochs {
+        for samples in pipelines {
+            trainer.step(samples)?;
+        }
+    }
+    Ok(trainer.into_network())
+}
+
 /// The network's predicted seconds for every schedule of `samples`.
 pub fn predict(network: &CostNetwork, samples: &PipelineSamples) -> Result<Vec<f64>, TrainError> {
     samples.validate()?;

@@ -1,17 +1,20 @@
 //! `datagen`: the local data-generation loop, without a server. Samples
 //! schedules of random pipelines (or of one app, autotuning it), times them
 //! in the isolated runner (`hl-runner`, beside this executable) and records
-//! them in the training store; `bootstrap` alternates that with retraining.
+//! them in the training store; `bootstrap` alternates that with retraining,
+//! `autotune` with fine-tuning on one app.
 
 use anyhow::{Context, Result};
+use benchmark_agent::autotune::{autotune, AutotuneOptions};
 use benchmark_agent::bootstrap::bootstrap;
 use benchmark_agent::{generate, GenerateOptions, SamplingOptions};
 use clap::{Args as ClapArgs, Parser, Subcommand};
 use codegen::runner::{Runner, RunnerOptions};
 use data::{HostFingerprint, Store};
+use search::BeamOptions;
 use std::path::PathBuf;
 use std::time::Duration;
-use trainer::{choose_model, RetrainOptions};
+use trainer::{choose_model, choose_network, RetrainOptions, TrainOptions};
 
 #[derive(Parser)]
 #[command(about = "Generate training data: time sampled schedules of random pipelines into the store")]
@@ -100,6 +103,45 @@ enum Command {
         /// Also write each schedule's lowered statement to DIR/{k}.stmt (k: its place in the list).
         #[arg(long)]
         emit: Option<PathBuf>,
+    },
+    /// Autotune one app: rounds of sampling its schedules with the current
+    /// network, fine-tuning the network on them and timing the
+    /// autoscheduler's pick beside the expert schedule; prints a table.
+    Autotune {
+        /// The training store (created if missing; the app's batches are recorded in it).
+        #[arg(long)]
+        db: PathBuf,
+        /// The app, at the paper size.
+        #[arg(long)]
+        app: String,
+        /// Rounds after round 0 (the autoscheduler before any tuning).
+        #[arg(long, default_value_t = 4)]
+        rounds: u32,
+        /// Batches of sampled schedules per round.
+        #[arg(long, default_value_t = 1)]
+        batches: u64,
+        /// Schedules sampled per batch.
+        #[arg(long, default_value_t = 32)]
+        schedules: usize,
+        /// Fine-tuning epochs per round over the app's samples.
+        #[arg(long, default_value_t = 100)]
+        epochs: usize,
+        /// Start from these weights; default: the store's promoted weights for this host, else the analytical model.
+        #[arg(long)]
+        weights: Option<PathBuf>,
+        /// Write the last round's fine-tuned weights here.
+        #[arg(long)]
+        weights_out: Option<PathBuf>,
+        /// Search budget of each round's pick, in milliseconds.
+        #[arg(long, default_value_t = 5000)]
+        budget_ms: u64,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long, default_value = "local")]
+        agent: String,
+        /// Timing passes over each batch, pick and expert schedule.
+        #[arg(long, default_value_t = 2)]
+        timing_passes: usize,
     },
     /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
     Bootstrap {
@@ -193,6 +235,55 @@ fn main() -> Result<()> {
                 let times: String =
                     measurements.iter().map(|m| m[i].map_or(" failed |".to_string(), |s| format!(" {:.3} |", s * 1e3))).collect();
                 println!("| {} |{times}", path.display());
+            }
+        }
+        Command::Autotune { db, app, rounds, batches, schedules, epochs, weights, weights_out, budget_ms, seed, agent, timing_passes } => {
+            let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
+            let app = apps::build(&app, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {app}"))?;
+            let start = choose_network(weights.as_deref(), Some(&store), &HostFingerprint::detect()?.key())?;
+            println!("autotuning {} from the {} model", app.name, start.why);
+            let defaults = RetrainOptions::for_host();
+            let options = AutotuneOptions {
+                app,
+                rounds,
+                batches,
+                sampling: SamplingOptions { schedules, ..SamplingOptions::default() },
+                timing_passes,
+                agent,
+                epochs,
+                train: TrainOptions {
+                    learning_rate: defaults.learning_rate,
+                    ranking_weight: defaults.ranking_weight,
+                    seed,
+                    ..TrainOptions::default()
+                },
+                members: defaults.members,
+                search: BeamOptions { seed, budget: Duration::from_millis(budget_ms), ..BeamOptions::default() },
+            };
+            println!("| round | timed | failed | app samples | best sampled (ms) | autoscheduled (ms) | expert (ms) | expert / autoscheduled | model |");
+            println!("|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+            let ms = |s: Option<f64>| s.map_or("–".to_string(), |s| format!("{:.3}", s * 1e3));
+            let tuned = autotune(&mut store, &mut runner(), start, &options, |r| {
+                println!(
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    r.round,
+                    r.timed,
+                    r.failed,
+                    r.app_samples,
+                    ms(r.best_sampled_seconds),
+                    ms(r.pick_seconds),
+                    ms(r.expert_seconds),
+                    r.pick_speedup().map_or("–".to_string(), |x| format!("{x:.2}")),
+                    r.model
+                );
+            })?;
+            match tuned.first_round_beating_the_expert() {
+                Some(round) => println!("the autoscheduled schedule beats the expert's from round {round}"),
+                None => println!("the autoscheduled schedule did not beat the expert's in {rounds} rounds"),
+            }
+            if let (Some(path), Some(network)) = (weights_out, &tuned.network) {
+                trainer::WeightsFile::of(network, &tuned.label).write(&path).with_context(|| format!("writing {}", path.display()))?;
+                println!("fine-tuned weights written to {}", path.display());
             }
         }
         Command::Bootstrap { work, rounds, first_round, epochs } => {

@@ -1,0 +1,64 @@
+//! Autotuning one app end to end: its schedules sampled and timed in the
+//! real isolated runner into a real SQLite store, a real network
+//! fine-tuned on them, each round's pick timed beside the expert schedule.
+
+use benchmark_agent::autotune::{autotune, AutotuneOptions};
+use benchmark_agent::SamplingOptions;
+use codegen::runner::{Runner, RunnerOptions};
+use data::{HostFingerprint, Store};
+use search::BeamOptions;
+use std::time::Duration;
+use trainer::{choose_network, TrainOptions};
+
+fn options() -> AutotuneOptions {
+    AutotuneOptions {
+        app: apps::build("blur", apps::Size::Small, &compiler::Target::host()).unwrap(),
+        rounds: 2,
+        batches: 1,
+        sampling: SamplingOptions { schedules: 4, budget: Duration::from_millis(200), ..SamplingOptions::default() },
+        timing_passes: 1,
+        agent: "test".into(),
+        epochs: 5,
+        train: TrainOptions { learning_rate: 1e-3, ranking_weight: 100.0, ..TrainOptions::default() },
+        members: 1,
+        search: BeamOptions { budget: Duration::from_millis(500), ..BeamOptions::default() },
+    }
+}
+
+#[test]
+fn autotuning_fine_tunes_on_the_apps_samples_and_resumes_to_the_same_weights() {
+    tch::set_num_threads(1);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("train.sqlite")).unwrap();
+    let mut runner = Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() });
+    let host = HostFingerprint::detect().unwrap().key();
+    let start = choose_network(None, Some(&store), &host).unwrap();
+    let first = autotune(&mut store, &mut runner, start, &options(), |_| {}).unwrap();
+
+    let rounds = &first.rounds;
+    assert_eq!(rounds.len(), 3, "round 0 and two rounds");
+    assert!(rounds[0].model.starts_with("analytical"), "{}", rounds[0].model);
+    assert_eq!((rounds[0].timed, rounds[0].app_samples), (0, 0), "round 0 samples nothing");
+    for r in rounds {
+        assert!(r.pick_seconds.is_some_and(|s| s > 0.0) && r.expert_seconds.is_some_and(|s| s > 0.0), "{r:?}");
+        assert_eq!(r.failed, 0, "{r:?}");
+    }
+    assert!(rounds[1].timed >= 2, "{:?}", rounds[1]);
+    assert_eq!(rounds[1].app_samples as u64, rounds[1].timed, "every timed sample of the app is read back for training");
+    assert_eq!(rounds[2].app_samples as u64, rounds[1].timed + rounds[2].timed);
+    assert!(rounds[1].model.starts_with("fine-tuned on blur through round 1"), "{}", rounds[1].model);
+    assert!(rounds[2].best_sampled_seconds <= rounds[1].best_sampled_seconds, "the best so far never gets slower");
+    assert_eq!(
+        first.first_round_beating_the_expert(),
+        rounds.iter().find(|r| r.expert_seconds.unwrap() > r.pick_seconds.unwrap()).map(|r| r.round)
+    );
+    let tuned = first.network.expect("a fine-tuned network");
+
+    // Again on the same store: every batch is stored already, and the
+    // rounds fine-tune on the same samples to the same weights.
+    let start = choose_network(None, Some(&store), &host).unwrap();
+    let second = autotune(&mut store, &mut runner, start, &options(), |_| {}).unwrap();
+    assert!(second.rounds.iter().all(|r| r.timed == 0), "no batch timed twice");
+    assert_eq!(second.rounds.iter().map(|r| r.app_samples).collect::<Vec<_>>(), rounds.iter().map(|r| r.app_samples).collect::<Vec<_>>());
+    assert_eq!(second.network.expect("a fine-tuned network").values(), tuned.values());
+}
