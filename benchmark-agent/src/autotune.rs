@@ -18,7 +18,7 @@
 //! the samples of the rounds up to its own, one torch thread giving the
 //! same weights each time.
 
-use crate::generate::{generate, GenerateOptions};
+use crate::generate::{generate, work_id, GenerateOptions};
 use crate::measure::time_in_rotation;
 use crate::records::pipeline_record;
 use crate::sampling::SamplingOptions;
@@ -28,8 +28,9 @@ use compiler::Target;
 use data::{HostFingerprint, Outcome, Store};
 use featurizer::Dag;
 use search::{autoschedule, Analytical, BeamOptions, CostModel, Machine};
+use trainer::metrics::{analytical_predictions, metrics_of, predictions};
 use trainer::retrain::calibrated;
-use trainer::{fine_tune, ChosenNetwork, CostNetwork, LearnedModel, TrainOptions};
+use trainer::{fine_tune, ChosenNetwork, CostNetwork, LearnedModel, StoredPipeline, TrainOptions};
 
 /// What to autotune, and how hard.
 #[derive(Clone, Debug)]
@@ -40,9 +41,12 @@ pub struct AutotuneOptions {
     /// Batches of sampled schedules per round.
     pub batches: u64,
     pub sampling: SamplingOptions,
-    /// Timing passes over each batch, and over each round's pick and the
-    /// expert schedule (the best time over the passes is kept).
+    /// Timing passes over each batch (the best time over the passes is kept).
     pub timing_passes: usize,
+    /// Timing passes over each round's pick and the expert schedule, in
+    /// rotation: two schedules a round can afford more than a batch, and
+    /// whether the pick beats the expert often turns on a few percent.
+    pub pick_timing_passes: usize,
     /// The agent's name in the work ids.
     pub agent: String,
     /// Fine-tuning epochs per round over the app's samples (one step each).
@@ -67,9 +71,14 @@ pub struct AutotuneRound {
     /// Schedules timed in this round's batches, and those that failed.
     pub timed: u64,
     pub failed: u64,
-    /// Measured samples of the app in the store after the round.
+    /// Measured samples of the app in the store after the round (that the
+    /// trainer can read back).
     pub app_samples: usize,
-    /// The fastest sampled schedule measured so far, in seconds.
+    /// How well the model that sampled this round's batches orders them
+    /// (pairwise accuracy, before it is fine-tuned on them): whether it
+    /// is learning the app. `None` in round 0.
+    pub sampler_pairwise: Option<f64>,
+    /// The fastest schedule sampled so far, in seconds.
     pub best_sampled_seconds: Option<f64>,
     /// The autoscheduler's schedule of the app with this round's model.
     pub pick_seconds: Option<f64>,
@@ -82,6 +91,11 @@ impl AutotuneRound {
     pub fn pick_speedup(&self) -> Option<f64> {
         Some(self.expert_seconds? / self.pick_seconds?)
     }
+
+    /// The best sampled schedule's speed over the expert's.
+    pub fn best_sampled_speedup(&self) -> Option<f64> {
+        Some(self.expert_seconds? / self.best_sampled_seconds?)
+    }
 }
 
 /// What autotuning gave.
@@ -91,12 +105,20 @@ pub struct Autotuned {
     pub network: Option<CostNetwork>,
     /// Its label, for a weights file.
     pub label: String,
+    /// The fastest schedule sampled in any round: its text and seconds
+    /// (what autotuning gives when the pick is slower).
+    pub best_sampled: Option<(String, f64)>,
 }
 
 impl Autotuned {
     /// The first round whose pick beats the expert schedule.
     pub fn first_round_beating_the_expert(&self) -> Option<u32> {
         self.rounds.iter().find(|r| r.pick_speedup().is_some_and(|s| s > 1.0)).map(|r| r.round)
+    }
+
+    /// The first round after which a sampled schedule beats it.
+    pub fn first_round_sampling_beyond_the_expert(&self) -> Option<u32> {
+        self.rounds.iter().find(|r| r.best_sampled_speedup().is_some_and(|s| s > 1.0)).map(|r| r.round)
     }
 }
 
@@ -114,9 +136,14 @@ pub fn autotune(
     let host_key = HostFingerprint::detect()?.key();
     let workload = Workload::from_app(&options.app);
     let app_hash = pipeline_record(&Dag::new(&workload.pipeline, &target)?, &workload).hash;
+    let started_from = match &start.network {
+        Some(_) => format!("weights {:?}", start.version),
+        None => "the analytical model".to_string(),
+    };
     let (mut network, mut label) = (start.network, start.why);
     let mut expert_seconds: Option<f64> = None;
     let mut rounds = vec![];
+    let mut best_sampled: Option<(String, f64)> = None;
     for round in 0..=options.rounds {
         let (mut timed, mut failed) = (0, 0);
         if round > 0 {
@@ -132,18 +159,37 @@ pub fn autotune(
             let stats = generate(store, model_of(&network, &label, &target).as_mut(), runner, &generate_options, |_| {})?;
             timed = stats.measured;
             failed = stats.failed.values().sum();
+            for batch in generate_options.first_seed..generate_options.first_seed + options.batches {
+                let id = work_id(&options.agent, round, Some(&options.app), batch);
+                for (_, text, seconds) in store.report_runtimes(&id, &host_key)? {
+                    if best_sampled.as_ref().is_none_or(|(_, best)| seconds < *best) {
+                        best_sampled = Some((text, seconds));
+                    }
+                }
+            }
         }
-        let app = trainer::dataset::load_pipeline(store, &host_key, &target, &app_hash, round).map_err(trainer::RetrainError::from)?;
+        let load =
+            |rounds| trainer::dataset::load_pipeline(store, &host_key, &target, &app_hash, rounds).map_err(trainer::RetrainError::from);
+        let sampler_pairwise = match load(round..=round)? {
+            Some(batch) if round > 0 => Some(pairwise_accuracy(network.as_ref(), &batch, &target)?),
+            _ => None,
+        };
+        let app = load(0..=round)?;
         if let (true, Some(app)) = (round > 0, &app) {
             let start = match network.take() {
                 Some(network) => network,
                 None => calibrated(CostNetwork::starting_from_analytical(options.members, options.train.seed), std::slice::from_ref(app))?,
             };
             network = Some(fine_tune(start, &[&app.samples], options.epochs, &options.train).map_err(trainer::RetrainError::from)?);
-            label = format!("fine-tuned on {} through round {round} ({} samples)", options.app.name, app.samples.schedules.len());
+            label = format!(
+                "fine-tuned on {} through round {round} ({} samples, {} epochs a round), from {started_from}",
+                options.app.name,
+                app.samples.schedules.len(),
+                options.epochs
+            );
         }
         let pick = autoschedule(&workload.pipeline, &target, model_of(&network, &label, &target).as_mut(), &options.search, 0)?.schedule;
-        let times = time_in_rotation(runner, &workload, &[&pick, &options.app.expert], options.timing_passes, &|| false);
+        let times = time_in_rotation(runner, &workload, &[&pick, &options.app.expert], options.pick_timing_passes, &|| false);
         let seconds = |outcome: &Outcome| match outcome {
             Outcome::Measured(r) => Some(r.min_s),
             Outcome::Failed(_) => None,
@@ -151,21 +197,21 @@ pub fn autotune(
         if let Some(expert) = seconds(&times[1].1) {
             expert_seconds = Some(expert_seconds.map_or(expert, |best| best.min(expert)));
         }
-        let measured: Vec<f64> = app.iter().flat_map(|a| a.samples.schedules.iter().map(|s| s.runtime_seconds)).collect();
         let report = AutotuneRound {
             round,
             model: label.clone(),
             timed,
             failed,
-            app_samples: measured.len(),
-            best_sampled_seconds: measured.iter().copied().min_by(f64::total_cmp),
+            app_samples: app.as_ref().map_or(0, |a| a.samples.schedules.len()),
+            best_sampled_seconds: best_sampled.as_ref().map(|(_, seconds)| *seconds),
+            sampler_pairwise,
             pick_seconds: seconds(&times[0].1),
             expert_seconds,
         };
         each(&report);
         rounds.push(report);
     }
-    Ok(Autotuned { rounds, network, label })
+    Ok(Autotuned { rounds, network, label, best_sampled })
 }
 
 /// The cost model of the current network, or the analytical model.
@@ -174,4 +220,15 @@ fn model_of(network: &Option<CostNetwork>, label: &str, target: &Target) -> Box<
         Some(network) => Box::new(LearnedModel::new(network.clone(), label)),
         None => Box::new(Analytical::new(Machine::typical(target.threads))),
     }
+}
+
+/// The pairwise accuracy of `network` (`None`: the analytical model) on
+/// `batch`'s measured schedules.
+fn pairwise_accuracy(network: Option<&CostNetwork>, batch: &StoredPipeline, target: &Target) -> Result<f64, AgentError> {
+    let batch = std::slice::from_ref(batch);
+    let predictions = match network {
+        Some(network) => predictions(network, batch).map_err(trainer::RetrainError::from)?,
+        None => analytical_predictions(batch, &Machine::typical(target.threads)),
+    };
+    Ok(metrics_of(&predictions).pairwise_accuracy)
 }

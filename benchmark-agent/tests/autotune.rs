@@ -17,6 +17,7 @@ fn options() -> AutotuneOptions {
         batches: 1,
         sampling: SamplingOptions { schedules: 4, budget: Duration::from_millis(200), ..SamplingOptions::default() },
         timing_passes: 1,
+        pick_timing_passes: 2,
         agent: "test".into(),
         epochs: 5,
         train: TrainOptions { learning_rate: 1e-3, ranking_weight: 100.0, ..TrainOptions::default() },
@@ -47,10 +48,19 @@ fn autotuning_fine_tunes_on_the_apps_samples_and_resumes_to_the_same_weights() {
     assert_eq!(rounds[1].app_samples as u64, rounds[1].timed, "every timed sample of the app is read back for training");
     assert_eq!(rounds[2].app_samples as u64, rounds[1].timed + rounds[2].timed);
     assert!(rounds[1].model.starts_with("fine-tuned on blur through round 1"), "{}", rounds[1].model);
+    assert!(rounds[0].sampler_pairwise.is_none());
+    assert!(rounds[1..].iter().all(|r| r.sampler_pairwise.is_some_and(|a| (0.0..=1.0).contains(&a))), "{rounds:?}");
     assert!(rounds[2].best_sampled_seconds <= rounds[1].best_sampled_seconds, "the best so far never gets slower");
     assert_eq!(
         first.first_round_beating_the_expert(),
         rounds.iter().find(|r| r.expert_seconds.unwrap() > r.pick_seconds.unwrap()).map(|r| r.round)
+    );
+    let (text, seconds) = first.best_sampled.clone().expect("a fastest sampled schedule");
+    assert_eq!(Some(seconds), rounds[2].best_sampled_seconds);
+    assert!(text.parse::<compiler::Schedule>().is_ok(), "the fastest sampled schedule's text reads back:\n{text}");
+    assert_eq!(
+        first.first_round_sampling_beyond_the_expert(),
+        rounds.iter().find(|r| r.best_sampled_seconds.is_some_and(|s| s < r.expert_seconds.unwrap())).map(|r| r.round)
     );
     let tuned = first.network.expect("a fine-tuned network");
 

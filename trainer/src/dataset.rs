@@ -139,20 +139,20 @@ pub fn load(store: &Store, host_key: &str, target: &Target, held_out_percent: u3
 }
 
 /// The measured samples of one pipeline (by hash) on `host_key` from the
-/// bootstrap rounds up to `last_round`, rebuilt and checked as [`load`]
-/// does, whatever its split; `None` when fewer than two can be trained on.
+/// bootstrap rounds `rounds`, rebuilt and checked as [`load`] does,
+/// whatever its split; `None` when fewer than two can be trained on.
 pub fn load_pipeline(
     store: &Store,
     host_key: &str,
     target: &Target,
     pipeline_hash: &str,
-    last_round: u32,
+    rounds: std::ops::RangeInclusive<u32>,
 ) -> Result<Option<StoredPipeline>, DatasetError> {
     let sources: HashMap<String, PipelineSource> =
         store.pipelines()?.into_iter().filter(|p| p.hash == pipeline_hash).map(|p| (p.hash, p.source)).collect();
     let stored = store.samples_for_training(host_key, store_layout(&PIPELINE_LAYOUT), store_layout(&SCHEDULE_LAYOUT))?;
     Ok(stored.into_iter().find(|p| p.pipeline_hash == pipeline_hash).and_then(|mut p| {
-        p.samples.retain(|s| s.round <= last_round);
+        p.samples.retain(|s| rounds.contains(&s.round));
         usable(&sources, target, p).ok()
     }))
 }

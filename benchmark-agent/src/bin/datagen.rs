@@ -132,6 +132,9 @@ enum Command {
         /// Write the last round's fine-tuned weights here.
         #[arg(long)]
         weights_out: Option<PathBuf>,
+        /// Write the fastest sampled schedule here (schedule text).
+        #[arg(long)]
+        schedule_out: Option<PathBuf>,
         /// Search budget of each round's pick, in milliseconds.
         #[arg(long, default_value_t = 5000)]
         budget_ms: u64,
@@ -139,9 +142,12 @@ enum Command {
         seed: u64,
         #[arg(long, default_value = "local")]
         agent: String,
-        /// Timing passes over each batch, pick and expert schedule.
+        /// Timing passes over each batch.
         #[arg(long, default_value_t = 2)]
         timing_passes: usize,
+        /// Timing passes over each round's pick and the expert schedule (in rotation).
+        #[arg(long, default_value_t = 6)]
+        pick_timing_passes: usize,
     },
     /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
     Bootstrap {
@@ -237,7 +243,22 @@ fn main() -> Result<()> {
                 println!("| {} |{times}", path.display());
             }
         }
-        Command::Autotune { db, app, rounds, batches, schedules, epochs, weights, weights_out, budget_ms, seed, agent, timing_passes } => {
+        Command::Autotune {
+            db,
+            app,
+            rounds,
+            batches,
+            schedules,
+            epochs,
+            weights,
+            weights_out,
+            schedule_out,
+            budget_ms,
+            seed,
+            agent,
+            timing_passes,
+            pick_timing_passes,
+        } => {
             let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
             let app = apps::build(&app, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {app}"))?;
             let start = choose_network(weights.as_deref(), Some(&store), &HostFingerprint::detect()?.key())?;
@@ -249,6 +270,7 @@ fn main() -> Result<()> {
                 batches,
                 sampling: SamplingOptions { schedules, ..SamplingOptions::default() },
                 timing_passes,
+                pick_timing_passes,
                 agent,
                 epochs,
                 train: TrainOptions {
@@ -260,16 +282,19 @@ fn main() -> Result<()> {
                 members: defaults.members,
                 search: BeamOptions { seed, budget: Duration::from_millis(budget_ms), ..BeamOptions::default() },
             };
-            println!("| round | timed | failed | app samples | best sampled (ms) | autoscheduled (ms) | expert (ms) | expert / autoscheduled | model |");
-            println!("|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+            println!(
+                "| round | timed | failed | app samples | sampler's pairwise accuracy | best sampled (ms) | autoscheduled (ms) | expert (ms) | expert / autoscheduled | model |"
+            );
+            println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
             let ms = |s: Option<f64>| s.map_or("–".to_string(), |s| format!("{:.3}", s * 1e3));
             let tuned = autotune(&mut store, &mut runner(), start, &options, |r| {
                 println!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     r.round,
                     r.timed,
                     r.failed,
                     r.app_samples,
+                    r.sampler_pairwise.map_or("–".to_string(), |a| format!("{a:.3}")),
                     ms(r.best_sampled_seconds),
                     ms(r.pick_seconds),
                     ms(r.expert_seconds),
@@ -278,8 +303,17 @@ fn main() -> Result<()> {
                 );
             })?;
             match tuned.first_round_beating_the_expert() {
-                Some(round) => println!("the autoscheduled schedule beats the expert's from round {round}"),
+                Some(round) => println!("the autoscheduled schedule first beats the expert's in round {round}"),
                 None => println!("the autoscheduled schedule did not beat the expert's in {rounds} rounds"),
+            }
+            match tuned.first_round_sampling_beyond_the_expert() {
+                Some(round) => println!("a sampled schedule first beats the expert's in round {round}"),
+                None => println!("no sampled schedule beat the expert's in {rounds} rounds"),
+            }
+            if let (Some(path), Some((text, seconds))) = (schedule_out, &tuned.best_sampled) {
+                std::fs::write(&path, format!("# the fastest sampled schedule of {}: {:.3} ms\n{text}", options.app.name, seconds * 1e3))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                println!("the fastest sampled schedule ({:.3} ms) written to {}", seconds * 1e3, path.display());
             }
             if let (Some(path), Some(network)) = (weights_out, &tuned.network) {
                 trainer::WeightsFile::of(network, &tuned.label).write(&path).with_context(|| format!("writing {}", path.display()))?;
