@@ -4,7 +4,10 @@
 //! app so far, autoschedule the app with the fine-tuned network and time
 //! that schedule beside the app's expert schedule). The question it answers
 //! is how many rounds the autoscheduler needs before its own schedule of
-//! the app beats the expert's on this machine.
+//! the app beats the expert's on this machine. Autotuning's answer is the
+//! fastest schedule it has measured, sampled or picked, so it is never
+//! slower than round 0's pick: a network fine-tuned on one app can misjudge
+//! schedules far from its samples and pick worse than before.
 //!
 //! Round 0 samples nothing: it is the autoscheduler as it stands (the
 //! starting weights, or the analytical model when there are none), the
@@ -80,6 +83,11 @@ pub struct AutotuneRound {
     pub sampler_pairwise: Option<f64>,
     /// The fastest schedule sampled so far, in seconds.
     pub best_sampled_seconds: Option<f64>,
+    /// The fastest schedule measured so far, sampled or picked: what
+    /// autotuning answers after this round, never slower than round 0's
+    /// pick. (Picks are timed with more passes than samples, so a pick's
+    /// best time is a little more likely to be its fastest.)
+    pub best_seconds: Option<f64>,
     /// The autoscheduler's schedule of the app with this round's model.
     pub pick_seconds: Option<f64>,
     /// The expert schedule, the best of its timings so far.
@@ -92,9 +100,9 @@ impl AutotuneRound {
         Some(self.expert_seconds? / self.pick_seconds?)
     }
 
-    /// The best sampled schedule's speed over the expert's.
-    pub fn best_sampled_speedup(&self) -> Option<f64> {
-        Some(self.expert_seconds? / self.best_sampled_seconds?)
+    /// The speed of the fastest schedule measured so far over the expert's.
+    pub fn best_speedup(&self) -> Option<f64> {
+        Some(self.expert_seconds? / self.best_seconds?)
     }
 }
 
@@ -105,9 +113,9 @@ pub struct Autotuned {
     pub network: Option<CostNetwork>,
     /// Its label, for a weights file.
     pub label: String,
-    /// The fastest schedule sampled in any round: its text and seconds
-    /// (what autotuning gives when the pick is slower).
-    pub best_sampled: Option<(String, f64)>,
+    /// The fastest schedule measured in any round, sampled or picked: its
+    /// text and seconds (autotuning's answer).
+    pub best: Option<(String, f64)>,
 }
 
 impl Autotuned {
@@ -116,9 +124,9 @@ impl Autotuned {
         self.rounds.iter().find(|r| r.pick_speedup().is_some_and(|s| s > 1.0)).map(|r| r.round)
     }
 
-    /// The first round after which a sampled schedule beats it.
-    pub fn first_round_sampling_beyond_the_expert(&self) -> Option<u32> {
-        self.rounds.iter().find(|r| r.best_sampled_speedup().is_some_and(|s| s > 1.0)).map(|r| r.round)
+    /// The first round after which the fastest schedule measured beats it.
+    pub fn first_round_autotuned_beyond_the_expert(&self) -> Option<u32> {
+        self.rounds.iter().find(|r| r.best_speedup().is_some_and(|s| s > 1.0)).map(|r| r.round)
     }
 }
 
@@ -143,7 +151,8 @@ pub fn autotune(
     let (mut network, mut label) = (start.network, start.why);
     let mut expert_seconds: Option<f64> = None;
     let mut rounds = vec![];
-    let mut best_sampled: Option<(String, f64)> = None;
+    let mut best_sampled: Option<f64> = None;
+    let mut best: Option<(String, f64)> = None;
     for round in 0..=options.rounds {
         let (mut timed, mut failed) = (0, 0);
         if round > 0 {
@@ -162,9 +171,8 @@ pub fn autotune(
             for batch in generate_options.first_seed..generate_options.first_seed + options.batches {
                 let id = work_id(&options.agent, round, Some(&options.app), batch);
                 for (_, text, seconds) in store.report_runtimes(&id, &host_key)? {
-                    if best_sampled.as_ref().is_none_or(|(_, best)| seconds < *best) {
-                        best_sampled = Some((text, seconds));
-                    }
+                    best_sampled = Some(best_sampled.map_or(seconds, |fastest: f64| fastest.min(seconds)));
+                    keep_if_fastest(&mut best, &text, seconds);
                 }
             }
         }
@@ -194,6 +202,10 @@ pub fn autotune(
             Outcome::Measured(r) => Some(r.min_s),
             Outcome::Failed(_) => None,
         };
+        let pick_seconds = seconds(&times[0].1);
+        if let Some(pick_seconds) = pick_seconds {
+            keep_if_fastest(&mut best, &pick.to_string(), pick_seconds);
+        }
         if let Some(expert) = seconds(&times[1].1) {
             expert_seconds = Some(expert_seconds.map_or(expert, |best| best.min(expert)));
         }
@@ -203,15 +215,23 @@ pub fn autotune(
             timed,
             failed,
             app_samples: app.as_ref().map_or(0, |a| a.samples.schedules.len()),
-            best_sampled_seconds: best_sampled.as_ref().map(|(_, seconds)| *seconds),
+            best_sampled_seconds: best_sampled,
+            best_seconds: best.as_ref().map(|(_, seconds)| *seconds),
             sampler_pairwise,
-            pick_seconds: seconds(&times[0].1),
+            pick_seconds,
             expert_seconds,
         };
         each(&report);
         rounds.push(report);
     }
-    Ok(Autotuned { rounds, network, label, best_sampled })
+    Ok(Autotuned { rounds, network, label, best })
+}
+
+/// Keeps `text` as the fastest schedule when it is faster than `best`'s.
+fn keep_if_fastest(best: &mut Option<(String, f64)>, text: &str, seconds: f64) {
+    if best.as_ref().is_none_or(|(_, fastest)| seconds < *fastest) {
+        *best = Some((text.to_string(), seconds));
+    }
 }
 
 /// The cost model of the current network, or the analytical model.

@@ -50,17 +50,22 @@ fn autotuning_fine_tunes_on_the_apps_samples_and_resumes_to_the_same_weights() {
     assert!(rounds[1].model.starts_with("fine-tuned on blur through round 1"), "{}", rounds[1].model);
     assert!(rounds[0].sampler_pairwise.is_none());
     assert!(rounds[1..].iter().all(|r| r.sampler_pairwise.is_some_and(|a| (0.0..=1.0).contains(&a))), "{rounds:?}");
-    assert!(rounds[2].best_sampled_seconds <= rounds[1].best_sampled_seconds, "the best so far never gets slower");
+    assert!(rounds[2].best_sampled_seconds <= rounds[1].best_sampled_seconds, "the best sample so far never gets slower");
+    assert_eq!(rounds[0].best_seconds, rounds[0].pick_seconds, "round 0's answer is its pick");
+    for (before, after) in rounds.iter().zip(&rounds[1..]) {
+        let fastest = [before.best_seconds, after.best_sampled_seconds, after.pick_seconds].into_iter().flatten().min_by(f64::total_cmp);
+        assert_eq!(after.best_seconds, fastest, "the answer is the fastest measured so far: {after:?}");
+    }
     assert_eq!(
         first.first_round_beating_the_expert(),
         rounds.iter().find(|r| r.expert_seconds.unwrap() > r.pick_seconds.unwrap()).map(|r| r.round)
     );
-    let (text, seconds) = first.best_sampled.clone().expect("a fastest sampled schedule");
-    assert_eq!(Some(seconds), rounds[2].best_sampled_seconds);
-    assert!(text.parse::<compiler::Schedule>().is_ok(), "the fastest sampled schedule's text reads back:\n{text}");
+    let (text, seconds) = first.best.clone().expect("a fastest schedule");
+    assert_eq!(Some(seconds), rounds[2].best_seconds);
+    assert!(text.parse::<compiler::Schedule>().is_ok(), "the fastest schedule's text reads back:\n{text}");
     assert_eq!(
-        first.first_round_sampling_beyond_the_expert(),
-        rounds.iter().find(|r| r.best_sampled_seconds.is_some_and(|s| s < r.expert_seconds.unwrap())).map(|r| r.round)
+        first.first_round_autotuned_beyond_the_expert(),
+        rounds.iter().find(|r| r.best_seconds.unwrap() < r.expert_seconds.unwrap()).map(|r| r.round)
     );
     let tuned = first.network.expect("a fine-tuned network");
 

@@ -132,7 +132,7 @@ enum Command {
         /// Write the last round's fine-tuned weights here.
         #[arg(long)]
         weights_out: Option<PathBuf>,
-        /// Write the fastest sampled schedule here (schedule text).
+        /// Write the fastest schedule measured (sampled or picked) here, as schedule text.
         #[arg(long)]
         schedule_out: Option<PathBuf>,
         /// Search budget of each round's pick, in milliseconds.
@@ -283,13 +283,14 @@ fn main() -> Result<()> {
                 search: BeamOptions { seed, budget: Duration::from_millis(budget_ms), ..BeamOptions::default() },
             };
             println!(
-                "| round | timed | failed | app samples | sampler's pairwise accuracy | best sampled (ms) | autoscheduled (ms) | expert (ms) | expert / autoscheduled | model |"
+                "| round | timed | failed | app samples | sampler's pairwise accuracy | best sampled (ms) | autoscheduled (ms) | best so far (ms) | expert (ms) | expert / autoscheduled | expert / best so far | model |"
             );
-            println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+            println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
             let ms = |s: Option<f64>| s.map_or("–".to_string(), |s| format!("{:.3}", s * 1e3));
+            let ratio = |x: Option<f64>| x.map_or("–".to_string(), |x| format!("{x:.2}"));
             let tuned = autotune(&mut store, &mut runner(), start, &options, |r| {
                 println!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     r.round,
                     r.timed,
                     r.failed,
@@ -297,8 +298,10 @@ fn main() -> Result<()> {
                     r.sampler_pairwise.map_or("–".to_string(), |a| format!("{a:.3}")),
                     ms(r.best_sampled_seconds),
                     ms(r.pick_seconds),
+                    ms(r.best_seconds),
                     ms(r.expert_seconds),
-                    r.pick_speedup().map_or("–".to_string(), |x| format!("{x:.2}")),
+                    ratio(r.pick_speedup()),
+                    ratio(r.best_speedup()),
                     r.model
                 );
             })?;
@@ -306,14 +309,14 @@ fn main() -> Result<()> {
                 Some(round) => println!("the autoscheduled schedule first beats the expert's in round {round}"),
                 None => println!("the autoscheduled schedule did not beat the expert's in {rounds} rounds"),
             }
-            match tuned.first_round_sampling_beyond_the_expert() {
-                Some(round) => println!("a sampled schedule first beats the expert's in round {round}"),
-                None => println!("no sampled schedule beat the expert's in {rounds} rounds"),
+            match tuned.first_round_autotuned_beyond_the_expert() {
+                Some(round) => println!("the fastest schedule measured first beats the expert's in round {round}"),
+                None => println!("no schedule measured beat the expert's in {rounds} rounds"),
             }
-            if let (Some(path), Some((text, seconds))) = (schedule_out, &tuned.best_sampled) {
-                std::fs::write(&path, format!("# the fastest sampled schedule of {}: {:.3} ms\n{text}", options.app.name, seconds * 1e3))
+            if let (Some(path), Some((text, seconds))) = (schedule_out, &tuned.best) {
+                std::fs::write(&path, format!("# the fastest schedule of {} measured: {:.3} ms\n{text}", options.app.name, seconds * 1e3))
                     .with_context(|| format!("writing {}", path.display()))?;
-                println!("the fastest sampled schedule ({:.3} ms) written to {}", seconds * 1e3, path.display());
+                println!("the fastest schedule measured ({:.3} ms) written to {}", seconds * 1e3, path.display());
             }
             if let (Some(path), Some(network)) = (weights_out, &tuned.network) {
                 trainer::WeightsFile::of(network, &tuned.label).write(&path).with_context(|| format!("writing {}", path.display()))?;
