@@ -288,23 +288,31 @@ fn main() -> Result<()> {
             println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
             let ms = |s: Option<f64>| s.map_or("–".to_string(), |s| format!("{:.3}", s * 1e3));
             let ratio = |x: Option<f64>| x.map_or("–".to_string(), |x| format!("{x:.2}"));
+            let bar =
+                indicatif::ProgressBar::new_spinner().with_message("round 0: timing the autoscheduler's pick beside the expert schedule");
+            bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")?);
+            bar.enable_steady_tick(Duration::from_millis(200));
             let tuned = autotune(&mut store, &mut runner(), start, &options, |r| {
-                println!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    r.round,
-                    r.timed,
-                    r.failed,
-                    r.app_samples,
-                    r.sampler_pairwise.map_or("–".to_string(), |a| format!("{a:.3}")),
-                    ms(r.best_sampled_seconds),
-                    ms(r.pick_seconds),
-                    ms(r.best_seconds),
-                    ms(r.expert_seconds),
-                    ratio(r.pick_speedup()),
-                    ratio(r.best_speedup()),
-                    r.model
-                );
+                bar.set_message(format!("round {} of {rounds}: sampling, fine-tuning, timing", r.round + 1));
+                bar.suspend(|| {
+                    println!(
+                        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                        r.round,
+                        r.timed,
+                        r.failed,
+                        r.app_samples,
+                        r.sampler_pairwise.map_or("–".to_string(), |a| format!("{a:.3}")),
+                        ms(r.best_sampled_seconds),
+                        ms(r.pick_seconds),
+                        ms(r.best_seconds),
+                        ms(r.expert_seconds),
+                        ratio(r.pick_speedup()),
+                        ratio(r.best_speedup()),
+                        r.model
+                    )
+                });
             })?;
+            bar.finish_and_clear();
             match tuned.first_round_beating_the_expert() {
                 Some(round) => println!("the autoscheduled schedule first beats the expert's in round {round}"),
                 None => println!("the autoscheduled schedule did not beat the expert's in {rounds} rounds"),
