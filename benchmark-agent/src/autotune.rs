@@ -33,7 +33,7 @@ use featurizer::Dag;
 use search::{autoschedule, Analytical, BeamOptions, CostModel, Machine};
 use trainer::metrics::{analytical_predictions, metrics_of, predictions};
 use trainer::retrain::calibrated;
-use trainer::{fine_tune, ChosenNetwork, CostNetwork, LearnedModel, StoredPipeline, TrainOptions};
+use trainer::{fine_tune, ChosenNetwork, CostNetwork, LearnedModel, PipelineSamples, StoredPipeline, TrainOptions};
 
 /// What to autotune, and how hard.
 #[derive(Clone, Debug)]
@@ -58,6 +58,11 @@ pub struct AutotuneOptions {
     /// Members of a network started from the analytical model (when no
     /// starting weights are given).
     pub members: usize,
+    /// Other pipelines' samples on this host (random pipelines of a
+    /// training store), one of which is rehearsed after each fine-tuning
+    /// step on the app, so the network keeps what it knew of schedules far
+    /// from the app's samples; empty: the app's samples alone.
+    pub rehearsal: Vec<PipelineSamples>,
     /// The autoscheduler's search for each round's pick.
     pub search: BeamOptions,
 }
@@ -188,7 +193,12 @@ pub fn autotune(
                 Some(network) => network,
                 None => calibrated(CostNetwork::starting_from_analytical(options.members, options.train.seed), std::slice::from_ref(app))?,
             };
-            network = Some(fine_tune(start, &[&app.samples], options.epochs, &options.train).map_err(trainer::RetrainError::from)?);
+            let rehearsal: Vec<&PipelineSamples> = options.rehearsal.iter().collect();
+            let first = (round as usize - 1) * options.epochs;
+            network = Some(
+                fine_tune(start, &[&app.samples], &rehearsal, first, options.epochs, &options.train)
+                    .map_err(trainer::RetrainError::from)?,
+            );
             label = format!(
                 "fine-tuned on {} through round {round} ({} samples, {} epochs a round), from {started_from}",
                 options.app.name,

@@ -3,11 +3,12 @@
 //! fine-tuned on them, each round's pick timed beside the expert schedule.
 
 use benchmark_agent::autotune::{autotune, AutotuneOptions};
-use benchmark_agent::SamplingOptions;
+use benchmark_agent::{generate as generate_samples, GenerateOptions, SamplingOptions};
 use codegen::runner::{Runner, RunnerOptions};
 use data::{HostFingerprint, Store};
-use search::BeamOptions;
+use search::{Analytical, BeamOptions, Machine};
 use std::time::Duration;
+use trainer::dataset::load;
 use trainer::{choose_network, TrainOptions};
 
 fn options() -> AutotuneOptions {
@@ -22,12 +23,13 @@ fn options() -> AutotuneOptions {
         epochs: 5,
         train: TrainOptions { learning_rate: 1e-3, ranking_weight: 100.0, ..TrainOptions::default() },
         members: 1,
+        rehearsal: vec![],
         search: BeamOptions { budget: Duration::from_millis(500), ..BeamOptions::default() },
     }
 }
 
 #[test]
-fn autotuning_fine_tunes_on_the_apps_samples_and_resumes_to_the_same_weights() {
+fn autotuning_fine_tunes_on_the_apps_samples_resumes_to_the_same_weights_and_can_rehearse_other_pipelines() {
     tch::set_num_threads(1);
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path().join("train.sqlite")).unwrap();
@@ -76,4 +78,24 @@ fn autotuning_fine_tunes_on_the_apps_samples_and_resumes_to_the_same_weights() {
     assert!(second.rounds.iter().all(|r| r.timed == 0), "no batch timed twice");
     assert_eq!(second.rounds.iter().map(|r| r.app_samples).collect::<Vec<_>>(), rounds.iter().map(|r| r.app_samples).collect::<Vec<_>>());
     assert_eq!(second.network.expect("a fine-tuned network").values(), tuned.values());
+
+    // Rehearsing random pipelines' samples trains on the same app samples
+    // to other weights.
+    let mut random = Store::open(dir.path().join("random.sqlite")).unwrap();
+    let generate = GenerateOptions {
+        first_seed: 3,
+        pipelines: 2,
+        round: 0,
+        agent: "test".into(),
+        sampling: options().sampling,
+        timing_passes: 1,
+        app: None,
+    };
+    generate_samples(&mut random, &mut Analytical::new(Machine::typical(2)), &mut runner, &generate, |_| {}).unwrap();
+    let rehearsal: Vec<_> = load(&random, &host, &compiler::Target::host(), 0).unwrap().train.into_iter().map(|p| p.samples).collect();
+    assert!(!rehearsal.is_empty());
+    let start = choose_network(None, Some(&store), &host).unwrap();
+    let rehearsed = autotune(&mut store, &mut runner, start, &AutotuneOptions { rehearsal, ..options() }, |_| {}).unwrap();
+    assert!(rehearsed.rounds.iter().all(|r| r.timed == 0), "the same app samples");
+    assert_ne!(rehearsed.network.expect("a fine-tuned network").values(), tuned.values());
 }

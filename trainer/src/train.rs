@@ -120,19 +120,27 @@ impl Trainer {
     }
 }
 
-/// `network` trained `epochs` passes over `pipelines` (one step per
-/// pipeline, in their order): fine-tuning on a few pipelines, such as the
-/// one app being autotuned.
+/// `network` fine-tuned on `focus` (such as the one app being
+/// autotuned): each of `epochs` epochs takes one step on every `focus`
+/// pipeline, then one on the next `alongside` pipeline in rotation
+/// (starting at `first_alongside`), so that what the network knows of
+/// other pipelines is rehearsed as it learns the focus; `alongside` may be
+/// empty.
 pub fn fine_tune(
     network: CostNetwork,
-    pipelines: &[&PipelineSamples],
+    focus: &[&PipelineSamples],
+    alongside: &[&PipelineSamples],
+    first_alongside: usize,
     epochs: usize,
     options: &TrainOptions,
 ) -> Result<CostNetwork, TrainError> {
     let mut trainer = Trainer::new(network, options)?;
-    for _ in 0..epochs {
-        for samples in pipelines {
+    for epoch in 0..epochs {
+        for samples in focus {
             trainer.step(samples)?;
+        }
+        if !alongside.is_empty() {
+            trainer.step(alongside[(first_alongside + epoch) % alongside.len()])?;
         }
     }
     Ok(trainer.into_network())

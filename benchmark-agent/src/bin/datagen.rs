@@ -129,6 +129,9 @@ enum Command {
         /// Start from these weights; default: the store's promoted weights for this host, else the analytical model.
         #[arg(long)]
         weights: Option<PathBuf>,
+        /// Rehearse this training store's pipelines (this host's samples) while fine-tuning: one step on one of them after each step on the app.
+        #[arg(long)]
+        rehearse_db: Option<PathBuf>,
         /// Write the last round's fine-tuned weights here.
         #[arg(long)]
         weights_out: Option<PathBuf>,
@@ -251,6 +254,7 @@ fn main() -> Result<()> {
             schedules,
             epochs,
             weights,
+            rehearse_db,
             weights_out,
             schedule_out,
             budget_ms,
@@ -264,6 +268,15 @@ fn main() -> Result<()> {
             let start = choose_network(weights.as_deref(), Some(&store), &HostFingerprint::detect()?.key())?;
             println!("autotuning {} from the {} model", app.name, start.why);
             let defaults = RetrainOptions::for_host();
+            let rehearsal = match &rehearse_db {
+                Some(path) => {
+                    let other = Store::open(path).with_context(|| format!("opening {}", path.display()))?;
+                    let dataset = trainer::dataset::load(&other, &HostFingerprint::detect()?.key(), &defaults.target, 0)?;
+                    println!("rehearsing {} pipelines of {} while fine-tuning", dataset.train.len(), path.display());
+                    dataset.train.into_iter().map(|p| p.samples).collect()
+                }
+                None => vec![],
+            };
             let options = AutotuneOptions {
                 app,
                 rounds,
@@ -280,6 +293,7 @@ fn main() -> Result<()> {
                     ..TrainOptions::default()
                 },
                 members: defaults.members,
+                rehearsal,
                 search: BeamOptions { seed, budget: Duration::from_millis(budget_ms), ..BeamOptions::default() },
             };
             println!(
