@@ -265,13 +265,14 @@ fn main() -> Result<()> {
         } => {
             let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
             let app = apps::build(&app, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {app}"))?;
-            let start = choose_network(weights.as_deref(), Some(&store), &HostFingerprint::detect()?.key())?;
+            let host_key = HostFingerprint::detect()?.key();
+            let start = choose_network(weights.as_deref(), Some(&store), &host_key)?;
             println!("autotuning {} from the {} model", app.name, start.why);
             let defaults = RetrainOptions::for_host();
             let rehearsal = match &rehearse_db {
                 Some(path) => {
                     let other = Store::open(path).with_context(|| format!("opening {}", path.display()))?;
-                    let dataset = trainer::dataset::load(&other, &HostFingerprint::detect()?.key(), &defaults.target, 0)?;
+                    let dataset = trainer::dataset::load(&other, &host_key, &defaults.target, 0)?;
                     println!("rehearsing {} pipelines of {} while fine-tuning", dataset.train.len(), path.display());
                     dataset.train.into_iter().map(|p| p.samples).collect()
                 }
