@@ -4,6 +4,10 @@
 //! working sets). The fields follow Adams et al. 2019 (the 39 of their
 //! version 3), named here; the search computes them from a loop nest.
 //!
+//! Realizations and productions differ only for a Func stored outside the
+//! loop that computes it (a sliding window): each realization is computed
+//! once, in slides spread over its productions.
+//!
 //! The struct and [`SCHEDULE_LAYOUT`]'s names come from one list, so they
 //! cannot disagree; [`ScheduleFeatures::to_array`] gives them in layout
 //! order for a model.

@@ -7,7 +7,9 @@
 //! vectorized one), the parallel level's loops fused into one parallel
 //! loop, the vectorized loop, and the innermost level's other pure loops
 //! unrolled (a register tile's rows). A Func computed at a level of another
-//! stage's chain is `compute_at` that level's innermost loop. Splits of a
+//! stage's chain is `compute_at` that level's innermost loop, and
+//! `store_at` the innermost loop of the level it is stored at when that is
+//! an outer one (a sliding window). Splits of a
 //! pure definition shift their last tile inwards where the region at the
 //! estimates is at least a tile wide, as Halide's autoschedulers do (so
 //! nothing outside the region is computed, nor read by what is computed
@@ -23,7 +25,18 @@ use std::sync::Arc;
 pub fn to_schedule(dag: &Dag, root: &LoopNest) -> Schedule {
     let mut s = Schedule::new();
     walk_level(dag, root, &LoopLevel::Root, &mut s);
+    store_sliding(dag, root, &LoopLevel::Root, &mut s);
     s
+}
+
+/// Marks the Funcs `level` stores but a deeper level computes (sliding) as
+/// stored at `site`, the level's innermost loop.
+fn store_sliding(dag: &Dag, level: &LoopNest, site: &LoopLevel, s: &mut Schedule) {
+    for &g in &level.store_at {
+        if !level.children.iter().any(|c| c.stage.is_some_and(|c| dag.stage(c).node == g)) {
+            s.funcs.entry(dag.node(g).name.clone()).or_default().store = Some(site.clone());
+        }
+    }
 }
 
 /// Applies the chains computed at `level` (a node of another chain, or
@@ -156,6 +169,7 @@ fn apply_chain(dag: &Dag, top: &Arc<LoopNest>, site: &LoopLevel, s: &mut Schedul
             Some(var) => LoopLevel::At { func: func.clone(), stage: stage.index, var },
             None => site.clone(),
         };
+        store_sliding(dag, node, &inner_site, s);
         walk_level(dag, node, &inner_site, s);
     }
 }

@@ -135,10 +135,13 @@ impl Analytical {
         let arithmetic = (vector_ops / m.vector_ops_per_cycle + f.num_scalars / m.scalar_ops_per_cycle) * ops;
         let loads =
             vector_ops * f.vector_loads_per_vector + f.num_vectors * f.scalar_loads_per_vector + f.num_scalars * f.scalar_loads_per_scalar;
-        // Memory traffic, priced by where each production's footprint fits.
-        let footprint = f.unique_bytes_read_per_realization + f.bytes_at_realization;
+        // Memory traffic, priced by where each production's footprint fits
+        // (a sliding Func's production touches its share of a realization's).
+        let per_realization = f.unique_bytes_read_per_realization + f.bytes_at_realization;
+        let footprint =
+            if f.num_productions > f.num_realizations { per_realization * f.num_realizations / f.num_productions } else { per_realization };
         let per_byte = m.cycles_per_byte_for(footprint.max(f.working_set_at_production));
-        let traffic = f.num_productions * (f.unique_bytes_read_per_realization + f.bytes_at_realization) * per_byte;
+        let traffic = f.num_realizations * per_realization * per_byte;
         // The whole footprint streams from memory at least once.
         let cold = (f.bytes_at_root + f.unique_bytes_read_per_realization.min(f.bytes_at_root * 4.0)) * m.cycles_per_byte[3] * 0.25;
         let scatter = if f.vector_size > 1.0 && self.scatters.get(stage.index()).copied().unwrap_or(false) {

@@ -5,8 +5,11 @@
 //! it, computed at the root, or computed inside the loops of its single
 //! consuming subtree: at any level of a consumer's chain, either as the
 //! chain is or after tiling that level into outer tiles (where the Func is
-//! computed) and the tile's loops. Placements whose region does not shrink
-//! below the root's are pruned. Phase 1 tiles the Func's reductions for
+//! computed) and the tile's loops; where the compiler's sliding window
+//! applies (the level runs one serial loop along which the region moves
+//! forwards), also stored one level out and computed sliding, a line
+//! buffer. Placements whose region does not shrink below the root's are
+//! pruned. Phase 1 tiles the Func's reductions for
 //! registers (or leaves them as they are), then gives its root-level chains
 //! parallel outer tiles, enough for the machine's threads and not too many.
 
@@ -48,14 +51,18 @@ fn place(dag: &Dag, root: &Arc<LoopNest>, node: NodeId, nested: bool) -> Vec<Arc
     out.push(Arc::new(at_root));
     if nested && !n.is_output {
         let root_volume = Span::volume(&n.region_required);
-        place_inside(dag, root, node, root_volume, &mut out);
+        // A Func read by a sliding one, directly or not, does not slide
+        // itself: its window would start where that one's moved, a chain
+        // of windows the compiler cannot always prove moves forwards.
+        let may_slide = !consumers_of(dag, node).into_iter().any(|c| computed_sliding(dag, root, c));
+        place_inside(dag, root, node, root_volume, may_slide, &mut out);
     }
     out
 }
 
 /// Placements of `node` inside the single child of `at` that calls it,
 /// each returned as a new version of `at`.
-fn place_inside(dag: &Dag, at: &Arc<LoopNest>, node: NodeId, root_volume: i64, out: &mut Vec<Arc<LoopNest>>) {
+fn place_inside(dag: &Dag, at: &Arc<LoopNest>, node: NodeId, root_volume: i64, may_slide: bool, out: &mut Vec<Arc<LoopNest>>) {
     let callers: Vec<usize> = at.children.iter().enumerate().filter(|(_, c)| c.calls(dag, node)).map(|(i, _)| i).collect();
     if callers.len() != 1 || !at.inlined.is_empty() {
         return;
@@ -71,24 +78,36 @@ fn place_inside(dag: &Dag, at: &Arc<LoopNest>, node: NodeId, root_volume: i64, o
         copy.children[i] = c;
         Arc::new(copy)
     };
+    // Stored at `at`, computed in the child's loop and sliding along it.
+    let storing_here = |c: Arc<LoopNest>| {
+        let mut copy = at.copy_to_change_children();
+        copy.children[i] = c;
+        copy.store_at.push(node);
+        Arc::new(copy)
+    };
+    let mut place_at = |level: &Arc<LoopNest>| {
+        if let Some(placed) = compute_at(dag, level, node, root_volume, Storage::Here) {
+            out.push(with_child(placed));
+        }
+        if may_slide && slides(dag, level, node) {
+            if let Some(placed) = compute_at(dag, level, node, root_volume, Storage::Outside) {
+                out.push(storing_here(placed));
+            }
+        }
+    };
     // Computed at the child's level, as it is.
-    if let Some(placed) = compute_at(dag, child, node, root_volume) {
-        out.push(with_child(placed));
-    }
+    place_at(child);
     // Computed at outer tiles of the child's level.
     let pure: Vec<bool> = child.stage.map(|s| dag.stage(s).loops.iter().map(|l| !l.is_rvar).collect()).unwrap_or_default();
     let sizes: Vec<i64> = child.size.iter().zip(&pure).map(|(&s, &p)| if p { s } else { 1 }).collect();
     if sizes.iter().any(|&s| s > 1) && !child.parallel {
         for tiling in generate_tilings(&sizes, true) {
-            let tiled = tile(child, &tiling);
-            if let Some(placed) = compute_at(dag, &Arc::new(tiled), node, root_volume) {
-                out.push(with_child(placed));
-            }
+            place_at(&Arc::new(tile(child, &tiling)));
         }
     }
     // Deeper: inside the child's single calling child.
     let mut deeper = vec![];
-    place_inside(dag, child, node, root_volume, &mut deeper);
+    place_inside(dag, child, node, root_volume, may_slide, &mut deeper);
     out.extend(deeper.into_iter().map(with_child));
 }
 
@@ -103,9 +122,89 @@ pub fn tile(level: &LoopNest, outer: &[i64]) -> LoopNest {
     top
 }
 
-/// `level` with `node` computed (and stored) at it, unless its region
-/// there is no smaller than at the root.
-fn compute_at(dag: &Dag, level: &Arc<LoopNest>, node: NodeId, root_volume: i64) -> Option<Arc<LoopNest>> {
+/// Where a Func computed at a level is stored.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Storage {
+    /// At the level itself: each iteration computes the whole region.
+    Here,
+    /// At the level's parent (which the caller marks): the compiler's
+    /// sliding window computes, at each iteration after the first, only
+    /// what the earlier ones did not.
+    Outside,
+}
+
+/// Whether `node` computed at `level` and stored at its parent slides
+/// in the compiled code: `node` has no updates, `level` runs one serial
+/// pure loop of a pure definition (so that nothing else runs between
+/// storage and computation, and its tail shifts inwards),
+/// and from one iteration of that loop to the next the region `node` must
+/// provide moves forwards in exactly one dimension (the compiler's
+/// conditions, `compiler::lower::sliding_window`), overlapping the region
+/// before (else there is nothing to reuse): checked on the first four
+/// iterations and the last, at the estimates. The dimension is not the innermost, which
+/// `node` computes in whole vectors (a slide narrower than a vector would
+/// save nothing). The caller has checked that no Func reading `node`
+/// slides (see [`place`]).
+fn slides(dag: &Dag, level: &LoopNest, node: NodeId) -> bool {
+    if dag.node(node).stages.len() != 1 || level.parallel || level.innermost {
+        return false;
+    }
+    let stage = level.stage.map(|s| dag.stage(s));
+    let iterating: Vec<usize> = (0..level.size.len()).filter(|&i| level.size[i] > 1).collect();
+    let [i] = iterating.as_slice() else { return false };
+    // An update's splits guard their tails (`min` of a rising start and a
+    // falling remainder), which the compiler cannot prove moves forwards.
+    if stage.is_some_and(|s| s.loops[*i].is_rvar || s.index > 0) {
+        return false;
+    }
+    // The region at a few iterations: the first four and the last (a
+    // dimension that moves only every other step moves all the same).
+    let step = level.inner()[*i].extent();
+    let count = level.size[*i];
+    let mut at: Vec<i64> = (0..4.min(count)).collect();
+    at.push(count - 1);
+    at.dedup();
+    let regions: Vec<Vec<Span>> = at
+        .iter()
+        .map(|&k| {
+            let mut shifted = level.clone();
+            shifted.whole[*i] = Span::new(level.whole[*i].min + k * step, level.whole[*i].max + k * step);
+            shifted.region_required(dag, node, &mut RegionMemo::default())
+        })
+        .collect();
+    let moving: Vec<usize> = (0..regions[0].len()).filter(|&d| regions.iter().any(|r| r[d] != regions[0][d])).collect();
+    let [d] = moving.as_slice() else { return false };
+    let spans: Vec<Span> = regions.iter().map(|r| r[*d]).collect();
+    let forwards = spans.windows(2).all(|w| w[1].min >= w[0].min && w[1].max >= w[0].max);
+    *d > 0 && !spans[0].is_empty() && forwards && spans[1].min <= spans[0].max
+}
+
+/// The Funcs that read `node`, directly or through others.
+fn consumers_of(dag: &Dag, node: NodeId) -> Vec<NodeId> {
+    let mut found: Vec<NodeId> = vec![];
+    let mut pending = vec![node];
+    while let Some(n) = pending.pop() {
+        for &e in &dag.node(n).outgoing {
+            let c = dag.stage(dag.edge(e).consumer).node;
+            if c != node && !found.contains(&c) {
+                found.push(c);
+                pending.push(c);
+            }
+        }
+    }
+    found
+}
+
+/// Whether `level`'s subtree computes `node` at a level that does not
+/// store it (sliding).
+fn computed_sliding(dag: &Dag, level: &LoopNest, node: NodeId) -> bool {
+    let here = level.children.iter().any(|c| c.stage != level.stage && c.stage.is_some_and(|s| dag.stage(s).node == node));
+    (here && !level.store_at.contains(&node)) || level.children.iter().any(|c| computed_sliding(dag, c, node))
+}
+
+/// `level` with `node` computed at it (and stored there, or outside),
+/// unless its region there is no smaller than at the root.
+fn compute_at(dag: &Dag, level: &Arc<LoopNest>, node: NodeId, root_volume: i64, storage: Storage) -> Option<Arc<LoopNest>> {
     let region = level.region_required(dag, node, &mut RegionMemo::default());
     if region.iter().any(|s| s.is_empty()) || Span::volume(&region) >= root_volume {
         return None;
@@ -116,7 +215,9 @@ fn compute_at(dag: &Dag, level: &Arc<LoopNest>, node: NodeId, root_volume: i64) 
     for (k, c) in chains.into_iter().enumerate() {
         copy.children.insert(k, Arc::new(c));
     }
-    copy.store_at.push(node);
+    if storage == Storage::Here {
+        copy.store_at.push(node);
+    }
     Some(Arc::new(copy))
 }
 

@@ -6,7 +6,12 @@
 //! (realizations, productions, points computed, vectors and scalars), its
 //! allocation sizes, what it loads per production, per vector and per
 //! parallel task (through the DAG's compiled bounds and load Jacobians),
-//! and its working sets. A Func inlined into innermost nodes gets its call
+//! and its working sets. A Func stored at a level outside the one that
+//! computes it slides: a realization (an allocation, over the region the
+//! storing level needs) is computed once, in slides spread over the
+//! productions inside it, so its points, reads and bytes are counted per
+//! realization and divided among the productions (its allocation is
+//! counted unfolded). A Func inlined into innermost nodes gets its call
 //! counts. Stages of Funcs not yet placed get no features: the search
 //! costs them optimistically (as free), as Adams et al. do.
 //!
@@ -44,7 +49,15 @@ struct ChainKey {
     region: Vec<Span>,
     productions: u64,
     outer_par: u64,
+    /// For a chain computed sliding: its Func's region per realization
+    /// and how many realizations there are (the bits of the count).
+    realization: Option<Realization>,
 }
+
+/// Where a Func stored outside the level that computes it is allocated:
+/// the region one allocation holds and the times it is allocated (the
+/// bits of the count, to compare exactly).
+type Realization = (Vec<Span>, u64);
 
 /// What featurizing one chain (and everything computed inside it) added,
 /// under which key.
@@ -80,7 +93,11 @@ pub fn featurize(dag: &Dag, root: &LoopNest) -> StageFeatures {
 /// Computes the features of every placed stage of `root`, reusing those of
 /// the chains it shares with the nest `previous` was computed for.
 pub fn featurize_reusing(dag: &Dag, root: &LoopNest, previous: Option<Previous<'_>>) -> (StageFeatures, ChainCache) {
-    let mut w = Walker { dag, stages: Vec::with_capacity(dag.stages.len()), inlined: HashMap::default() };
+    let mut w =
+        Walker { dag, stages: Vec::with_capacity(dag.stages.len()), inlined: HashMap::default(), stored_at_levels: HashMap::default() };
+    for &g in &root.store_at {
+        w.stored_at_levels.insert(g, (dag.node(g).region_required.clone(), 1f64.to_bits()));
+    }
     let mut roots = vec![];
     w.walk(root, 1.0, 1.0, previous.map_or(&[], |(_, cache)| &cache.roots), &mut roots);
     let Walker { stages, inlined, .. } = w;
@@ -109,6 +126,9 @@ struct Walker<'a> {
     /// The features of the stages computed so far.
     stages: Vec<(StageIdx, Arc<ScheduleFeatures>)>,
     inlined: HashMap<NodeId, InlinedCalls>,
+    /// The realization of each Func stored at a chain level walked so
+    /// far, for a chain computed sliding below it.
+    stored_at_levels: HashMap<NodeId, Realization>,
 }
 
 /// The chain of `stage` among `old` (the chains a level's previous version
@@ -132,10 +152,16 @@ impl Walker<'_> {
                 if level.is_root() { &self.dag.node(node).region_required } else { &level.level_regions(self.dag)[&node] };
             let top_address = Arc::as_ptr(top) as usize;
             let (productions, par) = (body_runs.to_bits(), outer_par.to_bits());
+            // Stored at an enclosing level of a chain: computed sliding.
+            let realization = (!level.store_at.contains(&node)).then(|| self.stored_at_levels[&node].clone());
             let previous = previous_version(old, s, out.len());
             let chain = match previous {
                 Some(p)
-                    if p.key.top == top_address && p.key.productions == productions && p.key.outer_par == par && p.key.region == region =>
+                    if p.key.top == top_address
+                        && p.key.productions == productions
+                        && p.key.outer_par == par
+                        && p.key.region == region
+                        && p.key.realization == realization =>
                 {
                     self.stages.extend(p.stages.iter().cloned());
                     for (node, calls) in &p.inlined {
@@ -144,7 +170,7 @@ impl Walker<'_> {
                     p.clone()
                 }
                 _ => {
-                    let key = ChainKey { top: top_address, region: region.to_vec(), productions, outer_par: par };
+                    let key = ChainKey { top: top_address, region: region.to_vec(), productions, outer_par: par, realization };
                     self.featurize_chain(top, s, key, previous.map_or(&[], |p| &p.nested))
                 }
             };
@@ -179,20 +205,35 @@ impl Walker<'_> {
         let computed = n.region_computed_for(region);
         let nodes = top.chain();
         let leaf = *nodes.last().unwrap();
-        let per_production = Span::volume(&top.whole) as f64;
-        let points_total = productions * per_production;
+        // Computed sliding, a realization's points are computed once, in
+        // slides spread over its productions; otherwise every production
+        // computes its whole region.
+        let (realizations, realized, realization_loops) = match &key.realization {
+            Some((realized, count)) => {
+                let realized = n.region_computed_for(realized);
+                let loops = stage.loop_spans(&realized);
+                (f64::from_bits(*count), realized, loops)
+            }
+            None => (productions, computed.clone(), top.whole.clone()),
+        };
+        let per_realization = Span::volume(&realization_loops) as f64;
+        let points_total = realizations * per_realization;
+        let sliding = key.realization.is_some();
+        let per_production = if sliding { points_total / productions.max(1.0) } else { per_realization };
         let inner_par: f64 = nodes.iter().filter(|n| n.parallel).map(|n| n.iterations() as f64).product();
         let vector_size = leaf.vector_loop.map_or(1.0, |v| leaf.size[v] as f64);
         let (in_vectors, row) = vector_row(stage, &nodes);
         // Iterations of some work per point: vectors, and scalars.
         let vectors_and_scalars = |per_point: f64| (per_point * in_vectors / row / vector_size, per_point * (row - in_vectors) / row);
         let (num_vectors, num_scalars) = vectors_and_scalars(points_total);
-        let bytes_at_realization = bpp * Span::volume(&computed) as f64;
+        let bytes_at_realization = bpp * Span::volume(&realized) as f64;
+        let bytes_at_production =
+            if sliding { bytes_at_realization * per_production / per_realization.max(1.0) } else { bytes_at_realization };
         let innermost_bytes = bpp * computed.first().map_or(1, |d| d.extent()) as f64;
         let mut f = ScheduleFeatures {
-            num_realizations: productions,
+            num_realizations: realizations,
             num_productions: productions,
-            points_computed_per_realization: per_production,
+            points_computed_per_realization: per_realization,
             points_computed_per_production: per_production,
             points_computed_total: points_total,
             points_computed_minimum: Span::volume(&stage.loop_spans(&n.region_computed)) as f64,
@@ -202,9 +243,9 @@ impl Walker<'_> {
             inner_parallelism: inner_par,
             outer_parallelism: outer_par,
             bytes_at_realization,
-            bytes_at_production: bytes_at_realization,
+            bytes_at_production,
             bytes_at_root: bpp * Span::volume(&n.region_computed) as f64,
-            innermost_bytes_at_realization: innermost_bytes,
+            innermost_bytes_at_realization: bpp * realized.first().map_or(1, |d| d.extent()) as f64,
             innermost_bytes_at_production: innermost_bytes,
             innermost_bytes_at_root: bpp * n.region_computed.first().map_or(1, |d| d.extent()) as f64,
             vector_size,
@@ -215,7 +256,7 @@ impl Walker<'_> {
             innermost_bytes_at_task: innermost_bytes,
             ..ScheduleFeatures::default()
         };
-        loads(dag, s, leaf, top, inner_par, &mut f);
+        loads(dag, s, leaf, &realization_loops, inner_par, &mut f);
         // Funcs inlined into the innermost node: their calls, vectorized as it is.
         let leaf_points = points_total;
         for (&g, &k) in &leaf.inlined {
@@ -229,19 +270,22 @@ impl Walker<'_> {
         let mut par = outer_par;
         let mut stored_inside = 0.0;
         for node in &nodes {
-            self.walk(node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 }, old, nested);
             for g in &node.store_at {
+                let region = &node.level_regions(dag)[g];
                 let gn = dag.node(*g);
-                stored_inside += gn.bytes_per_point() as f64 * Span::volume(&gn.region_computed_for(&node.level_regions(dag)[g])) as f64;
+                stored_inside += gn.bytes_per_point() as f64 * Span::volume(&gn.region_computed_for(region)) as f64;
+                let allocations = runs * node.iterations() as f64;
+                self.stored_at_levels.insert(*g, (region.to_vec(), allocations.to_bits()));
             }
+            self.walk(node, runs, par * if node.parallel { node.iterations() as f64 } else { 1.0 }, old, nested);
             runs *= node.iterations() as f64;
             if node.parallel {
                 par *= node.iterations() as f64;
             }
         }
         f.working_set = stored_inside;
-        f.working_set_at_production = stored_inside + bytes_at_realization;
-        f.working_set_at_realization = f.working_set_at_production;
+        f.working_set_at_production = stored_inside + bytes_at_production;
+        f.working_set_at_realization = stored_inside + bytes_at_realization;
         f.working_set_at_task = f.working_set_at_production / inner_par.max(1.0);
         self.stages.push((s, Arc::new(f)));
     }
@@ -356,11 +400,11 @@ fn dense_loads_per_vector(column: &[Option<featurizer::Rational>]) -> Option<u32
     }
 }
 
-/// What stage `s` loads, through the Funcs inlined into it: per production
-/// (over the top node's spans), per vector (over one iteration of the
-/// innermost node), per task, and the kinds of load per vector from the
-/// access matrices' vectorized column.
-fn loads(dag: &Dag, s: StageIdx, leaf: &LoopNest, top: &LoopNest, inner_par: f64, f: &mut ScheduleFeatures) {
+/// What stage `s` loads, through the Funcs inlined into it: per realization
+/// (over `realization`, the spans of its loops in one), per vector (over
+/// one iteration of the innermost node), per task, and the kinds of load
+/// per vector from the access matrices' vectorized column.
+fn loads(dag: &Dag, s: StageIdx, leaf: &LoopNest, realization: &[Span], inner_par: f64, f: &mut ScheduleFeatures) {
     let stage = dag.stage(s);
     let one_vector: Vec<Span> =
         leaf.whole.iter().enumerate().map(|(i, w)| if Some(i) == leaf.vector_loop { *w } else { Span::new(w.min, w.min) }).collect();
@@ -373,7 +417,7 @@ fn loads(dag: &Dag, s: StageIdx, leaf: &LoopNest, top: &LoopNest, inner_par: f64
             (bytes + dag.node(r.producer).bytes_per_point() as f64 * volume, lines + rows)
         })
     };
-    let (bytes, lines) = footprint(&top.whole);
+    let (bytes, lines) = footprint(realization);
     let (vbytes, vlines) = footprint(&one_vector);
     let (mut scalar_per_vector, mut vector_per_vector, mut per_scalar) = (0.0, 0.0, 0.0);
     let zero = |c: &Option<featurizer::Rational>| c.is_some_and(|r| r.is_zero());

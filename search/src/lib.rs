@@ -213,7 +213,11 @@ fn checked_search(
             }
             checked += 1;
             match check_at_estimates(pipeline, &schedule, &limits) {
-                Ok(at) => match options.nested.then(|| unpriced_allocation(dag, state, &at.allocations)).flatten() {
+                Ok(at) => match options
+                    .nested
+                    .then(|| unpriced_allocation(dag, state, &at.allocations).or_else(|| unslid(&schedule, &at.lowered.sliding)))
+                    .flatten()
+                {
                     None => chosen = Some((schedule, state)),
                     Some(why) => {
                         tracing::debug!(%why, %schedule, "candidate rejected as mispriced");
@@ -304,6 +308,18 @@ fn explained(dag: &Dag, model: &dyn CostModel, schedule: Schedule, state: &beam:
         fallback: None,
         check_seconds: 0.0,
     }
+}
+
+/// Why a checked candidate is mispriced: a Func it stores outside the loop
+/// that computes it does not slide in the lowered code (the search offers
+/// such placements where the compiler's conditions hold at the estimates,
+/// but the compiler must also prove them), so the cost model priced it
+/// computed once where the compiled code computes its whole region at
+/// every iteration.
+fn unslid(schedule: &Schedule, sliding: &[compiler::ir::expr::Name]) -> Option<String> {
+    let stored_outside = |f: &compiler::schedule::FuncSchedule| f.store.as_ref().is_some_and(|s| *s != f.compute);
+    let (name, _) = schedule.funcs.iter().find(|(name, f)| stored_outside(f) && !sliding.contains(name))?;
+    Some(format!("Func {name} is stored outside the loop that computes it, but the lowered code does not slide it, where the cost model priced it computed once"))
 }
 
 /// Why a checked candidate is mispriced: some Func's largest allocation in

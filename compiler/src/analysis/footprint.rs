@@ -209,6 +209,27 @@ impl BoxWalker<'_, '_> {
         }
     }
 
+    /// The last value of a loop's variable, `min + extent - 1`, with the
+    /// extent's let read first: an extent written as `max - min + 1` (a
+    /// sliding window's, whose `min` is a large `select`) then cancels its
+    /// `min` by name, where bounding the two apart would lose that they
+    /// move together.
+    /// The extent's let is read only where nothing it mentions was bound
+    /// again since.
+    fn last_iteration(&self, min: &Expr, extent: &Expr) -> Expr {
+        let value = extent.as_var().and_then(|name| {
+            let i = self.definitions.iter().rposition(|(n, _)| n == name)?;
+            let (Definition::Pending(value) | Definition::Expanded { value, .. }) = &self.definitions[i].1 else {
+                return None;
+            };
+            let mut mentioned = crate::ir::visit::FreeVars::default();
+            crate::ir::visit::Visitor::visit_expr(&mut mentioned, value);
+            let rebound = self.definitions[i + 1..].iter().any(|(n, _)| mentioned.names.contains(n));
+            (!rebound).then(|| value.clone())
+        });
+        simplify(&(min.clone() + value.unwrap_or_else(|| extent.clone()) - 1))
+    }
+
     fn bounds(&mut self, e: &Expr) -> Interval {
         self.expand_mentioned(e, self.definitions.len());
         raw_bounds(&expand_with(&self.definitions, e), self.scope)
@@ -305,7 +326,7 @@ impl BoxWalker<'_, '_> {
                 self.expr(min);
                 self.expr(extent);
                 let lo = self.bounds(min);
-                let hi = self.bounds(&(min.clone() + extent.clone() - 1));
+                let hi = self.bounds(&self.last_iteration(min, extent));
                 self.define_opaque(name, Interval { min: lo.min, max: hi.max }.simplified());
                 self.stmt(body);
                 self.undefine(name);

@@ -65,6 +65,10 @@ pub struct Lowered {
     pub footprints: Vec<Footprint>,
     /// The options it was lowered with.
     pub options: LowerOptions,
+    /// The Funcs stored outside the loop that computes them whose
+    /// computation slides (later iterations compute only what earlier
+    /// ones did not), in lowering order.
+    pub sliding: Vec<Name>,
     /// The statement after each pass, when asked for (see [`LowerOptions`]).
     pub passes: Vec<(&'static str, Stmt)>,
 }
@@ -170,12 +174,17 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
     let inputs: Vec<(Name, usize)> = p.inputs.iter().map(|i| (i.name.clone(), i.dims)).collect();
     let outputs: Vec<_> = funcs.iter().filter(|f| p.is_output(&f.name)).cloned().collect();
     let mut footprints = vec![];
+    let mut sliding = vec![];
     let stmt = d.pass("bounds inference and sliding window", Stage::Bounded, stmt, |mut stmt| {
         for f in funcs.iter().rev() {
             check_deadline(options.deadline, "bounds inference and sliding window")?;
             let fp = plan.get(&f.name);
             stmt = bounds_inference::infer_func(&stmt, f, fp, p.is_output(&f.name))?;
+            let before = slid.len();
             stmt = sliding_window::slide_func(&stmt, f, fp, &mut slid);
+            if slid.len() > before {
+                sliding.push(f.name.clone());
+            }
             if !p.is_output(&f.name) {
                 stmt = bounds_inference::size_realization(&stmt, f)?;
             }
@@ -202,5 +211,5 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
     let stmt = d.pass("loop partitioning", Stage::Vectorized, stmt, |stmt| Ok(partition_loops::partition_loops(&stmt)))?;
     let stmt = d.pass("final simplification", Stage::Vectorized, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
     let passes = d.passes;
-    Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, footprints, options: options.clone(), passes })
+    Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, footprints, options: options.clone(), sliding, passes })
 }

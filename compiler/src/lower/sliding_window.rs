@@ -22,6 +22,7 @@
 use super::context::{find_context, rewrite_matching, Context, Enclosing};
 use super::names::{required_max, required_min, stage_min};
 use super::validate::FuncPlan;
+use crate::analysis::monotonic::monotonic;
 use crate::ir::expr::{Expr, Name};
 use crate::ir::stmt::{ForKind, Stmt, StmtNode};
 use crate::ir::visit::{expr_uses_var, substitute};
@@ -102,7 +103,13 @@ pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<
 ///
 /// Each name in `opaque` is a start that slid along the same loop: at the
 /// next iteration it is itself plus some step of at least 0.
+///
+/// The structure of `e` is read first ([`monotonic`]: sums, `min`/`max` of
+/// a split's shifted tail), then a proof is tried.
 fn never_decreases(e: &Expr, loop_var: &Name, loop_min: &Expr, first_iteration: Option<i64>, opaque: &[Name]) -> bool {
+    if monotonic(e, loop_var, opaque).never_decreases() {
+        return true;
+    }
     let at = |v: Expr, e: &Expr| substitute(loop_var, &v, e);
     let v = Expr::ivar(loop_var.clone());
     let used: Vec<&Name> = opaque.iter().filter(|n| expr_uses_var(e, n)).collect();
