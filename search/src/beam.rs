@@ -17,7 +17,7 @@
 //! caller abandons the search ([`Abandon`]), it stops as at its deadline.
 
 use crate::cost_model::{Cost, CostModel};
-use crate::expand::{children, decision_order};
+use crate::expand::{children, decision_order, Placements};
 use crate::featurize::{featurize, featurize_reusing, ChainCache, StageFeatures};
 use crate::loop_nest::{structural_hash, LoopNest};
 use featurizer::{Dag, NodeId};
@@ -44,6 +44,10 @@ pub struct BeamOptions {
     /// Whether Funcs may be computed inside other Funcs' loops (else only
     /// inlined or at the root).
     pub nested: bool,
+    /// Whether a Func may also be stored one level out and computed
+    /// sliding inside (a line buffer). Off by default: the shipped learned
+    /// weights were trained on no such schedule (README, "Line buffers").
+    pub sliding: bool,
     /// Whether the budget binds the answer too: a search step the deadline
     /// overtakes is abandoned, and when no candidate's
     /// legality check finishes in time, answer every Func at the root,
@@ -100,6 +104,7 @@ impl Default for BeamOptions {
             seed: 0,
             budget: Duration::from_secs(10),
             nested: true,
+            sliding: false,
             strict_budget: false,
             abandon: None,
         }
@@ -283,10 +288,10 @@ impl Searcher<'_> {
         let t = Instant::now();
         let dag = self.dag;
         let order = &self.order;
-        let nested = self.options.nested;
+        let placements = Placements { nested: self.options.nested, sliding: self.options.sliding };
         let generated: Vec<(Arc<LoopNest>, &State)> = beam
             .par_iter()
-            .flat_map_iter(|st| children(dag, &st.root, order, st.decisions, nested).into_iter().map(move |c| (c, st)))
+            .flat_map_iter(|st| children(dag, &st.root, order, st.decisions, placements).into_iter().map(move |c| (c, st)))
             .collect();
         self.stats.states_generated += generated.len();
         let mut seen = HashSet::new();
@@ -337,7 +342,7 @@ impl Searcher<'_> {
     /// tiling (the one that wastes the fewest cores).
     fn greedy(&mut self, mut state: State) -> State {
         while state.decisions < self.decisions() {
-            let options = children(self.dag, &state.root, &self.order, state.decisions, false);
+            let options = children(self.dag, &state.root, &self.order, state.decisions, Placements::FLAT);
             let phase = state.decisions % 2;
             // Phase 0 lists inlining first when it is allowed; the root is last.
             let root = if phase == 0 { options.last() } else { options.first() };
@@ -369,7 +374,7 @@ pub fn all_at_root(dag: &Dag, model: &dyn CostModel) -> State {
     let mut root = Arc::new(LoopNest::root());
     for d in (0..2 * order.len()).step_by(2) {
         // Phase 0 lists the root placement last; phase 1 (tiling) is skipped.
-        root = children(dag, &root, &order, d, false).pop().expect("a Func can always be computed at the root");
+        root = children(dag, &root, &order, d, Placements::FLAT).pop().expect("a Func can always be computed at the root");
     }
     let features = featurize(dag, &root);
     let cost = model.evaluate(&[&features]).remove(0);

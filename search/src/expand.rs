@@ -24,20 +24,36 @@ pub fn decision_order(dag: &Dag) -> Vec<NodeId> {
     dag.funcs().rev().map(|n| n.id).collect()
 }
 
+/// The placements the search tries for a Func.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placements {
+    /// Inside other Funcs' loops (else only inlined or at the root).
+    pub nested: bool,
+    /// Also stored one level out and computed sliding (line buffers), where
+    /// nested.
+    pub sliding: bool,
+}
+
+impl Placements {
+    /// Inlined or at the root only.
+    pub const FLAT: Placements = Placements { nested: false, sliding: false };
+    /// Every placement.
+    pub const ALL: Placements = Placements { nested: true, sliding: true };
+}
+
 /// The successors of `root` for decision `d` (Func `order[d / 2]`, phase
-/// `d % 2`).
-/// With `nested` false, Funcs are only inlined or computed at the root.
-pub fn children(dag: &Dag, root: &Arc<LoopNest>, order: &[NodeId], d: usize, nested: bool) -> Vec<Arc<LoopNest>> {
+/// `d % 2`), among `placements`.
+pub fn children(dag: &Dag, root: &Arc<LoopNest>, order: &[NodeId], d: usize, placements: Placements) -> Vec<Arc<LoopNest>> {
     let node = order[d / 2];
     if d.is_multiple_of(2) {
-        place(dag, root, node, nested)
+        place(dag, root, node, placements)
     } else {
         register_tilings(dag, root, node).iter().flat_map(|r| parallelize(dag, r, node)).collect()
     }
 }
 
 /// Phase 0: every placement of `node`.
-fn place(dag: &Dag, root: &Arc<LoopNest>, node: NodeId, nested: bool) -> Vec<Arc<LoopNest>> {
+fn place(dag: &Dag, root: &Arc<LoopNest>, node: NodeId, placements: Placements) -> Vec<Arc<LoopNest>> {
     let n = dag.node(node);
     let mut out = vec![];
     if !n.is_output && n.stages.len() == 1 {
@@ -49,12 +65,12 @@ fn place(dag: &Dag, root: &Arc<LoopNest>, node: NodeId, nested: bool) -> Vec<Arc
     at_root.children.extend(compute_here(dag, node, &n.region_required).into_iter().map(Arc::new));
     at_root.store_at.push(node);
     out.push(Arc::new(at_root));
-    if nested && !n.is_output {
+    if placements.nested && !n.is_output {
         let root_volume = Span::volume(&n.region_required);
         // A Func read by a sliding one, directly or not, does not slide
         // itself: its window would start where that one's moved, a chain
         // of windows the compiler cannot always prove moves forwards.
-        let may_slide = !consumers_of(dag, node).into_iter().any(|c| computed_sliding(dag, root, c));
+        let may_slide = placements.sliding && !consumers_of(dag, node).into_iter().any(|c| computed_sliding(dag, root, c));
         place_inside(dag, root, node, root_volume, may_slide, &mut out);
     }
     out

@@ -22,7 +22,7 @@ fn pipeline(seed: u64) -> RandomPipeline {
 }
 
 fn search_options(budget_ms: u64) -> BeamOptions {
-    BeamOptions { beam: 8, passes: 2, budget: Duration::from_millis(budget_ms), ..BeamOptions::default() }
+    BeamOptions { beam: 8, passes: 2, budget: Duration::from_millis(budget_ms), sliding: true, ..BeamOptions::default() }
 }
 
 fn schedule_text(p: &RandomPipeline, target: &Target, budget_ms: u64) -> String {
@@ -126,7 +126,7 @@ fn fresh_copy(node: &search::loop_nest::LoopNest) -> search::loop_nest::LoopNest
 #[test]
 fn features_reused_from_the_parent_equal_features_from_scratch() {
     use rand::{Rng, SeedableRng};
-    use search::expand::{children, decision_order};
+    use search::expand::{children, decision_order, Placements};
     use search::featurize::{featurize, featurize_reusing};
     use std::sync::Arc;
     let target = Target::host();
@@ -143,7 +143,7 @@ fn features_reused_from_the_parent_equal_features_from_scratch() {
             let mut root = Arc::new(search::loop_nest::LoopNest::root());
             let (mut features, mut chains) = featurize_reusing(&dag, &root, None);
             for d in 0..2 * order.len() {
-                let options = children(&dag, &root, &order, d, true);
+                let options = children(&dag, &root, &order, d, Placements::ALL);
                 for child in &options {
                     let (reused, _) = featurize_reusing(&dag, child, Some((&features, &chains)));
                     assert_eq!(reused, featurize(&dag, child), "decision {d}");

@@ -10,7 +10,7 @@ use compiler::exec::buffer::Buffer;
 use compiler::{Func, ImageParam, LowerOptions, Pipeline, PipelineDef, ScalarType, Target, Var};
 use rand::{Rng, SeedableRng};
 use random_pipelines::{generate, GeneratorParams};
-use search::expand::{children, decision_order};
+use search::expand::{children, decision_order, Placements};
 use search::featurize::featurize;
 use search::loop_nest::LoopNest;
 use std::collections::BTreeMap;
@@ -31,7 +31,7 @@ fn random_sliding_nest(dag: &featurizer::Dag, rng: &mut impl Rng) -> Arc<LoopNes
     let order = decision_order(dag);
     let mut root = Arc::new(LoopNest::root());
     for d in 0..2 * order.len() {
-        let options = children(dag, &root, &order, d, true);
+        let options = children(dag, &root, &order, d, Placements::ALL);
         let sliding: Vec<&Arc<LoopNest>> = options
             .iter()
             .filter(|o| {
@@ -138,9 +138,9 @@ fn a_line_buffer_computes_each_point_once() {
     let order = decision_order(&dag);
     // by at the root, as it is; then every placement of bx.
     let root = Arc::new(LoopNest::root());
-    let root = children(&dag, &root, &order, 0, true).pop().unwrap();
-    let root = children(&dag, &root, &order, 1, true)[0].clone();
-    let placements = children(&dag, &root, &order, 2, true);
+    let root = children(&dag, &root, &order, 0, Placements::ALL).pop().unwrap();
+    let root = children(&dag, &root, &order, 1, Placements::ALL)[0].clone();
+    let placements = children(&dag, &root, &order, 2, Placements::ALL);
     let bx_stage = dag.node_by_name("bx").unwrap().stages[0];
     let per_row = |store_outside: bool| {
         placements

@@ -54,6 +54,10 @@ struct Args {
     /// DIR/{n}.stmt (0 naive, 1 expert, 2 auto, then the `--also` files).
     #[arg(long, requires = "run")]
     emit: Option<std::path::PathBuf>,
+    /// Also try storing a Func one level out and computing it sliding
+    /// inside (line buffers).
+    #[arg(long)]
+    sliding: bool,
 }
 
 fn main() -> Result<()> {
@@ -77,6 +81,7 @@ fn main() -> Result<()> {
         passes: args.passes,
         seed: args.seed,
         budget: Duration::from_millis(args.budget_ms),
+        sliding: args.sliding,
         ..BeamOptions::default()
     };
     let store = args.db.as_ref().map(|path| data::Store::open(path).with_context(|| format!("opening {}", path.display()))).transpose()?;

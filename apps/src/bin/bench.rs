@@ -53,6 +53,10 @@ struct Args {
     /// The autoscheduler's budget per app, in milliseconds.
     #[arg(long, default_value_t = 5000)]
     auto_budget_ms: u64,
+    /// With `--auto`, the search also tries storing a Func one level out
+    /// and computing it sliding inside (line buffers).
+    #[arg(long, requires = "auto")]
+    sliding: bool,
     /// With `--auto`, also time the autoscheduler's schedule under these
     /// learned weights (a trainer weights file), as the row "learned".
     #[arg(long, requires = "auto")]
@@ -117,7 +121,11 @@ fn main() -> Result<()> {
         let mut search_ms = vec![];
         if args.auto {
             progress.set_message(format!("scheduling {name}"));
-            let options = search::BeamOptions { budget: std::time::Duration::from_millis(args.auto_budget_ms), ..Default::default() };
+            let options = search::BeamOptions {
+                budget: std::time::Duration::from_millis(args.auto_budget_ms),
+                sliding: args.sliding,
+                ..Default::default()
+            };
             let mut models: Vec<(&str, Box<dyn search::CostModel>)> =
                 vec![("auto", Box::new(search::Analytical::new(search::Machine::typical(codegen::runtime::num_threads()))))];
             if let Some(path) = &args.learned {
