@@ -89,25 +89,22 @@ fn place_inside(dag: &Dag, at: &Arc<LoopNest>, node: NodeId, root_volume: i64, m
     if child.innermost || iterates_reduction(dag, child) {
         return;
     }
-    let with_child = |c: Arc<LoopNest>| {
+    // `at` with its child replaced, and storing `node` when it is computed
+    // in the child's loop sliding along it.
+    let with_child = |c: Arc<LoopNest>, storage: Storage| {
         let mut copy = at.copy_to_change_children();
         copy.children[i] = c;
-        Arc::new(copy)
-    };
-    // Stored at `at`, computed in the child's loop and sliding along it.
-    let storing_here = |c: Arc<LoopNest>| {
-        let mut copy = at.copy_to_change_children();
-        copy.children[i] = c;
-        copy.store_at.push(node);
+        if storage == Storage::Outside {
+            copy.store_at.push(node);
+        }
         Arc::new(copy)
     };
     let mut place_at = |level: &Arc<LoopNest>| {
-        if let Some(placed) = compute_at(dag, level, node, root_volume, Storage::Here) {
-            out.push(with_child(placed));
-        }
-        if may_slide && slides(dag, level, node) {
-            if let Some(placed) = compute_at(dag, level, node, root_volume, Storage::Outside) {
-                out.push(storing_here(placed));
+        let storages: &[Storage] =
+            if may_slide && slides(dag, level, node) { &[Storage::Here, Storage::Outside] } else { &[Storage::Here] };
+        for &storage in storages {
+            if let Some(placed) = compute_at(dag, level, node, root_volume, storage) {
+                out.push(with_child(placed, storage));
             }
         }
     };
@@ -124,7 +121,7 @@ fn place_inside(dag: &Dag, at: &Arc<LoopNest>, node: NodeId, root_volume: i64, m
     // Deeper: inside the child's single calling child.
     let mut deeper = vec![];
     place_inside(dag, child, node, root_volume, may_slide, &mut deeper);
-    out.extend(deeper.into_iter().map(with_child));
+    out.extend(deeper.into_iter().map(|c| with_child(c, Storage::Here)));
 }
 
 /// `level` split into outer tiles (`outer` iterations per loop) whose one
@@ -149,15 +146,15 @@ enum Storage {
     Outside,
 }
 
-/// Whether `node` computed at `level` and stored at its parent slides
-/// in the compiled code: `node` has no updates, `level` runs one serial
-/// pure loop of a pure definition (so that nothing else runs between
-/// storage and computation, and its tail shifts inwards),
-/// and from one iteration of that loop to the next the region `node` must
-/// provide moves forwards in exactly one dimension (the compiler's
-/// conditions, `compiler::lower::sliding_window`), overlapping the region
-/// before (else there is nothing to reuse): checked on the first four
-/// iterations and the last, at the estimates. The dimension is not the innermost, which
+/// Whether `node` computed at `level` and stored at its parent slides in
+/// the compiled code: `node` has no updates, `level` runs one serial pure
+/// loop of a pure definition (so that nothing else runs between storage
+/// and computation, and its tail shifts inwards), and from one iteration
+/// of that loop to the next the region `node` must provide moves forwards
+/// in exactly one dimension (the compiler's conditions,
+/// `compiler::lower::sliding_window`), overlapping the region before (else
+/// there is nothing to reuse): checked on the first four iterations and
+/// the last, at the estimates. The dimension is not the innermost, which
 /// `node` computes in whole vectors (a slide narrower than a vector would
 /// save nothing). The caller has checked that no Func reading `node`
 /// slides (see [`place`]).

@@ -317,8 +317,7 @@ fn explained(dag: &Dag, model: &dyn CostModel, schedule: Schedule, state: &beam:
 /// computed once where the compiled code computes its whole region at
 /// every iteration.
 fn unslid(schedule: &Schedule, sliding: &[compiler::ir::expr::Name]) -> Option<String> {
-    let stored_outside = |f: &compiler::schedule::FuncSchedule| f.store.as_ref().is_some_and(|s| *s != f.compute);
-    let (name, _) = schedule.funcs.iter().find(|(name, f)| stored_outside(f) && !sliding.contains(name))?;
+    let (name, _) = schedule.funcs.iter().find(|(name, f)| f.stored_outside_compute() && !sliding.contains(name))?;
     Some(format!("Func {name} is stored outside the loop that computes it, but the lowered code does not slide it, where the cost model priced it computed once"))
 }
 

@@ -46,7 +46,7 @@ fn check(seed: u64) -> Option<String> {
     };
     // The search returns no Func stored outside its compute loop that the
     // compiler does not slide (its check turns such candidates away).
-    let unslid = s.funcs.iter().find(|(name, f)| f.store.as_ref().is_some_and(|st| *st != f.compute) && !lowered.sliding.contains(name));
+    let unslid = s.funcs.iter().find(|(name, f)| f.stored_outside_compute() && !lowered.sliding.contains(name));
     if let Some((name, _)) = unslid {
         return Some(format!("seed {seed}: {name} is stored outside its compute loop but does not slide\n{s}"));
     }

@@ -22,7 +22,7 @@ fn env(name: &str, default: u64) -> u64 {
 
 /// The Funcs a schedule stores outside their compute level.
 fn sliding_funcs(schedule: &compiler::Schedule) -> Vec<String> {
-    schedule.funcs.iter().filter(|(_, f)| f.store.as_ref().is_some_and(|s| *s != f.compute)).map(|(n, _)| n.to_string()).collect()
+    schedule.funcs.iter().filter(|(_, f)| f.stored_outside_compute()).map(|(n, _)| n.to_string()).collect()
 }
 
 /// A random complete nest of `dag`, taking a sliding placement whenever

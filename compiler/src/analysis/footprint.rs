@@ -213,9 +213,8 @@ impl BoxWalker<'_, '_> {
     /// extent's let read first: an extent written as `max - min + 1` (a
     /// sliding window's, whose `min` is a large `select`) then cancels its
     /// `min` by name, where bounding the two apart would lose that they
-    /// move together.
-    /// The extent's let is read only where nothing it mentions was bound
-    /// again since.
+    /// move together. The extent's let is read only where nothing it
+    /// mentions was bound again since.
     fn last_iteration(&self, min: &Expr, extent: &Expr) -> Expr {
         let value = extent.as_var().and_then(|name| {
             let i = self.definitions.iter().rposition(|(n, _)| n == name)?;

@@ -159,6 +159,12 @@ impl FuncSchedule {
         self.store.as_ref().unwrap_or(&self.compute)
     }
 
+    /// Whether it is stored at a level other than the one computing it
+    /// (outside it: a sliding window where the compiler can prove one).
+    pub fn stored_outside_compute(&self) -> bool {
+        *self.store_level() != self.compute
+    }
+
     pub fn stage(&self, stage: usize) -> Option<&StageSchedule> {
         self.stages.get(&stage)
     }
