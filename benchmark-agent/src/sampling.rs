@@ -29,11 +29,21 @@ pub struct SamplingOptions {
     /// Probes ranked by a [`RandomModel`] rather than the model (the first
     /// ones after the deterministic search).
     pub random_probes: usize,
+    /// Let the searches offer sliding placements (line buffers; see
+    /// [`BeamOptions::sliding`]).
+    pub sliding: bool,
 }
 
 impl Default for SamplingOptions {
     fn default() -> Self {
-        SamplingOptions { schedules: 32, beam: 32, random_dropout: 1, budget: Duration::from_millis(1000), random_probes: 0 }
+        SamplingOptions {
+            schedules: 32,
+            beam: 32,
+            random_dropout: 1,
+            budget: Duration::from_millis(1000),
+            random_probes: 0,
+            sliding: false,
+        }
     }
 }
 
@@ -70,13 +80,14 @@ pub fn sample_schedules(
             break;
         }
         let beam = if attempt == 0 {
-            BeamOptions { beam: options.beam, seed, budget: options.budget, ..BeamOptions::default() }
+            BeamOptions { beam: options.beam, seed, budget: options.budget, sliding: options.sliding, ..BeamOptions::default() }
         } else {
             BeamOptions {
                 beam: 1,
                 random_dropout: options.random_dropout,
                 seed: seed.wrapping_mul(1000).wrapping_add(attempt as u64),
                 budget: options.budget / 10,
+                sliding: options.sliding,
                 ..BeamOptions::default()
             }
         };
@@ -109,12 +120,41 @@ mod tests {
     use random_pipelines::{generate, GeneratorParams};
     use search::{Analytical, Machine};
 
-    fn sample(seed: u64, random_probes: usize) -> Vec<SampledSchedule> {
+    fn sample_with(seed: u64, options: &SamplingOptions) -> Vec<SampledSchedule> {
         let pipeline = generate(&GeneratorParams { seed, max_stages: 5, input_size: (96, 96, 3) }).unwrap().pipeline;
-        let options =
-            SamplingOptions { schedules: 8, beam: 4, budget: Duration::from_millis(2000), random_probes, ..SamplingOptions::default() };
         let mut model = Analytical::new(Machine::typical(2));
-        sample_schedules(&pipeline, &Target::host(), &mut model, &options, 3).unwrap()
+        sample_schedules(&pipeline, &Target::host(), &mut model, options, 3).unwrap()
+    }
+
+    fn sample(seed: u64, random_probes: usize) -> Vec<SampledSchedule> {
+        sample_with(
+            seed,
+            &SamplingOptions { schedules: 8, beam: 4, budget: Duration::from_millis(2000), random_probes, ..SamplingOptions::default() },
+        )
+    }
+
+    /// How many of `sampled` store a Func outside the loop computing it.
+    fn line_buffered(sampled: &[SampledSchedule]) -> usize {
+        sampled.iter().filter(|s| s.schedule.funcs.values().any(|f| f.stored_outside_compute())).count()
+    }
+
+    #[test]
+    fn sliding_placements_are_sampled_only_when_asked_for() {
+        let options = |sliding| SamplingOptions {
+            schedules: 16,
+            beam: 4,
+            budget: Duration::from_millis(2000),
+            random_probes: 8,
+            sliding,
+            ..SamplingOptions::default()
+        };
+        let (mut with, mut without) = (0, 0);
+        for seed in 0..6 {
+            with += line_buffered(&sample_with(seed, &options(true)));
+            without += line_buffered(&sample_with(seed, &options(false)));
+        }
+        assert_eq!(without, 0, "no line buffer unless asked for");
+        assert!(with > 0, "some sampled schedule line-buffers a Func");
     }
 
     #[test]

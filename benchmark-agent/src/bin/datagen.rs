@@ -49,6 +49,9 @@ struct Work {
     /// Timing passes over each batch (the best time over the passes is kept).
     #[arg(long, default_value_t = 2)]
     timing_passes: usize,
+    /// Sample schedules with sliding placements (line buffers) too.
+    #[arg(long)]
+    sliding: bool,
 }
 
 #[derive(Subcommand)]
@@ -151,6 +154,9 @@ enum Command {
         /// Timing passes over each round's pick and the expert schedule (in rotation).
         #[arg(long, default_value_t = 6)]
         pick_timing_passes: usize,
+        /// Offer sliding placements (line buffers) to the sampling and to each round's pick.
+        #[arg(long)]
+        sliding: bool,
     },
     /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
     Bootstrap {
@@ -262,6 +268,7 @@ fn main() -> Result<()> {
             agent,
             timing_passes,
             pick_timing_passes,
+            sliding,
         } => {
             let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
             let app = apps::build(&app, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {app}"))?;
@@ -282,7 +289,7 @@ fn main() -> Result<()> {
                 app,
                 rounds,
                 batches,
-                sampling: SamplingOptions { schedules, ..SamplingOptions::default() },
+                sampling: SamplingOptions { schedules, sliding, ..SamplingOptions::default() },
                 timing_passes,
                 pick_timing_passes,
                 agent,
@@ -295,7 +302,7 @@ fn main() -> Result<()> {
                 },
                 members: defaults.members,
                 rehearsal,
-                search: BeamOptions { seed, budget: Duration::from_millis(budget_ms), ..BeamOptions::default() },
+                search: BeamOptions { seed, budget: Duration::from_millis(budget_ms), sliding, ..BeamOptions::default() },
             };
             println!(
                 "| round | timed | failed | app samples | sampler's pairwise accuracy | best sampled (ms) | autoscheduled (ms) | best so far (ms) | expert (ms) | expert / autoscheduled | expert / best so far | model |"
@@ -388,7 +395,12 @@ fn open(work: &Work, round: u32) -> Result<(Store, GenerateOptions)> {
         pipelines: work.pipelines,
         round,
         agent: work.agent.clone(),
-        sampling: SamplingOptions { schedules: work.schedules, random_probes: work.random_probes, ..SamplingOptions::default() },
+        sampling: SamplingOptions {
+            schedules: work.schedules,
+            random_probes: work.random_probes,
+            sliding: work.sliding,
+            ..SamplingOptions::default()
+        },
         app,
         timing_passes: work.timing_passes,
     };
