@@ -239,6 +239,7 @@ fn item_parts(item: &v1::WorkItem) -> Result<(GeneratorParams, SamplingOptions),
         beam: s.beam as usize,
         random_dropout: s.random_dropout,
         budget: Duration::from_millis(s.budget_ms),
+        sliding: s.sliding,
         ..SamplingOptions::default()
     };
     Ok((generator, sampling))

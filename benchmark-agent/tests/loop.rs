@@ -27,7 +27,7 @@ fn work(round: u32) -> WorkSource {
         seeds: first..first + ITEMS_PER_ROUND,
         max_stages: Some(3),
         image_side: Some(64),
-        sampling: SamplingSettings { schedules: 3, beam: 4, random_dropout: 50, budget_ms: 100 },
+        sampling: SamplingSettings { schedules: 3, beam: 4, random_dropout: 50, budget_ms: 100, sliding: false },
     }
 }
 
@@ -177,6 +177,7 @@ async fn agents_retraining_and_two_rounds_store_every_sample_once_and_round_one_
         seed: 1,
         weights_version: None,
         top_k: 0,
+        sliding: false,
     };
     let mut client = SchedulerClient::connect(format!("http://{addr}")).await.unwrap();
     let reply = client.schedule(request).await.unwrap().into_inner();

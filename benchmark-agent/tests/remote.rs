@@ -47,7 +47,7 @@ async fn serve_on(
             seeds,
             max_stages: Some(3),
             image_side: Some(64),
-            sampling: SamplingSettings { schedules: 3, beam: 4, random_dropout: 50, budget_ms },
+            sampling: SamplingSettings { schedules: 3, beam: 4, random_dropout: 50, budget_ms, sliding: false },
         },
     };
     let config = ServerConfig {

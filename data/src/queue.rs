@@ -38,6 +38,10 @@ pub struct SamplingSettings {
     pub random_dropout: u32,
     /// Budget of the deterministic search, in milliseconds.
     pub budget_ms: u64,
+    /// Offer sliding placements (line buffers) to the searches. Items
+    /// queued before the field existed read as `false`.
+    #[serde(default)]
+    pub sliding: bool,
 }
 
 /// A work item to queue: one generator seed of a round.
@@ -411,7 +415,7 @@ mod tests {
     use crate::{FailureClass, LayoutId, Outcome, Runtime};
 
     const LAYOUT: LayoutId = LayoutId { version: 1, names_hash: 42, len: 2 };
-    const SAMPLING: SamplingSettings = SamplingSettings { schedules: 3, beam: 4, random_dropout: 1, budget_ms: 100 };
+    const SAMPLING: SamplingSettings = SamplingSettings { schedules: 3, beam: 4, random_dropout: 1, budget_ms: 100, sliding: false };
     const LONG: Duration = Duration::from_secs(600);
 
     fn host(name: &str) -> HostFingerprint {
@@ -461,6 +465,14 @@ mod tests {
 
     fn agent(store: &mut Store, name: &str, cpu: &str) -> i64 {
         store.register_agent(name, &host(cpu), &serde_json::json!({"gpus": []}), &format!("hash-{name}-{cpu}")).unwrap().agent_id
+    }
+
+    #[test]
+    fn settings_queued_before_sliding_existed_read_as_not_sliding() {
+        let stored = r#"{"schedules":3,"beam":4,"random_dropout":1,"budget_ms":100}"#;
+        assert_eq!(serde_json::from_str::<SamplingSettings>(stored).unwrap(), SAMPLING);
+        let sliding = SamplingSettings { sliding: true, ..SAMPLING };
+        assert_eq!(serde_json::from_str::<SamplingSettings>(&serde_json::to_string(&sliding).unwrap()).unwrap(), sliding);
     }
 
     #[test]

@@ -203,13 +203,25 @@ impl From<&v1::GeneratorParams> for GeneratorParams {
 
 impl From<SamplingSettings> for v1::SamplingSettings {
     fn from(s: SamplingSettings) -> Self {
-        v1::SamplingSettings { schedules: s.schedules, beam: s.beam, random_dropout: s.random_dropout, budget_ms: s.budget_ms }
+        v1::SamplingSettings {
+            schedules: s.schedules,
+            beam: s.beam,
+            random_dropout: s.random_dropout,
+            budget_ms: s.budget_ms,
+            sliding: s.sliding,
+        }
     }
 }
 
 impl From<&v1::SamplingSettings> for SamplingSettings {
     fn from(s: &v1::SamplingSettings) -> Self {
-        SamplingSettings { schedules: s.schedules, beam: s.beam, random_dropout: s.random_dropout, budget_ms: s.budget_ms }
+        SamplingSettings {
+            schedules: s.schedules,
+            beam: s.beam,
+            random_dropout: s.random_dropout,
+            budget_ms: s.budget_ms,
+            sliding: s.sliding,
+        }
     }
 }
 

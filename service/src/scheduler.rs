@@ -132,7 +132,7 @@ impl SchedulerService {
         let s = &self.settings;
         let requested = if r.budget_ms == 0 { s.default_budget } else { Duration::from_millis(r.budget_ms).min(s.max_budget) };
         let beam = if r.beam == 0 { s.default_beam } else { (r.beam as usize).min(s.max_beam) };
-        let options = BeamOptions { beam, seed: r.seed, strict_budget: true, ..BeamOptions::default() };
+        let options = BeamOptions { beam, seed: r.seed, strict_budget: true, sliding: r.sliding, ..BeamOptions::default() };
         Ok(Job {
             pipeline,
             target,

@@ -38,7 +38,7 @@ async fn start(db: &Path, lease: Duration) -> TestServer {
             seeds: 0..3,
             max_stages: Some(3),
             image_side: Some(64),
-            sampling: SamplingSettings { schedules: 2, beam: 2, random_dropout: 50, budget_ms: 100 },
+            sampling: SamplingSettings { schedules: 2, beam: 2, random_dropout: 50, budget_ms: 100, sliding: true },
         },
     };
     let config = ServerConfig {
@@ -149,7 +149,8 @@ async fn bad_calls_get_status_codes_that_name_the_problem() {
     assert_eq!((item.work_id.as_str(), item.round, item.attempt), ("round4/seed0", 4, 1));
     let generator = item.generator.unwrap();
     assert_eq!((generator.seed, generator.max_stages, generator.width, generator.height), (0, 3, 64, 64));
-    assert_eq!(item.sampling.unwrap().schedules, 2);
+    let sampling = item.sampling.unwrap();
+    assert_eq!((sampling.schedules, sampling.sliding), (2, true));
     assert_eq!(item.weights_version, None, "no promoted weights: the analytical model");
 
     let mut bad = synthetic_report(&item.work_id);

@@ -113,6 +113,7 @@ fn request(p: &PipelineDef, budget_ms: u64, beam: u32) -> ScheduleRequest {
         seed: 1,
         weights_version: None,
         top_k: 2,
+        sliding: false,
     }
 }
 
@@ -442,6 +443,27 @@ async fn an_apps_served_schedule_computes_what_naive_and_expert_compute() {
     let names: Vec<_> = rows.iter().map(|r| r.schedule.as_str()).collect();
     assert_eq!(names, ["naive", "expert", service::client::SERVED]);
     assert!(rows.iter().all(|r| r.samples == 1 && r.min_ms > 0.0), "{rows:?}");
+}
+
+/// The Funcs `schedule` stores outside the loop computing them.
+fn line_buffered(schedule: &Schedule) -> Vec<String> {
+    schedule.funcs.iter().filter(|(_, f)| f.stored_outside_compute()).map(|(name, _)| name.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_for_sliding_placements_gets_line_buffers_the_compiler_slides() {
+    let server = start(2).await;
+    let mut c = client(server.addr).await;
+    let app = service::AppRequest::new("harris", apps::Size::Paper, &compiler::Target::host()).unwrap();
+    let plain = call(&mut c, request(&app.pipeline, 2000, 8), Duration::from_secs(30)).await.unwrap();
+    assert_eq!(line_buffered(&app.schedule_of(&plain).unwrap()), Vec::<String>::new());
+    let sliding =
+        call(&mut c, ScheduleRequest { sliding: true, ..request(&app.pipeline, 2000, 8) }, Duration::from_secs(30)).await.unwrap();
+    let schedule = app.schedule_of(&sliding).unwrap();
+    let buffered = line_buffered(&schedule);
+    assert!(!buffered.is_empty(), "no line buffer in\n{}", sliding.schedule_text);
+    let lowered = compiler::lower(&app.pipeline, &schedule).unwrap();
+    assert!(buffered.iter().all(|f| lowered.sliding.iter().any(|s| **s == **f)), "{buffered:?} stored outside, {:?} slid", lowered.sliding);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -129,7 +129,7 @@ async fn simulated_agents_report_at_a_sustained_rate_and_no_report_is_lost_or_st
         seeds: 0..items,
         max_stages: Some(3),
         image_side: Some(64),
-        sampling: SamplingSettings { schedules: 2, beam: 2, random_dropout: 50, budget_ms: 100 },
+        sampling: SamplingSettings { schedules: 2, beam: 2, random_dropout: 50, budget_ms: 100, sliding: false },
     };
     let settings = AgentSettings {
         secret: SECRET.into(),

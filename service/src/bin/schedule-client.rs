@@ -52,6 +52,9 @@ struct Args {
     seed: u64,
     #[arg(long, default_value_t = 2)]
     top_k: u32,
+    /// Let the search offer sliding placements (line buffers).
+    #[arg(long)]
+    sliding: bool,
     /// A weights version of the server's training store.
     #[arg(long)]
     weights_version: Option<u32>,
@@ -128,6 +131,7 @@ async fn main() -> anyhow::Result<()> {
         seed: args.seed,
         weights_version: args.weights_version,
         top_k: args.top_k,
+        sliding: args.sliding,
     });
     request.set_timeout(Duration::from_millis(args.deadline_ms));
     let reply = client.schedule(request).await.map_err(|s| anyhow::anyhow!("{:?}: {}", s.code(), s.message()))?.into_inner();

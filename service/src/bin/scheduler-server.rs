@@ -110,6 +110,9 @@ struct AgentArgs {
     /// Budget of the deterministic search, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     sampling_budget_ms: u64,
+    /// Have the agents sample sliding placements (line buffers) too.
+    #[arg(long)]
+    sampling_sliding: bool,
     /// How long a lease lasts without a heartbeat, in seconds.
     #[arg(long, default_value_t = 60.0)]
     lease_secs: f64,
@@ -140,6 +143,7 @@ impl AgentArgs {
                     beam: self.beam,
                     random_dropout: self.dropout,
                     budget_ms: self.sampling_budget_ms,
+                    sliding: self.sampling_sliding,
                 },
             },
         }))
