@@ -4,10 +4,15 @@
 //! probes biased towards what the model thinks good. Optionally, some of
 //! those probes are ranked by a [`RandomModel`] instead: schedules drawn
 //! without the model's bias, spread further apart in runtime (the model's
-//! probes of one pipeline tend to be near ties). Duplicates (same schedule
-//! text) are drawn again, up to a limit.
+//! probes of one pipeline tend to be near ties). With sliding placements
+//! offered, some probes may favour line buffers (see
+//! [`FavouringLineBuffers`]): dropout picks among a level's children nearly
+//! at random, and line buffers are few of them, so unfavoured probes rarely
+//! take one. Duplicates (same schedule text) are drawn again, up to a limit.
 
 use compiler::{PipelineDef, Schedule, Target};
+use featurizer::Dag;
+use search::cost_model::Cost;
 use search::featurize::StageFeatures;
 use search::{autoschedule, BeamOptions, CostModel, RandomModel, SearchError};
 use sha2::{Digest, Sha256};
@@ -32,6 +37,9 @@ pub struct SamplingOptions {
     /// Let the searches offer sliding placements (line buffers; see
     /// [`BeamOptions::sliding`]).
     pub sliding: bool,
+    /// Of the probes ranked by the model, those that favour line buffers
+    /// (the first ones after the random probes; only with `sliding`).
+    pub line_buffer_probes: usize,
 }
 
 impl Default for SamplingOptions {
@@ -43,6 +51,7 @@ impl Default for SamplingOptions {
             budget: Duration::from_millis(1000),
             random_probes: 0,
             sliding: false,
+            line_buffer_probes: 0,
         }
     }
 }
@@ -91,9 +100,14 @@ pub fn sample_schedules(
                 ..BeamOptions::default()
             }
         };
+        let favouring = options.random_probes + 1..=options.random_probes + options.line_buffer_probes;
         let result = if (1..=options.random_probes).contains(&attempt) {
             let mut random = RandomModel::new(beam.seed);
             let mut result = autoschedule(pipeline, target, &mut random, &beam, 0)?;
+            result.predicted_seconds = model.evaluate(&[&result.features])[0].total;
+            result
+        } else if options.sliding && favouring.contains(&attempt) {
+            let mut result = autoschedule(pipeline, target, &mut FavouringLineBuffers { model: &mut *model }, &beam, 0)?;
             result.predicted_seconds = model.evaluate(&[&result.features])[0].total;
             result
         } else {
@@ -112,6 +126,39 @@ pub fn sample_schedules(
         }
     }
     Ok(sampled)
+}
+
+/// Ranks as its model does, but prices a candidate that line-buffers a
+/// Func (allocates it fewer times than it runs its loop nest) at a quarter
+/// of its predicted runtime, so a probe takes line buffers wherever the
+/// search offers them and its dropout spares them. What is recorded is the
+/// model's own prediction.
+struct FavouringLineBuffers<'a> {
+    model: &'a mut dyn CostModel,
+}
+
+/// The price of a line-buffered candidate, relative to its prediction.
+const LINE_BUFFER_DISCOUNT: f64 = 0.25;
+
+impl CostModel for FavouringLineBuffers<'_> {
+    fn name(&self) -> String {
+        format!("{}, favouring line buffers", self.model.name())
+    }
+
+    fn set_pipeline(&mut self, dag: &Dag) {
+        self.model.set_pipeline(dag);
+    }
+
+    fn evaluate(&self, batch: &[&StageFeatures]) -> Vec<Cost> {
+        let mut costs = self.model.evaluate(batch);
+        for (cost, features) in costs.iter_mut().zip(batch) {
+            if features.shared().any(|(_, f)| f.num_realizations < f.num_productions) {
+                cost.total *= LINE_BUFFER_DISCOUNT;
+                cost.per_stage.iter_mut().for_each(|(_, seconds)| *seconds *= LINE_BUFFER_DISCOUNT);
+            }
+        }
+        costs
+    }
 }
 
 #[cfg(test)]
@@ -148,13 +195,17 @@ mod tests {
             sliding,
             ..SamplingOptions::default()
         };
-        let (mut with, mut without) = (0, 0);
+        let favouring = |sliding| SamplingOptions { line_buffer_probes: 8, ..options(sliding) };
+        let (mut with, mut without, mut favoured, mut favoured_without) = (0, 0, 0, 0);
         for seed in 0..6 {
             with += line_buffered(&sample_with(seed, &options(true)));
             without += line_buffered(&sample_with(seed, &options(false)));
+            favoured += line_buffered(&sample_with(seed, &favouring(true)));
+            favoured_without += line_buffered(&sample_with(seed, &favouring(false)));
         }
-        assert_eq!(without, 0, "no line buffer unless asked for");
+        assert_eq!((without, favoured_without), (0, 0), "no line buffer unless asked for");
         assert!(with > 0, "some sampled schedule line-buffers a Func");
+        assert!(favoured > 2 * with, "probes favouring line buffers take more of them: {favoured} against {with}");
     }
 
     #[test]

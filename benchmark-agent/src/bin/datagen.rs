@@ -52,6 +52,10 @@ struct Work {
     /// Sample schedules with sliding placements (line buffers) too.
     #[arg(long)]
     sliding: bool,
+    /// With --sliding: of the probes ranked by the model, these many
+    /// favour line buffers (take one wherever the search offers it).
+    #[arg(long, default_value_t = 0, requires = "sliding")]
+    line_buffer_probes: usize,
 }
 
 #[derive(Subcommand)]
@@ -157,6 +161,9 @@ enum Command {
         /// Offer sliding placements (line buffers) to the sampling and to each round's pick.
         #[arg(long)]
         sliding: bool,
+        /// With --sliding: probes per batch that favour line buffers (take one wherever the search offers it).
+        #[arg(long, default_value_t = 0, requires = "sliding")]
+        line_buffer_probes: usize,
     },
     /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
     Bootstrap {
@@ -269,6 +276,7 @@ fn main() -> Result<()> {
             timing_passes,
             pick_timing_passes,
             sliding,
+            line_buffer_probes,
         } => {
             let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
             let app = apps::build(&app, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {app}"))?;
@@ -289,7 +297,7 @@ fn main() -> Result<()> {
                 app,
                 rounds,
                 batches,
-                sampling: SamplingOptions { schedules, sliding, ..SamplingOptions::default() },
+                sampling: SamplingOptions { schedules, sliding, line_buffer_probes, ..SamplingOptions::default() },
                 timing_passes,
                 pick_timing_passes,
                 agent,
@@ -399,6 +407,7 @@ fn open(work: &Work, round: u32) -> Result<(Store, GenerateOptions)> {
             schedules: work.schedules,
             random_probes: work.random_probes,
             sliding: work.sliding,
+            line_buffer_probes: work.line_buffer_probes,
             ..SamplingOptions::default()
         },
         app,
