@@ -6,15 +6,15 @@
 //! without the model's bias, spread further apart in runtime (the model's
 //! probes of one pipeline tend to be near ties). With sliding placements
 //! offered, some probes may favour line buffers (see
-//! [`FavouringLineBuffers`]): dropout picks among a level's children nearly
-//! at random, and line buffers are few of them, so unfavoured probes rarely
-//! take one. Duplicates (same schedule text) are drawn again, up to a limit.
+//! [`FavouringLineBuffers`]): line buffers are few of a decision's choices
+//! and seldom the model's first, which dropout mostly keeps, so other
+//! probes rarely take one. Duplicates (same schedule text) are drawn again, up to a limit.
 
 use compiler::{PipelineDef, Schedule, Target};
 use featurizer::Dag;
 use search::cost_model::Cost;
 use search::featurize::StageFeatures;
-use search::{autoschedule, BeamOptions, CostModel, RandomModel, SearchError};
+use search::{autoschedule, AutoSchedule, BeamOptions, CostModel, RandomModel, SearchError};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -84,6 +84,8 @@ pub fn sample_schedules(
     let mut seen = HashSet::new();
     let mut sampled = vec![];
     let attempts = options.schedules * 2;
+    let random = 1..=options.random_probes;
+    let favouring = options.random_probes + 1..=options.random_probes + options.line_buffer_probes;
     for attempt in 0..attempts {
         if sampled.len() == options.schedules {
             break;
@@ -100,16 +102,11 @@ pub fn sample_schedules(
                 ..BeamOptions::default()
             }
         };
-        let favouring = options.random_probes + 1..=options.random_probes + options.line_buffer_probes;
-        let result = if (1..=options.random_probes).contains(&attempt) {
-            let mut random = RandomModel::new(beam.seed);
-            let mut result = autoschedule(pipeline, target, &mut random, &beam, 0)?;
-            result.predicted_seconds = model.evaluate(&[&result.features])[0].total;
-            result
+        let result = if random.contains(&attempt) {
+            priced_by(model, autoschedule(pipeline, target, &mut RandomModel::new(beam.seed), &beam, 0)?)
         } else if options.sliding && favouring.contains(&attempt) {
-            let mut result = autoschedule(pipeline, target, &mut FavouringLineBuffers { model: &mut *model }, &beam, 0)?;
-            result.predicted_seconds = model.evaluate(&[&result.features])[0].total;
-            result
+            let result = autoschedule(pipeline, target, &mut FavouringLineBuffers { model: &mut *model }, &beam, 0)?;
+            priced_by(model, result)
         } else {
             autoschedule(pipeline, target, model, &beam, 0)?
         };
@@ -126,6 +123,12 @@ pub fn sample_schedules(
         }
     }
     Ok(sampled)
+}
+
+/// `result`, searched under another ranking, with `model`'s prediction.
+fn priced_by(model: &dyn CostModel, mut result: AutoSchedule) -> AutoSchedule {
+    result.predicted_seconds = model.evaluate(&[&result.features])[0].total;
+    result
 }
 
 /// Ranks as its model does, but prices a candidate that line-buffers a
