@@ -17,6 +17,7 @@ pub mod bootstrap;
 pub mod generate;
 pub mod measure;
 pub mod records;
+pub mod relayout;
 pub mod remote;
 pub mod sampling;
 pub mod spool;

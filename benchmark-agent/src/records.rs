@@ -7,6 +7,7 @@ use crate::sampling::{content_hash, SampledSchedule};
 use crate::Workload;
 use data::{Features, PipelineRecord, ScheduleRecord};
 use featurizer::{Dag, Layout, PipelineFeatures, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+use search::featurize::StageFeatures;
 use trainer::dataset::store_layout;
 
 /// `rows` as a feature matrix of `layout`.
@@ -18,17 +19,26 @@ fn matrix(layout: &Layout, rows: Vec<Vec<f32>>) -> Features {
 /// its features per stage.
 pub fn pipeline_record(dag: &Dag, workload: &Workload) -> PipelineRecord {
     let definition = serde_json::to_string(&workload.pipeline).expect("pipeline definitions serialize");
-    let rows = dag.stages.iter().map(|s| PipelineFeatures::of(dag, s).to_vec()).collect();
-    PipelineRecord { hash: content_hash(&definition), source: workload.source.clone(), features: matrix(&PIPELINE_LAYOUT, rows) }
+    PipelineRecord { hash: content_hash(&definition), source: workload.source.clone(), features: pipeline_matrix(dag) }
+}
+
+/// The pipeline features of the DAG's stages.
+pub fn pipeline_matrix(dag: &Dag) -> Features {
+    matrix(&PIPELINE_LAYOUT, dag.stages.iter().map(|s| PipelineFeatures::of(dag, s).to_vec()).collect())
 }
 
 /// A sampled schedule's record.
 pub fn schedule_record(dag: &Dag, sampled: &SampledSchedule) -> ScheduleRecord {
+    ScheduleRecord { hash: sampled.hash.clone(), source: sampled.text.clone(), features: schedule_matrix(dag, &sampled.features) }
+}
+
+/// A schedule's features, a row per stage of the DAG.
+pub fn schedule_matrix(dag: &Dag, features: &StageFeatures) -> Features {
     let mut rows = vec![vec![0.0f32; SCHEDULE_LAYOUT.id().len]; dag.stages.len()];
-    for (stage, f) in sampled.features.iter() {
+    for (stage, f) in features.iter() {
         if let Some(row) = rows.get_mut(stage.index()) {
             *row = f.to_array().iter().map(|&v| v as f32).collect();
         }
     }
-    ScheduleRecord { hash: sampled.hash.clone(), source: sampled.text.clone(), features: matrix(&SCHEDULE_LAYOUT, rows) }
+    matrix(&SCHEDULE_LAYOUT, rows)
 }

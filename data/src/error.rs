@@ -24,6 +24,12 @@ pub enum StoreError {
     /// A sample names a schedule the report does not carry.
     #[error("report {work_id}: sample of schedule {schedule_hash}, which the report does not carry")]
     UnknownSchedule { work_id: String, schedule_hash: String },
+    /// Features given for a pipeline the store does not hold.
+    #[error("no stored pipeline has hash {0}")]
+    UnknownPipeline(String),
+    /// Features given for a schedule the store does not hold for its pipeline.
+    #[error("pipeline {pipeline}: no stored schedule has hash {schedule}")]
+    UnknownStoredSchedule { pipeline: String, schedule: String },
     /// A report id already recorded for another pipeline.
     #[error("report {work_id} was already recorded for pipeline {stored}, not {given}")]
     ReportConflict { work_id: String, stored: String, given: String },

@@ -3,7 +3,8 @@
 //!
 //! Benchmark agents' reports go in through [`Store::record_report`] (one
 //! transaction each, idempotent by work id and host); the trainer reads them
-//! back with [`Store::samples_for_training`] and stores what it trains with
+//! back with [`Store::samples_for_training`] (features of a new layout are
+//! added beside the old with [`Store::add_features`]) and stores what it trains with
 //! [`Store::insert_weights`]; the server serves [`Store::promoted_weights`].
 //! Features are stored as little-endian `f32` blobs tagged with their
 //! layout's version, names hash and length, and are only read back in the
@@ -20,6 +21,7 @@ pub mod fingerprint;
 mod model;
 mod query;
 mod queue;
+mod relayout;
 pub mod schema;
 mod store;
 mod weights;
@@ -33,5 +35,6 @@ pub use model::{
     Report, ReportOutcome, Runtime, SampleRecord, ScheduleRecord, ScheduleSample, Summary, Weights, WeightsInfo,
 };
 pub use queue::{AgentSession, Completion, LeaseState, NewWork, SamplingSettings, WorkCounts, WorkItemState, WorkLease, WorkResult};
+pub use relayout::StoredSchedule;
 pub use schema::SCHEMA_VERSION;
 pub use store::{Store, BUSY_TIMEOUT};

@@ -125,19 +125,14 @@ pub(crate) fn upsert_host(tx: &Transaction<'_>, host: &HostFingerprint) -> Resul
     Ok(tx.last_insert_rowid())
 }
 
-/// Stores a feature matrix of a pipeline or a schedule (`kind`) unless one of its layout is there.
-fn insert_features(tx: &Transaction<'_>, kind: &str, owner: i64, f: &Features) -> Result<(), StoreError> {
+/// Stores a feature matrix of a pipeline or a schedule (`kind`) unless one
+/// of its layout is there; returns how many it stored (0 or 1).
+pub(crate) fn insert_features(tx: &Transaction<'_>, kind: &str, owner: i64, f: &Features) -> Result<usize, StoreError> {
     let sql = format!(
         "INSERT INTO {kind}_features ({kind}_id, layout_version, layout_hash, layout_len, stages, features)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING"
     );
-    tx.prepare_cached(&sql)?.execute(params![
-        owner,
-        f.layout.version,
-        f.layout.hash_sql(),
-        f.layout.len,
-        f.stages,
-        f32s_to_bytes(&f.values)
-    ])?;
-    Ok(())
+    tx.prepare_cached(&sql)?
+        .execute(params![owner, f.layout.version, f.layout.hash_sql(), f.layout.len, f.stages, f32s_to_bytes(&f.values)])
+        .map_err(StoreError::from)
 }

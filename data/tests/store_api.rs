@@ -3,7 +3,7 @@
 mod common;
 
 use common::{host, report, PIPELINE_LAYOUT, SCHEDULE_LAYOUT, STAGES};
-use data::{LayoutId, NewWeights, Outcome, ReportOutcome, Store, StoreError};
+use data::{Features, LayoutId, NewWeights, Outcome, ReportOutcome, Store, StoreError};
 
 fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -155,4 +155,42 @@ fn an_in_memory_store_works_like_a_file() {
     let mut csv = Vec::new();
     assert_eq!(store.export_csv(&mut csv).unwrap(), 0);
     assert_eq!(String::from_utf8(csv).unwrap(), data::EXPORT_COLUMNS.join(",") + "\n");
+}
+
+#[test]
+fn features_of_a_new_layout_are_added_beside_the_old_once() {
+    let (_dir, mut store) = temp_store();
+    store.record_report(&report("w1", &host("cpu"), 7, 4, 0)).unwrap();
+    let new = LayoutId { version: SCHEDULE_LAYOUT.version + 1, names_hash: 42, len: 2 };
+    let matrix = |layout: LayoutId, v: f32| Features { layout, stages: STAGES, values: vec![v; (STAGES * layout.len) as usize] };
+
+    let old = store.schedules_of("p7", SCHEDULE_LAYOUT).unwrap();
+    assert_eq!(old.len(), 4);
+    assert!(old.iter().all(|s| s.features.is_some()));
+    assert_eq!(old[1].source, "out.split(y, yo, yi, 2)");
+    assert!(store.schedules_of("p7", new).unwrap().iter().all(|s| s.features.is_none()));
+
+    let pipeline_layout = LayoutId { version: PIPELINE_LAYOUT.version + 1, names_hash: 43, len: 1 };
+    let given = vec![("s7-0".to_string(), matrix(new, 1.0)), ("s7-2".to_string(), matrix(new, 2.0))];
+    assert_eq!(store.add_features("p7", &matrix(pipeline_layout, 0.5), &given).unwrap(), 2);
+    // Added again, or with other values: the stored matrices stay as they are.
+    let again = vec![("s7-0".to_string(), matrix(new, 9.0))];
+    assert_eq!(store.add_features("p7", &matrix(pipeline_layout, 9.0), &again).unwrap(), 0);
+    let now = store.schedules_of("p7", new).unwrap();
+    assert_eq!(now.iter().map(|s| s.features.as_ref().map(|f| f.values[0])).collect::<Vec<_>>(), [Some(1.0), None, Some(2.0), None]);
+    // The old layout's features are untouched; training in the new layout
+    // finds the measured samples that have both matrices (s7-2 failed).
+    assert!(store.schedules_of("p7", SCHEDULE_LAYOUT).unwrap().iter().all(|s| s.features.is_some()));
+    let training = store.samples_for_training(&host("cpu").key(), pipeline_layout, new).unwrap();
+    assert_eq!(training[0].samples.iter().map(|s| s.schedule_hash.as_str()).collect::<Vec<_>>(), ["s7-0"]);
+
+    // Unknown owners and misshapen matrices are refused, naming them; nothing is stored.
+    let err = store.add_features("p8", &matrix(pipeline_layout, 0.5), &[]).unwrap_err();
+    assert!(err.to_string().contains("p8"), "{err}");
+    let err = store.add_features("p7", &matrix(pipeline_layout, 0.5), &[("s9".into(), matrix(new, 1.0))]).unwrap_err();
+    assert!(err.to_string().contains("s9"), "{err}");
+    let short = Features { values: vec![1.0], ..matrix(new, 1.0) };
+    let err = store.add_features("p7", &matrix(pipeline_layout, 0.5), &[("s7-1".into(), short)]).unwrap_err();
+    assert!(err.to_string().contains("s7-1"), "{err}");
+    assert!(store.schedules_of("p7", new).unwrap()[1].features.is_none());
 }

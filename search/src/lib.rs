@@ -18,6 +18,7 @@ pub mod cost_model;
 pub mod expand;
 pub mod featurize;
 pub mod loop_nest;
+pub mod replay;
 pub mod stage_features;
 pub mod tiling;
 

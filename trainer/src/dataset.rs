@@ -188,7 +188,14 @@ fn usable(sources: &HashMap<String, PipelineSource>, target: &Target, pipeline: 
 
 /// The model's view of a stored pipeline, rebuilt for `target`.
 fn rebuild(source: &PipelineSource, target: &Target) -> Result<(PipelineInputs, std::sync::Arc<Dag>), String> {
-    let pipeline: PipelineDef = match source {
+    let pipeline = rebuild_pipeline(source)?;
+    let dag = Dag::new(&pipeline, target).map_err(|e| format!("analysis: {e}"))?;
+    Ok((PipelineInputs::of(&dag), std::sync::Arc::new(dag)))
+}
+
+/// A stored pipeline's definition, rebuilt from its source.
+pub fn rebuild_pipeline(source: &PipelineSource) -> Result<PipelineDef, String> {
+    Ok(match source {
         PipelineSource::Generated { seed, params } => {
             let params: GeneratorParams = serde_json::from_value(params.clone()).map_err(|e| format!("generator parameters: {e}"))?;
             if params.seed != *seed {
@@ -197,9 +204,7 @@ fn rebuild(source: &PipelineSource, target: &Target) -> Result<(PipelineInputs, 
             generate(&params).map_err(|e| e.to_string())?.pipeline
         }
         PipelineSource::Definition { json } => stored_definition(json)?,
-    };
-    let dag = Dag::new(&pipeline, target).map_err(|e| format!("analysis: {e}"))?;
-    Ok((PipelineInputs::of(&dag), std::sync::Arc::new(dag)))
+    })
 }
 
 /// A pipeline definition as a store keeps it (JSON). Definitions written

@@ -16,6 +16,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 use trainer::{choose_model, choose_network, RetrainOptions, TrainOptions};
 
+/// The searches that sample schedules (and replay them) allocate many small
+/// nodes from several threads: mimalloc does that faster than glibc's malloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(about = "Generate training data: time sampled schedules of random pipelines into the store")]
 struct Args {
@@ -165,6 +170,14 @@ enum Command {
         #[arg(long, default_value_t = 0, requires = "sliding")]
         line_buffer_probes: usize,
     },
+    /// Featurize a store again in today's feature layouts: each stored
+    /// schedule's loop nest is found again from its text and its features
+    /// added beside the old ones (no timing). Schedules that already have
+    /// today's features are checked against them.
+    Relayout {
+        #[arg(long)]
+        db: PathBuf,
+    },
     /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
     Bootstrap {
         #[command(flatten)]
@@ -206,6 +219,28 @@ fn main() -> Result<()> {
                 stats.failed,
                 stats.wall_seconds,
                 stats.samples_per_hour()
+            );
+        }
+        Command::Relayout { db } => {
+            let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
+            let bar = indicatif::ProgressBar::new(store.pipelines()?.len() as u64);
+            bar.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pipelines {msg} [{elapsed}]")?);
+            let stats = benchmark_agent::relayout::relayout(&mut store, &compiler::Target::host(), |s| {
+                bar.set_position(s.pipelines as u64);
+                bar.set_message(format!("{} of {} schedules replayed", s.replayed, s.schedules));
+            })?;
+            bar.finish();
+            println!(
+                "{} pipelines ({} could not be rebuilt), {} schedules: {} found again, {} not; \
+                 of those found, {} already had today's features and {} of them came out identical; {} feature matrices added",
+                stats.pipelines,
+                stats.unbuildable,
+                stats.schedules,
+                stats.replayed,
+                stats.schedules - stats.replayed,
+                stats.compared,
+                stats.identical,
+                stats.added
             );
         }
         Command::Remeasure { db, seed, round, agent, passes, repeats } => {

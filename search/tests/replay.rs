@@ -1,0 +1,66 @@
+//! A sampled schedule's loop nest is found again from its text alone, and
+//! featurizes exactly as the nest the search chose (what lets a training
+//! store be featurized again in a new layout without timing anything).
+
+use compiler::Target;
+use featurizer::Dag;
+use random_pipelines::{generate, GeneratorParams};
+use search::expand::Placements;
+use search::featurize::{featurize, StageFeatures};
+use search::replay::replay;
+use search::{autoschedule, Analytical, BeamOptions, CostModel, Machine, RandomModel};
+use std::time::Duration;
+
+/// Every stage's features as numbers, by stage.
+fn values(f: &StageFeatures) -> Vec<(u32, Vec<f64>)> {
+    f.iter().map(|(s, x)| (s.0, x.to_array().to_vec())).collect()
+}
+
+#[test]
+fn sampled_schedules_are_replayed_to_the_nests_they_came_from() {
+    let target = Target::host();
+    let (mut found, mut total) = (0, 0);
+    for seed in 0..6u64 {
+        let p = generate(&GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (64, 48, 3) }).expect("generates");
+        let dag = Dag::new(&p.pipeline, &target).expect("analyses");
+        // The model's answer, and probes ranked at random with dropout, as
+        // data generation samples them, line buffers offered.
+        let mut models: Vec<(Box<dyn CostModel>, BeamOptions)> = vec![(
+            Box::new(Analytical::new(Machine::typical(target.threads))),
+            BeamOptions { beam: 8, passes: 2, ..BeamOptions::default() },
+        )];
+        for probe in 0..3 {
+            let options = BeamOptions { beam: 1, passes: 1, random_dropout: 50, seed: probe, ..BeamOptions::default() };
+            models.push((Box::new(RandomModel::new(seed * 10 + probe)), options));
+        }
+        for (mut model, options) in models {
+            let options = BeamOptions { budget: Duration::from_secs(20), sliding: true, ..options };
+            let result = autoschedule(&p.pipeline, &target, model.as_mut(), &options, 0).expect("a schedule");
+            let text = result.schedule.to_string();
+            total += 1;
+            let Some(nest) = replay(&dag, &text, Placements::ALL) else { continue };
+            found += 1;
+            assert_eq!(search::apply::to_schedule(&dag, &nest).to_string(), text, "seed {seed}: the replayed nest spells another schedule");
+            assert_eq!(
+                values(&featurize(&dag, &nest)),
+                values(&result.features),
+                "seed {seed}: the replayed nest featurizes otherwise\n{text}"
+            );
+        }
+    }
+    // The replay's beam may lose a nest; it must find nearly all.
+    assert!(found * 10 >= total * 9, "found {found} of {total}");
+}
+
+#[test]
+fn a_schedule_no_nest_spells_is_not_found() {
+    let target = Target::host();
+    let p = generate(&GeneratorParams { seed: 3, max_stages: 6, input_size: (64, 48, 3) }).expect("generates");
+    let dag = Dag::new(&p.pipeline, &target).expect("analyses");
+    let mut model = Analytical::new(Machine::typical(target.threads));
+    let text = autoschedule(&p.pipeline, &target, &mut model, &BeamOptions::default(), 0).expect("a schedule").schedule.to_string();
+    // A split factor the search never chooses, and text that is no schedule.
+    let odd = format!("{}{}.split(x, x_a, x_b, 7919, guard_with_if)\n", text, p.output);
+    assert!(replay(&dag, &odd, Placements::ALL).is_none());
+    assert!(replay(&dag, "not a schedule", Placements::ALL).is_none());
+}
