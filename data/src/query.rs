@@ -149,7 +149,7 @@ impl Store {
 }
 
 /// The feature matrix in columns `first` (stages) and `first + 1` (blob) of a row, in `layout`.
-fn features(row: &Row<'_>, first: usize, layout: LayoutId, owner: &str) -> Result<Features, StoreError> {
+pub(crate) fn features(row: &Row<'_>, first: usize, layout: LayoutId, owner: &str) -> Result<Features, StoreError> {
     let blob: Vec<u8> = row.get(first + 1)?;
     let f = Features { layout, stages: narrow(row.get(first)?, "stages")?, values: f32s_from_bytes(&blob)? };
     f.check_shape(owner).map_err(|e| StoreError::Corrupt(e.to_string()))?;

@@ -5,8 +5,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use crate::blob::f32s_from_bytes;
-use crate::store::narrow;
+use crate::query::features;
 use crate::write::insert_features;
 use crate::{Features, LayoutId, Store, StoreError};
 
@@ -35,13 +34,10 @@ impl Store {
         let mut out = Vec::new();
         while let Some(row) = rows.next()? {
             let hash: String = row.get(0)?;
-            let features = match (row.get::<_, Option<i64>>(2)?, row.get::<_, Option<Vec<u8>>>(3)?) {
-                (Some(stages), Some(blob)) => {
-                    let f = Features { layout, stages: narrow(stages, "stages")?, values: f32s_from_bytes(&blob)? };
-                    f.check_shape(&hash).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                    Some(f)
-                }
-                _ => None,
+            // No matrix in this layout: the left join's columns are null.
+            let features = match row.get::<_, Option<i64>>(2)? {
+                Some(_) => Some(features(row, 2, layout, &hash)?),
+                None => None,
             };
             out.push(StoredSchedule { hash, source: row.get(1)?, features });
         }
