@@ -17,7 +17,10 @@
 //!   whose measured times are more than [`APART`] times apart (reported,
 //!   not used for promotion): a timing's own noise (one sample's median is
 //!   about 1.09 times its best on the 2-core hosts) makes closer pairs
-//!   partly a coin toss for any model.
+//!   partly a coin toss for any model;
+//! - [`accuracy_by_gap`]: the same accuracy within bands of how far apart
+//!   a pair measured (reported, not used for promotion), which shows how
+//!   much of what is misordered is near-ties.
 
 use crate::dataset::StoredPipeline;
 use crate::network::CostNetwork;
@@ -161,6 +164,56 @@ fn ordered_pairs_apart(predicted: &[f64], measured: &[f64]) -> (usize, usize) {
     (pairs, agree)
 }
 
+/// The upper edges of the measured-gap bands of [`accuracy_by_gap`] (the
+/// last band has none).
+pub const GAP_BANDS: [f64; 6] = [1.05, 1.1, 1.2, 1.5, 2.0, 4.0];
+
+/// Pairs whose slower measured time is at most `upto` times the faster
+/// (and more than the band below allows), and the fraction of them the
+/// predictions order as measured (a tied prediction counts half).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GapBand {
+    /// `None` for the last band (no upper edge).
+    pub upto: Option<f64>,
+    pub pairs: usize,
+    pub accuracy: f64,
+}
+
+/// Pairwise accuracy by how far apart each pair of one pipeline's
+/// schedules measured, in the bands of [`GAP_BANDS`] (pairs of equal
+/// measured times are left out, as in `pairwise_accuracy`).
+pub fn accuracy_by_gap(predictions: &[Predictions]) -> Vec<GapBand> {
+    let mut bands = vec![(0usize, 0.0f64); GAP_BANDS.len() + 1];
+    for p in predictions {
+        for i in 0..p.measured.len() {
+            for j in i + 1..p.measured.len() {
+                let (fast, slow) = if p.measured[i] < p.measured[j] { (i, j) } else { (j, i) };
+                if p.measured[fast] == p.measured[slow] {
+                    continue;
+                }
+                let gap = p.measured[slow] / p.measured[fast];
+                let band = GAP_BANDS.iter().position(|&edge| gap <= edge).unwrap_or(GAP_BANDS.len());
+                let credit = match p.predicted[fast].total_cmp(&p.predicted[slow]) {
+                    std::cmp::Ordering::Less => 1.0,
+                    std::cmp::Ordering::Equal => 0.5,
+                    std::cmp::Ordering::Greater => 0.0,
+                };
+                bands[band].0 += 1;
+                bands[band].1 += credit;
+            }
+        }
+    }
+    bands
+        .into_iter()
+        .enumerate()
+        .map(|(k, (pairs, agreeing))| GapBand {
+            upto: GAP_BANDS.get(k).copied(),
+            pairs,
+            accuracy: if pairs > 0 { agreeing / pairs as f64 } else { 1.0 },
+        })
+        .collect()
+}
+
 /// Pairs of samples with different measured times.
 fn distinct_pairs(measured: &[f64]) -> usize {
     (0..measured.len()).map(|i| measured[i + 1..].iter().filter(|&&m| m != measured[i]).count()).sum()
@@ -240,6 +293,29 @@ mod tests {
         assert_eq!((m.pairs, m.pairs_apart), (3, 2));
         assert_eq!(m.pairwise_accuracy_apart, 0.5);
         assert!((m.pairwise_accuracy - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn accuracy_by_gap_sorts_pairs_into_bands() {
+        // Gaps up to 1.05: 1.5 vs 1.53 (right) and 1.0 vs 1.02 (wrong);
+        // 1.5 (wrong); 1.53 (tied prediction: half); two beyond the last
+        // edge (right).
+        let bands = accuracy_by_gap(&[p(&[1.0, 1.5, 1.53], &[1.0, 0.5, 1.0]), p(&[1.0, 1.02, 8.0], &[2.0, 1.0, 9.0])]);
+        let summary: Vec<(Option<f64>, usize, f64)> = bands.iter().map(|b| (b.upto, b.pairs, b.accuracy)).collect();
+        assert_eq!(
+            summary,
+            [
+                (Some(1.05), 2, 0.5),
+                (Some(1.1), 0, 1.0),
+                (Some(1.2), 0, 1.0),
+                (Some(1.5), 1, 0.0),
+                (Some(2.0), 1, 0.5),
+                (Some(4.0), 0, 1.0),
+                (None, 2, 1.0),
+            ]
+        );
+        let total: usize = bands.iter().map(|b| b.pairs).sum();
+        assert_eq!(total, 6);
     }
 
     #[test]

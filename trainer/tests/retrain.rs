@@ -240,9 +240,10 @@ fn the_command_retrains_evaluates_plots_and_exports() {
 
     let (ok, out, err) = trainer(&["promote", "--db", db, "1"]);
     assert!(ok && out.contains("promoted weights version 1"), "{out}{err}");
-    let (ok, out, err) = trainer(&["evaluate", "--db", db, "--host", &key]);
+    let (ok, out, err) = trainer(&["evaluate", "--db", db, "--host", &key, "--by-gap"]);
     assert!(ok, "{out}{err}");
     assert!(out.contains("v1 (promoted)") && out.contains("pairwise accuracy"), "{out}");
+    assert!(out.contains("1.00-1.05x") && out.contains("> 4.00x"), "{out}");
 
     let charts = dir.path().join("charts");
     let (ok, out, err) = trainer(&["plot", "--db", db, "--host", &key, "--out", charts.to_str().expect("a UTF-8 path")]);

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use trainer::dataset::{host_target, load, DEFAULT_HELD_OUT_PERCENT};
-use trainer::metrics::{analytical_predictions, evaluate, metrics_of, predictions, Metrics, PipelineScore, Predictions};
+use trainer::metrics::{accuracy_by_gap, analytical_predictions, evaluate, metrics_of, predictions, Metrics, PipelineScore, Predictions};
 use trainer::network::MAX_MEMBERS;
 use trainer::plot::charts;
 use trainer::retrain::{retrain, stored_network, RetrainOptions, Start, DEFAULT_MEMBERS, DEFAULT_RANKING_WEIGHT};
@@ -81,6 +81,9 @@ enum Command {
         /// Also list the N held-out pipelines whose schedules the weights order worst, beside the analytical model's scores.
         #[arg(long, default_value_t = 0)]
         worst: usize,
+        /// Also print pairwise accuracy by how far apart the pairs measured (both models).
+        #[arg(long)]
+        by_gap: bool,
     },
     /// Draw PNG charts: held-out predictions, the loss curve, metrics by weights version.
     Plot {
@@ -183,7 +186,7 @@ fn main() -> Result<()> {
             }
             println!("{}: {}", if outcome.promoted { "promoted" } else { "not promoted" }, outcome.reason);
         }
-        Command::Evaluate { store, version, weights, worst } => {
+        Command::Evaluate { store, version, weights, worst, by_gap } => {
             let host = host_key(store.host)?;
             let db = open(&store.db)?;
             let (label, network): (String, CostNetwork) = match (version, weights) {
@@ -209,6 +212,9 @@ fn main() -> Result<()> {
             let machine = search::Machine::typical(host_target().threads);
             let analytical = analytical_predictions(&dataset.held_out, &machine);
             print_metrics("analytical model (baseline)", &metrics_of(&analytical));
+            if by_gap {
+                print_by_gap(&learned, &analytical);
+            }
             if worst > 0 {
                 print_worst(&db, &learned, &analytical, worst)?;
             }
@@ -274,6 +280,23 @@ fn print_worst(db: &Store, learned: &[Predictions], analytical: &[Predictions], 
         );
     }
     Ok(())
+}
+
+/// Pairwise accuracy by measured gap, learned beside analytical.
+fn print_by_gap(learned: &[Predictions], analytical: &[Predictions]) {
+    let total: usize = accuracy_by_gap(learned).iter().map(|b| b.pairs).sum();
+    println!("pairwise accuracy by how far apart the pair measured (slower / faster): learned / analytical");
+    println!("{:<14} {:>7} {:>6} {:>15}", "gap", "pairs", "share", "accuracy");
+    let mut lower = 1.0;
+    for (l, a) in accuracy_by_gap(learned).iter().zip(accuracy_by_gap(analytical)) {
+        let band = match l.upto {
+            Some(upto) => format!("{lower:.2}-{upto:.2}x"),
+            None => format!("> {lower:.2}x"),
+        };
+        let share = l.pairs as f64 / total.max(1) as f64;
+        println!("{band:<14} {:>7} {:>6.3} {:>7.3} / {:.3}", l.pairs, share, l.accuracy, a.accuracy);
+        lower = l.upto.unwrap_or(lower);
+    }
 }
 
 fn print_metrics(label: &str, m: &Metrics) {
