@@ -284,11 +284,12 @@ fn print_worst(db: &Store, learned: &[Predictions], analytical: &[Predictions], 
 
 /// Pairwise accuracy by measured gap, learned beside analytical.
 fn print_by_gap(learned: &[Predictions], analytical: &[Predictions]) {
-    let total: usize = accuracy_by_gap(learned).iter().map(|b| b.pairs).sum();
+    let bands = accuracy_by_gap(learned);
+    let total: usize = bands.iter().map(|b| b.pairs).sum();
     println!("pairwise accuracy by how far apart the pair measured (slower / faster): learned / analytical");
     println!("{:<14} {:>7} {:>6} {:>15}", "gap", "pairs", "share", "accuracy");
     let mut lower = 1.0;
-    for (l, a) in accuracy_by_gap(learned).iter().zip(accuracy_by_gap(analytical)) {
+    for (l, a) in bands.iter().zip(accuracy_by_gap(analytical)) {
         let band = match l.upto {
             Some(upto) => format!("{lower:.2}-{upto:.2}x"),
             None => format!("> {lower:.2}x"),
