@@ -303,6 +303,11 @@ def fmt(v, digits):
     return "–" if v is None else f"{v:.{digits}f}"
 
 
+# Our autoscheduled rows, as `bench` names them: `--auto` (the analytical
+# model) and `--learned W` (a trainer weights file), with their table labels.
+OURS_AUTO = [("auto", "ours auto"), ("learned", "ours learned")]
+
+
 def ours_row(app, schedule):
     return next((r for r in app.get("rows", []) if r.get("schedule") == schedule), None)
 
@@ -351,22 +356,24 @@ def openblas_line(rows, apps, threads):
 
 
 def summarize(manifest_apps, results, kinds):
-    """One summary row per app: our times, each kind's time and ratio."""
+    """One summary row per app: our times, each kind's time and its ratios
+    to our expert schedule and to each of our autoscheduled rows."""
     rows = []
     for app in manifest_apps:
-        naive, expert, auto = ours_row(app, "naive"), ours_row(app, "expert"), ours_row(app, "auto")
+        naive, expert = ours_row(app, "naive"), ours_row(app, "expert")
         ours_ms = expert["min_ms"] if expert else None
-        auto_ms = auto["min_ms"] if auto else None
         row = {
             "app": app["name"],
             "ours_naive_min_ms": naive["min_ms"] if naive else None,
             "ours_expert_min_ms": ours_ms,
             "ours_expert_compile_ms": expert.get("compile_ms") if expert else None,
-            "ours_auto_min_ms": auto_ms,
-            "ours_auto_search_ms": auto.get("search_ms") if auto else None,
-            "ours_auto_compile_ms": auto.get("compile_ms") if auto else None,
             "halide": {},
         }
+        for key, _ in OURS_AUTO:
+            auto = ours_row(app, key)
+            row[f"ours_{key}_min_ms"] = auto["min_ms"] if auto else None
+            row[f"ours_{key}_search_ms"] = auto.get("search_ms") if auto else None
+            row[f"ours_{key}_compile_ms"] = auto.get("compile_ms") if auto else None
         for kind in kinds:
             r = results.get((app["name"], kind))
             if r is None:
@@ -377,12 +384,14 @@ def summarize(manifest_apps, results, kinds):
                 "min_ms": r.get("min_ms") if ok else None,
                 "median_ms": r.get("median_ms") if ok else None,
                 "over_ours": r["min_ms"] / ours_ms if ok and ours_ms else None,
-                "over_ours_auto": r["min_ms"] / auto_ms if ok and auto_ms else None,
                 "schedule_ms": r.get("schedule_ms"),
                 "compile_ms": r.get("compile_ms"),
                 "outputs": r.get("outputs"),
                 "error": r.get("error"),
             }
+            for key, _ in OURS_AUTO:
+                auto_ms = row[f"ours_{key}_min_ms"]
+                row["halide"][kind][f"over_ours_{key}"] = r["min_ms"] / auto_ms if ok and auto_ms else None
         rows.append(row)
     return rows
 
@@ -406,62 +415,62 @@ def outputs_cell(row, kinds):
 
 
 def markdown(header, rows, kinds):
-    """The side-by-side table; with our autoscheduler's rows (`bench --auto`),
-    also its time, each Halide autoscheduler's ratio to it, and the search
-    times side by side."""
+    """The side-by-side table; with our autoscheduler's rows (`bench --auto`,
+    `--learned`), also their times, each Halide autoscheduler's ratio to
+    them, and the search times side by side."""
     lines = [header, ""]
-    with_auto = any(r.get("ours_auto_min_ms") is not None for r in rows)
-    head = ["app", "ours naive (ms)", "ours expert (ms)"] + (["ours auto (ms)"] if with_auto else [])
+    autos = [(key, label) for key, label in OURS_AUTO if any(r.get(f"ours_{key}_min_ms") is not None for r in rows)]
+    head = ["app", "ours naive (ms)", "ours expert (ms)"] + [f"{label} (ms)" for _, label in autos]
     for k in kinds:
         head += [f"Halide {k} (ms)", f"{k} / ours"]
-        if with_auto and k != "expert":
-            head.append(f"{k} / ours auto")
+        if k != "expert":
+            head += [f"{k} / {label}" for _, label in autos]
     head.append("outputs")
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|---|" + "---:|" * (len(head) - 2) + "---|")
     failures = []
     for r in rows:
         cells = [r["app"], fmt(r["ours_naive_min_ms"], 3), fmt(r["ours_expert_min_ms"], 3)]
-        if with_auto:
-            cells.append(fmt(r.get("ours_auto_min_ms"), 3))
+        cells += [fmt(r.get(f"ours_{key}_min_ms"), 3) for key, _ in autos]
         for k in kinds:
             h = r["halide"].get(k)
-            auto_cell = with_auto and k != "expert"
+            auto_cells = len(autos) if k != "expert" else 0
             if h is None:
-                cells += ["–", "–"] + (["–"] if auto_cell else [])
+                cells += ["–", "–"] + ["–"] * auto_cells
             elif not h["ok"]:
-                cells += ["failed", "–"] + (["–"] if auto_cell else [])
+                cells += ["failed", "–"] + ["–"] * auto_cells
                 failures.append(f"- {r['app']}, {k}: {h['error']}")
             else:
                 cells += [fmt(h["min_ms"], 3), fmt(h["over_ours"], 2)]
-                if auto_cell:
-                    cells.append(fmt(h.get("over_ours_auto"), 2))
+                if auto_cells:
+                    cells += [fmt(h.get(f"over_ours_{key}"), 2) for key, _ in autos]
         cells.append(outputs_cell(r, kinds))
         lines.append("| " + " | ".join(cells) + " |")
     geo = {k: geomean([r["halide"][k]["over_ours"] for r in rows if k in r["halide"]]) for k in kinds}
-    geo_auto = {k: geomean([r["halide"][k].get("over_ours_auto") for r in rows if k in r["halide"]]) for k in kinds}
-    cells = ["geometric mean", "", ""] + ([""] if with_auto else [])
+    cells = ["geometric mean", "", ""] + [""] * len(autos)
     for k in kinds:
         cells += ["", fmt(geo[k], 2)]
-        if with_auto and k != "expert":
-            cells.append(fmt(geo_auto[k], 2))
+        if k != "expert":
+            cells += [fmt(geomean([r["halide"][k].get(f"over_ours_{key}") for r in rows if k in r["halide"]]), 2)
+                      for key, _ in autos]
     cells.append("")
     lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Times are the best of the samples. A ratio is Halide's time over ours (expert schedule; "
-                 "`/ ours auto`: our autoscheduler's); above 1 means ours is faster. The geometric mean is over "
-                 "the apps where the column succeeded.")
+                 "`/ ours auto`: our autoscheduler's with the analytical model, `/ ours learned`: with the learned "
+                 "weights); above 1 means ours is faster. The geometric mean is over the apps where the column "
+                 "succeeded.")
     if failures:
         lines += ["", "Failures:", ""] + [f.replace("\n", " ") for f in failures]
     lines.append("")
-    head = ["app", "ours expert compile (ms)"] + (["ours auto search + compile (ms)"] if with_auto else [])
+    head = ["app", "ours expert compile (ms)"] + [f"{label} search + compile (ms)" for _, label in autos]
     head += [f"Halide {k} (ms)" for k in kinds]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|---|" + "---:|" * (len(head) - 1))
     for r in rows:
         cells = [r["app"], fmt(r["ours_expert_compile_ms"], 1)]
-        if with_auto:
-            search, compile_ms = r.get("ours_auto_search_ms"), r.get("ours_auto_compile_ms")
+        for key, _ in autos:
+            search, compile_ms = r.get(f"ours_{key}_search_ms"), r.get(f"ours_{key}_compile_ms")
             cells.append("–" if search is None or compile_ms is None else f"{search:.1f} + {compile_ms:.1f}")
         for k in kinds:
             h = r["halide"].get(k)
