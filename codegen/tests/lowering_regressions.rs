@@ -227,3 +227,77 @@ fn an_inlined_expansion_past_the_limit_names_the_func_to_compute() {
     let inputs = BTreeMap::from([("input".to_string(), input("input", ScalarType::F32, &[(0, 64), (0, 64)]))]);
     agree(&p, &s, &inputs, "s5", &[(0, 16), (0, 16)]);
 }
+
+/// `f(x, y) = 0; f(x, y) += w(r) * input(x + r, y)` over 16 taps: a
+/// reduction whose point stays put along its loop.
+fn row_convolution() -> (PipelineDef, Inputs) {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let image = ImageParam::new("input", ScalarType::F32, 2);
+    let weights = ImageParam::new("w", ScalarType::F32, 1);
+    let r = RDom::new("r", &[(0.into(), 16.into())]);
+    let f = Func::new("f");
+    f.define(&[&x, &y], 0.0f32);
+    f.update([x.expr(), y.expr()], f.at([x.expr(), y.expr()]) + weights.at([r.x().expr()]) * image.at([&x + r.x().expr(), y.expr()]));
+    let p = Pipeline::new(&[&f]).unwrap();
+    let inputs = BTreeMap::from([
+        ("input".to_string(), input("input", ScalarType::F32, &[(0, 64), (0, 16)])),
+        ("w".to_string(), input("w", ScalarType::F32, &[(0, 16)])),
+    ]);
+    (p, inputs)
+}
+
+/// The names of the buffers `s` allocates.
+fn allocations(s: &Stmt) -> Vec<String> {
+    struct Allocations(Vec<String>);
+    impl compiler::ir::visit::Visitor for Allocations {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let StmtNode::Allocate { buffer, .. } = s.node() {
+                self.0.push(buffer.to_string());
+            }
+            compiler::ir::visit::walk_stmt(self, s);
+        }
+    }
+    let mut v = Allocations(vec![]);
+    compiler::ir::visit::Visitor::visit_stmt(&mut v, s);
+    v.0
+}
+
+#[test]
+fn a_register_tile_accumulates_in_a_stack_buffer() {
+    // Two vectors of x by 3 rows, unrolled inside the reduction loop; 37 x
+    // 10 points leave a partial tile in both dimensions, so the rows' tail
+    // is guarded and only the steady state keeps its accumulators apart.
+    let (p, inputs) = row_convolution();
+    let mut s = Schedule::new();
+    s.func("f")
+        .update(0)
+        .split("x", "xo", "xi", 16)
+        .split("y", "yo", "yi", 3)
+        .reorder(&["xi", "yi", "r.x", "xo", "yo"])
+        .vectorize("xi")
+        .unroll("yi");
+    let region = [(0, 37), (0, 10)];
+    agree(&p, &s, &inputs, "f", &region);
+    let lowered = lower(&p, &s).unwrap();
+    assert!(allocations(&lowered.stmt).iter().any(|a| a.starts_with("f.accumulators")), "{}", lowered.stmt);
+    let compiled = compile(&lowered).unwrap();
+    let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "f", &region).unwrap();
+    assert_eq!(compiled.run(&inputs, &BTreeMap::new(), &[("f", region.to_vec())]).unwrap()["f"], expected);
+}
+
+#[test]
+fn a_reduction_whose_point_moves_keeps_it_in_its_buffer() {
+    // A histogram: the point updated is read from the input, so it changes
+    // along the reduction loop and nothing is promoted.
+    let (x, r) = (Var::new("x"), RDom::new("r", &[(0.into(), 64.into())]));
+    let image = ImageParam::new("input", ScalarType::I32, 1);
+    let h = Func::new("h");
+    h.define(&[&x], 0i32);
+    h.update([clamp(image.at([r.x().expr()]), 0, 15)], h.at([clamp(image.at([r.x().expr()]), 0, 15)]) + 1i32);
+    let p = Pipeline::new(&[&h]).unwrap();
+    let inputs = BTreeMap::from([("input".to_string(), input("input", ScalarType::I32, &[(0, 64)]))]);
+    let s = Schedule::new();
+    agree(&p, &s, &inputs, "h", &[(0, 16)]);
+    let lowered = lower(&p, &s).unwrap();
+    assert!(!allocations(&lowered.stmt).iter().any(|a| a.contains("accumulators")), "{}", lowered.stmt);
+}

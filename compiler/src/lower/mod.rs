@@ -16,7 +16,8 @@
 //! | simplify | [`crate::simplify`] |
 //! | vectorize | `vectorize` |
 //! | unroll | `unroll` |
-//! | partition loops of shift-inwards splits | `partition_loops` |
+//! | partition loops of shift-inwards splits and tail guards | `partition_loops` |
+//! | keep register tiles' accumulators in stack slots | `register_accumulators` |
 //! | simplify | [`crate::simplify`] |
 //!
 //! After every pass, in checked mode and in debug builds, `ir_check`
@@ -37,6 +38,7 @@ mod loop_synthesis;
 mod names;
 mod partition_loops;
 mod promises;
+mod register_accumulators;
 mod sliding_window;
 mod storage_folding;
 mod unroll;
@@ -209,6 +211,8 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
     let stmt = d.pass("vectorization", Stage::Vectorized, stmt, |stmt| Ok(vectorize::vectorize(&stmt)))?;
     let stmt = d.pass("unrolling", Stage::Vectorized, stmt, |stmt| unroll::unroll(&stmt))?;
     let stmt = d.pass("loop partitioning", Stage::Vectorized, stmt, |stmt| Ok(partition_loops::partition_loops(&stmt)))?;
+    let stmt =
+        d.pass("register accumulators", Stage::Vectorized, stmt, |stmt| Ok(register_accumulators::accumulate_in_registers(&stmt)))?;
     let stmt = d.pass("final simplification", Stage::Vectorized, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
     let passes = d.passes;
     Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, footprints, options: options.clone(), sliding, passes })

@@ -20,6 +20,12 @@
 //! Each partitioned loop becomes `[0, e - 1)` with the simplified body, then
 //! the last iteration as it was.
 //!
+//! A loop of constant extent `e` (a split whose extent the simplifier
+//! folded, as in a tile of a fixed region) drops the guards that are affine
+//! in its variable `o` with a non-negative coefficient: those that hold at
+//! `o = e - 1` hold on every iteration and go without a partition (an exact
+//! split); those that hold at `o = e - 2` go from the steady state.
+//!
 //! Requires: simplified, vectorized and unrolled IR. Guarantees: the same
 //! iterations in the same order with the same values.
 
@@ -54,10 +60,14 @@ impl Partition {
     /// its body clamps a shift-inwards split of its variable or guards the
     /// tail of a split of it.
     fn partition(&self, var: &Name, extent: &Expr, kind: ForKind, body: &Stmt) -> Option<Stmt> {
-        let (n, c) = ceil_division(&self.value_of(extent))?;
+        let extent = self.value_of(extent);
+        if let Some(e) = extent.as_int() {
+            return partition_constant(var, e, kind, body);
+        }
+        let (n, c) = ceil_division(&extent)?;
         let o = Expr::ivar(var.clone());
         let outer = simplify(&(o.clone() * Expr::i32(c)));
-        let mut guards = DropGuards { lets: vec![], var: var.clone(), outer: outer.clone(), n: n.clone(), c, dropped: false };
+        let mut guards = DropGuards::new(var, outer.clone(), n.clone() - Expr::i32(c));
         let steady = if has_loop(body) {
             if node_count(body) > MAX_GUARDED_BODY_NODES {
                 return None;
@@ -73,9 +83,31 @@ impl Partition {
         let split = simplify(&Expr::max(extent.clone() - Expr::i32(1), Expr::i32(0)));
         Some(Stmt::block(vec![
             Stmt::for_loop(var.clone(), Expr::i32(0), split.clone(), kind, steady),
-            Stmt::for_loop(var.clone(), split.clone(), simplify(&(extent.clone() - split)), kind, body.clone()),
+            Stmt::for_loop(var.clone(), split.clone(), simplify(&(extent - split)), kind, body.clone()),
         ]))
     }
+}
+
+/// A loop over `o` in `[0, e)` without the guards that hold on every
+/// iteration, then split into a steady state `[0, e - 1)` without those
+/// that hold there and its last iteration, where some do.
+fn partition_constant(var: &Name, e: i64, kind: ForKind, body: &Stmt) -> Option<Stmt> {
+    let o = Expr::ivar(var.clone());
+    let mut everywhere = DropGuards::new(var, o.clone(), Expr::i32(e - 1));
+    let kept = everywhere.mutate_stmt(body);
+    let whole = || Stmt::for_loop(var.clone(), Expr::i32(0), Expr::i32(e), kind, kept.clone());
+    if e < 2 || node_count(&kept) > MAX_GUARDED_BODY_NODES {
+        return everywhere.dropped.then(whole);
+    }
+    let mut steady_guards = DropGuards::new(var, o, Expr::i32(e - 2));
+    let steady = steady_guards.mutate_stmt(&kept);
+    if !steady_guards.dropped {
+        return everywhere.dropped.then(whole);
+    }
+    Some(Stmt::block(vec![
+        Stmt::for_loop(var.clone(), Expr::i32(0), Expr::i32(e - 1), kind, steady),
+        Stmt::for_loop(var.clone(), Expr::i32(e - 1), Expr::i32(1), kind, kept),
+    ]))
 }
 
 impl Mutator for Partition {
@@ -141,21 +173,26 @@ impl Mutator for Replace {
 }
 
 /// Drops the guards that hold in the steady state of a loop whose variable
-/// appears as `outer` (`o * c`), where `0 <= o * c <= n - c`.
+/// `o` appears as `outer` (`o * c` or `o` itself), where
+/// `0 <= outer <= largest`.
 struct DropGuards {
     /// Enclosing let statements inside the loop, innermost last.
     lets: Vec<(Name, Expr)>,
     /// The loop variable `o`.
     var: Name,
-    /// `o * c`, as the simplifier writes it.
+    /// `o * c`, as the simplifier writes it, or `o`.
     outer: Expr,
-    n: Expr,
-    c: i64,
+    /// The largest value of `outer` in the steady state.
+    largest: Expr,
     dropped: bool,
 }
 
 impl DropGuards {
-    /// Whether `cond` holds whenever `0 <= o * c <= n - c`.
+    fn new(var: &Name, outer: Expr, largest: Expr) -> DropGuards {
+        DropGuards { lets: vec![], var: var.clone(), outer, largest, dropped: false }
+    }
+
+    /// Whether `cond` holds whenever `0 <= outer <= largest`.
     fn holds(&self, cond: &Expr) -> bool {
         match cond.node() {
             ExprNode::And { a, b } => self.holds(a) && self.holds(b),
@@ -172,7 +209,7 @@ impl DropGuards {
                 for (name, value) in self.lets.iter().rev() {
                     d = substitute(name, value, &d);
                 }
-                // `d` as a function of t = o * c alone (o appears nowhere else).
+                // `d` as a function of t = outer alone (o appears nowhere else).
                 let t: Name = "partition$t".into();
                 let mut replace = Replace { from: self.outer.clone(), to: Expr::ivar(t.clone()), replaced: false };
                 let d = simplify(&replace.mutate_expr(&simplify(&d)));
@@ -185,7 +222,7 @@ impl DropGuards {
                 if step.as_int().is_none_or(|k| k < 0) {
                     return false;
                 }
-                let at_max = simplify(&substitute(&t, &(self.n.clone() - Expr::i32(self.c)), &d));
+                let at_max = simplify(&substitute(&t, &self.largest, &d));
                 let zero = Expr::i32(0);
                 can_prove(&Expr::cmp(if strict { CmpOp::Lt } else { CmpOp::Le }, at_max, zero))
             }
