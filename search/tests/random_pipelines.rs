@@ -4,12 +4,17 @@
 //! loop), and the search is deterministic.
 //!
 //! `AUTOSCHEDULE_SEEDS=N` checks seeds `first..first+N` (default 24),
-//! `AUTOSCHEDULE_FIRST=K` starts at seed K.
+//! `AUTOSCHEDULE_FIRST=K` starts at seed K. The schedules of random costs
+//! (the search ranking with [`RandomModel`], as data generation samples
+//! them: register tiles, nested placements and tilings the analytical
+//! model would pass over) are checked the same way, `AUTOSCHEDULE_RANDOM=M`
+//! of them a seed (default 2) for the first 8 seeds unless
+//! `AUTOSCHEDULE_RANDOM_SEEDS` says how many.
 
 use compiler::exec::buffer::Buffer;
 use compiler::{LowerOptions, Target};
 use random_pipelines::{generate, GeneratorParams, RandomPipeline};
-use search::{autoschedule, Analytical, BeamOptions, Machine};
+use search::{autoschedule, Analytical, BeamOptions, CostModel, Machine, RandomModel};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -30,52 +35,74 @@ fn schedule_text(p: &RandomPipeline, target: &Target, budget_ms: u64) -> String 
     autoschedule(&p.pipeline, target, &mut model, &search_options(budget_ms), 0).expect("a schedule").schedule.to_string()
 }
 
-/// Checks one seed; a description of the failure, if any.
-fn check(seed: u64) -> Option<String> {
+/// Checks one seed's schedule as `model` ranks the search's candidates:
+/// whether its code keeps accumulators in registers
+/// (`compiler::lower`'s register accumulators pass), or a description of
+/// the failure.
+fn check(seed: u64, model: &mut dyn CostModel) -> Result<bool, String> {
     let p = pipeline(seed);
     let target = Target::host();
-    let mut model = Analytical::new(Machine::typical(target.threads));
-    let result = match autoschedule(&p.pipeline, &target, &mut model, &search_options(1000), 0) {
+    let result = match autoschedule(&p.pipeline, &target, model, &search_options(1000), 0) {
         Ok(r) => r,
-        Err(e) => return Some(format!("seed {seed}: no schedule: {e}")),
+        Err(e) => return Err(format!("seed {seed}: no schedule ({}): {e}", model.name())),
     };
     let s = &result.schedule;
     let lowered = match compiler::lower_with(&p.pipeline, s, &LowerOptions::checked()) {
         Ok(l) => l,
-        Err(e) => return Some(format!("seed {seed}: does not lower: {e}\n{s}")),
+        Err(e) => return Err(format!("seed {seed}: does not lower: {e}\n{s}")),
     };
     // The search returns no Func stored outside its compute loop that the
     // compiler does not slide (its check turns such candidates away).
     let unslid = s.funcs.iter().find(|(name, f)| f.stored_outside_compute() && !lowered.sliding.contains(name));
     if let Some((name, _)) = unslid {
-        return Some(format!("seed {seed}: {name} is stored outside its compute loop but does not slide\n{s}"));
+        return Err(format!("seed {seed}: {name} is stored outside its compute loop but does not slide\n{s}"));
     }
     let compiled = match codegen::compile(&lowered) {
         Ok(c) => c,
-        Err(e) => return Some(format!("seed {seed}: does not compile: {e}\n{s}")),
+        Err(e) => return Err(format!("seed {seed}: does not compile: {e}\n{s}")),
     };
     let inputs: BTreeMap<String, Buffer> = p.make_inputs();
     let scalars = BTreeMap::new();
     let regions = [(p.output.as_str(), p.output_region.clone())];
     let got = match compiled.run(&inputs, &scalars, &regions) {
         Ok(mut out) => out.remove(&p.output).expect("the output"),
-        Err(e) => return Some(format!("seed {seed}: run failed: {e}\n{s}")),
+        Err(e) => return Err(format!("seed {seed}: run failed: {e}\n{s}")),
     };
     let want = compiler::exec::reference::realize(&p.pipeline, &inputs, &scalars, &p.output, &p.output_region).expect("the reference");
     for c in want.coordinates() {
         if !want.get(&c).unwrap().bit_eq(got.get(&c).unwrap()) {
-            return Some(format!("seed {seed}: differs at {c:?}\n{s}"));
+            return Err(format!("seed {seed}: differs at {c:?}\n{s}"));
         }
     }
-    None
+    Ok(lowered.stmt.to_string().contains(".accumulators"))
 }
 
 #[test]
 fn random_pipelines_get_schedules_that_compute_the_algorithm() {
     let first = env("AUTOSCHEDULE_FIRST", 0);
     let count = env("AUTOSCHEDULE_SEEDS", 24);
-    let failures: Vec<String> = (first..first + count).filter_map(check).collect();
+    let target = Target::host();
+    let failures: Vec<String> =
+        (first..first + count).filter_map(|seed| check(seed, &mut Analytical::new(Machine::typical(target.threads))).err()).collect();
     eprintln!("{count} seeds from {first}: {} failures", failures.len());
+    assert!(failures.is_empty(), "{} failures; the first:\n{}", failures.len(), failures[0]);
+}
+
+#[test]
+fn schedules_of_random_costs_compute_the_algorithm() {
+    let first = env("AUTOSCHEDULE_FIRST", 0);
+    let count = env("AUTOSCHEDULE_RANDOM_SEEDS", 8);
+    let per_seed = env("AUTOSCHEDULE_RANDOM", 2);
+    let results: Vec<Result<bool, String>> = (first..first + count)
+        .flat_map(|seed| (0..per_seed).map(move |k| (seed, k)))
+        .map(|(seed, k)| check(seed, &mut RandomModel::new(seed * 1_000 + k)))
+        .collect();
+    let promoted = results.iter().filter(|r| matches!(r, Ok(true))).count();
+    let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    eprintln!(
+        "{count} seeds from {first}, {per_seed} schedules of random costs each ({promoted} with register accumulators): {} failures",
+        failures.len()
+    );
     assert!(failures.is_empty(), "{} failures; the first:\n{}", failures.len(), failures[0]);
 }
 
