@@ -14,6 +14,9 @@
 //!   the steady state `0 <= o * c <= n - c`, so a conjunct that is affine in
 //!   `o * c` with a non-negative coefficient and holds at `o * c = n - c`
 //!   holds throughout, and a guard all of whose conjuncts hold is dropped.
+//!   Loops of constant bounds between the partitioned loop and the guard
+//!   (the inner loop of a split split again) are taken at whichever end
+//!   makes the conjunct largest.
 //!   Serial and parallel loops of any depth are split this way, as long as
 //!   the body stays small (so that nested partitions grow code boundedly).
 //!
@@ -184,12 +187,17 @@ struct DropGuards {
     outer: Expr,
     /// The largest value of `outer` in the steady state.
     largest: Expr,
+    /// The loops of constant bounds inside the loop that enclose the walk,
+    /// with their first and last values: a guard is checked at whichever
+    /// end of each makes it tightest (the inner loop of a split split
+    /// again).
+    loops: Vec<(Name, i64, i64)>,
     dropped: bool,
 }
 
 impl DropGuards {
     fn new(var: &Name, outer: Expr, largest: Expr) -> DropGuards {
-        DropGuards { lets: vec![], var: var.clone(), outer, largest, dropped: false }
+        DropGuards { lets: vec![], var: var.clone(), outer, largest, loops: vec![], dropped: false }
     }
 
     /// Whether `cond` holds whenever `0 <= outer <= largest`.
@@ -208,6 +216,17 @@ impl DropGuards {
                 let mut d = d;
                 for (name, value) in self.lets.iter().rev() {
                     d = substitute(name, value, &d);
+                }
+                // At the end of each inner loop where `d` is largest, when it
+                // moves by a constant along it.
+                for (name, first, last) in &self.loops {
+                    let u = Expr::ivar(name.clone());
+                    let step = simplify(&(substitute(name, &(u + Expr::i32(1)), &d) - d.clone()));
+                    match step.as_int() {
+                        Some(k) if k >= 0 => d = substitute(name, &Expr::i32(*last), &d),
+                        Some(_) => d = substitute(name, &Expr::i32(*first), &d),
+                        None => {}
+                    }
                 }
                 // `d` as a function of t = outer alone (o appears nowhere else).
                 let t: Name = "partition$t".into();
@@ -243,6 +262,17 @@ impl Mutator for DropGuards {
             StmtNode::IfThenElse { cond, then_case, .. } if self.holds(cond) => {
                 self.dropped = true;
                 self.mutate_stmt(then_case)
+            }
+            StmtNode::For { name, min, extent, kind, body } => {
+                let range = min.as_int().zip(extent.as_int()).filter(|&(_, e)| e > 0);
+                if let Some((first, e)) = range {
+                    self.loops.push((name.clone(), first, first + e - 1));
+                }
+                let new_body = self.mutate_stmt(body);
+                if range.is_some() {
+                    self.loops.pop();
+                }
+                Stmt::for_loop(name.clone(), min.clone(), extent.clone(), *kind, new_body)
             }
             _ => mutate_stmt_children(self, s),
         }
