@@ -199,8 +199,12 @@ fn cast_bounds(ty: Type, value: &Expr, scope: &Scope) -> Interval {
         let fallback = if from.is_float() { type_range(ty) } else { type_range(from) };
         return Interval { min: cast(inner.min.or(fallback.min)), max: cast(inner.max.or(fallback.max)) };
     }
-    // A narrowing conversion may wrap: only the target type bounds the result.
-    type_range(ty)
+    // A narrowing conversion may wrap: the target type bounds the result,
+    // and so do the constant bounds the simplifier proves of the converted
+    // value (`i32(x / u32(2))` of a u32 `x` never wraps below 0).
+    let (lo, hi) = crate::simplify::const_bounds(&Expr::cast(ty, value.clone()));
+    let range = type_range(ty);
+    Interval { min: lo.map(|v| Expr::int(v, ty)).or(range.min), max: hi.map(|v| Expr::int(v, ty)).or(range.max) }
 }
 
 fn binary_bounds(op: BinOp, a: &Expr, b: &Expr, scope: &Scope) -> Interval {
