@@ -84,11 +84,18 @@ impl Partition {
             (replace.replaced || guards.dropped).then_some(steady)?
         };
         let split = simplify(&Expr::max(extent.clone() - Expr::i32(1), Expr::i32(0)));
-        Some(Stmt::block(vec![
-            Stmt::for_loop(var.clone(), Expr::i32(0), split.clone(), kind, steady),
-            Stmt::for_loop(var.clone(), split.clone(), simplify(&(extent - split)), kind, body.clone()),
-        ]))
+        let last = simplify(&(extent - split.clone()));
+        Some(steady_then_last(var, kind, split, last, steady, body.clone()))
     }
+}
+
+/// The loop over `var` as `[0, split)` running `steady`, then `last`
+/// iterations from `split` running `body`.
+fn steady_then_last(var: &Name, kind: ForKind, split: Expr, last: Expr, steady: Stmt, body: Stmt) -> Stmt {
+    Stmt::block(vec![
+        Stmt::for_loop(var.clone(), Expr::i32(0), split.clone(), kind, steady),
+        Stmt::for_loop(var.clone(), split, last, kind, body),
+    ])
 }
 
 /// A loop over `o` in `[0, e)` without the guards that hold on every
@@ -107,10 +114,7 @@ fn partition_constant(var: &Name, e: i64, kind: ForKind, body: &Stmt) -> Option<
     if !steady_guards.dropped {
         return everywhere.dropped.then(whole);
     }
-    Some(Stmt::block(vec![
-        Stmt::for_loop(var.clone(), Expr::i32(0), Expr::i32(e - 1), kind, steady),
-        Stmt::for_loop(var.clone(), Expr::i32(e - 1), Expr::i32(1), kind, kept),
-    ]))
+    Some(steady_then_last(var, kind, Expr::i32(e - 1), Expr::i32(1), steady, kept))
 }
 
 impl Mutator for Partition {

@@ -54,8 +54,8 @@ struct Promote {
 
 impl Mutator for Promote {
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
-        if let StmtNode::For { name, extent, kind: ForKind::Serial, body, .. } = s.node() {
-            if let Some(promoted) = self.promote(s, name, extent, body) {
+        if let StmtNode::For { name, min, extent, kind: kind @ ForKind::Serial, body } = s.node() {
+            if let Some(promoted) = self.promote(s, (name, min, extent, *kind), body) {
                 return promoted;
             }
         }
@@ -73,9 +73,9 @@ struct Access {
 }
 
 impl Promote {
-    /// The loop `s` (over `var`, `extent` iterations, `body`) with its first
-    /// promotable buffer's accumulators promoted, if it has one.
-    fn promote(&mut self, s: &Stmt, var: &Name, extent: &Expr, body: &Stmt) -> Option<Stmt> {
+    /// The loop `s` (its variable, min, extent and kind, then its body) with
+    /// its first promotable buffer's accumulators promoted, if it has one.
+    fn promote(&mut self, s: &Stmt, (var, min, extent, kind): (&Name, &Expr, &Expr, ForKind), body: &Stmt) -> Option<Stmt> {
         let mut found = Accesses::default();
         found.visit_stmt(body);
         let mut bound: HashSet<Name> = names_bound(body);
@@ -101,8 +101,7 @@ impl Promote {
         }
         let mut redirect =
             Redirect { buffer: &buffer, accumulators: &accumulators, slots: &slots, offsets: &offsets, lets: Lets::default() };
-        let StmtNode::For { name, min, extent: loop_extent, kind, .. } = s.node() else { unreachable!("promote is given a loop") };
-        let inner = Stmt::for_loop(name.clone(), min.clone(), loop_extent.clone(), *kind, redirect.mutate_stmt(body));
+        let inner = Stmt::for_loop(var.clone(), min.clone(), extent.clone(), kind, redirect.mutate_stmt(body));
         let load_all = slots
             .iter()
             .zip(&offsets)
