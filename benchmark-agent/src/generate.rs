@@ -53,6 +53,14 @@ impl GenerateStats {
     pub fn samples_per_hour(&self) -> f64 {
         self.measured as f64 * 3600.0 / self.wall_seconds.max(1e-9)
     }
+
+    /// Counts one sample's outcome: measured, or failed in its class.
+    pub fn count(&mut self, outcome: &Outcome) {
+        match outcome {
+            Outcome::Measured(_) => self.measured += 1,
+            Outcome::Failed(class) => *self.failed.entry(*class).or_default() += 1,
+        }
+    }
 }
 
 /// The work id of `seed` in `round` for `agent` (and the app autotuned).
@@ -85,10 +93,7 @@ pub fn generate(
             match measure_pipeline(seed, &target, model, runner, options) {
                 Ok((pipeline, schedules, samples)) => {
                     for s in &samples {
-                        match s.outcome {
-                            Outcome::Measured(_) => stats.measured += 1,
-                            Outcome::Failed(class) => *stats.failed.entry(class).or_default() += 1,
-                        }
+                        stats.count(&s.outcome);
                     }
                     let report = Report {
                         work_id: id,

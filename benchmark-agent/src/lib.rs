@@ -8,7 +8,8 @@
 //! isolated runner ([`measure`]), written to the training store as one
 //! report ([`records`]). [`generate`] runs that loop over a range of seeds
 //! without any server; the `datagen` binary drives it, and its `bootstrap` command alternates
-//! it with retraining ([`bootstrap`]). [`remote`] is the networked agent
+//! it with retraining ([`bootstrap`]); [`retime`] times a store's schedules
+//! again after the compiler changed. [`remote`] is the networked agent
 //! (the `benchmark-agent` binary): the same measuring, with work leased
 //! from a scheduling server and reports sent to it.
 
@@ -19,6 +20,7 @@ pub mod measure;
 pub mod records;
 pub mod relayout;
 pub mod remote;
+pub mod retime;
 pub mod sampling;
 pub mod spool;
 pub mod workload;

@@ -1,6 +1,6 @@
 //! Reading samples back: training data grouped by pipeline, the pipelines, counts.
 
-use rusqlite::{params, Row};
+use rusqlite::{params, OptionalExtension, Row};
 
 use crate::blob::f32s_from_bytes;
 use crate::store::narrow;
@@ -9,7 +9,10 @@ use crate::{Features, LayoutId, PipelineInfo, PipelineSamples, PipelineSource, R
 impl Store {
     /// The measured samples of one host whose pipeline and schedule features
     /// exist in the given layouts, grouped by pipeline (in storage order).
-    /// Failed samples and features of other layouts are left out.
+    /// Failed samples and features of other layouts are left out. A schedule
+    /// timed more than once on the host (timed again after the compiler
+    /// changed, or in two autotuning batches) counts once, as its newest
+    /// sample says: a newer failure leaves it out.
     pub fn samples_for_training(
         &self,
         host_key: &str,
@@ -27,6 +30,8 @@ impl Store {
              JOIN pipeline_features pf ON pf.pipeline_id = p.id AND pf.layout_version = ?2 AND pf.layout_hash = ?3 AND pf.layout_len = ?4
              JOIN schedule_features sf ON sf.schedule_id = s.id AND sf.layout_version = ?5 AND sf.layout_hash = ?6 AND sf.layout_len = ?7
              WHERE h.key = ?1 AND sa.failure IS NULL
+               AND NOT EXISTS (SELECT 1 FROM samples newer JOIN reports nr ON nr.id = newer.report_id
+                               WHERE newer.schedule_id = sa.schedule_id AND nr.host_id = r.host_id AND newer.id > sa.id)
              ORDER BY p.id, sa.id",
         )?;
         let mut rows = stmt.query(params![
@@ -93,6 +98,18 @@ impl Store {
             .conn
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM reports r JOIN hosts h ON h.id = r.host_id WHERE r.work_id = ?1 AND h.key = ?2)")?
             .query_row(params![work_id, host_key], |r| r.get(0))?)
+    }
+
+    /// The hash of the pipeline a report of this host measured, if stored.
+    pub fn report_pipeline(&self, work_id: &str, host_key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT p.hash FROM reports r JOIN hosts h ON h.id = r.host_id JOIN pipelines p ON p.id = r.pipeline_id
+                 WHERE r.work_id = ?1 AND h.key = ?2",
+            )?
+            .query_row(params![work_id, host_key], |r| r.get(0))
+            .optional()?)
     }
 
     /// The measured schedules of one report, in storage order: each one's

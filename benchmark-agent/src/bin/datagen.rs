@@ -7,6 +7,7 @@
 use anyhow::{Context, Result};
 use benchmark_agent::autotune::{autotune, AutotuneOptions};
 use benchmark_agent::bootstrap::bootstrap;
+use benchmark_agent::retime::{retime, RetimeOptions};
 use benchmark_agent::{generate, GenerateOptions, SamplingOptions};
 use clap::{Args as ClapArgs, Parser, Subcommand};
 use codegen::runner::{Runner, RunnerOptions};
@@ -95,6 +96,29 @@ enum Command {
         /// Independent measurements of every schedule.
         #[arg(long, default_value_t = 2)]
         repeats: usize,
+    },
+    /// Time the stored schedules of a range of random pipelines again with
+    /// today's compiler, recorded as reports `{tag}/{work id}`; the trainer
+    /// then trains on the new times (a schedule's newest sample on a host).
+    /// Resumes where an interrupted run stopped.
+    Retime {
+        #[arg(long)]
+        db: PathBuf,
+        /// Names this retiming (e.g. the compiler change it follows).
+        #[arg(long)]
+        tag: String,
+        #[arg(long, default_value_t = 0)]
+        first_seed: u64,
+        #[arg(long, default_value_t = 10)]
+        pipelines: u64,
+        /// The round the stored reports were recorded under.
+        #[arg(long, default_value_t = 0)]
+        round: u32,
+        #[arg(long, default_value = "local")]
+        agent: String,
+        /// Timing passes over each pipeline's schedules (as `generate --timing-passes`).
+        #[arg(long, default_value_t = 2)]
+        timing_passes: usize,
     },
     /// Time schedules of one random pipeline (text form, one file each),
     /// `repeats` times as `remeasure` does: for experiments on what makes
@@ -241,6 +265,34 @@ fn main() -> Result<()> {
                 stats.compared,
                 stats.identical,
                 stats.added
+            );
+        }
+        Command::Retime { db, tag, first_seed, pipelines, round, agent, timing_passes } => {
+            let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
+            let options = RetimeOptions { first_seed, pipelines, round, agent, tag, timing_passes };
+            let bar = indicatif::ProgressBar::new(pipelines);
+            bar.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pipelines {msg} [{elapsed}]")?);
+            let mut position = 0;
+            let stats = retime(&mut store, &mut runner(), &options, |s| {
+                position += 1;
+                bar.set_position(position);
+                bar.set_message(format!("{} timed, {:.0}/h", s.timed.measured, s.timed.samples_per_hour()));
+            })?;
+            bar.finish();
+            let timed = &stats.timed;
+            println!(
+                "{} pipelines timed again ({} already, {} not stored, {} generated differently today), {} samples timed \
+                 ({} more than 1.1x faster than stored, {} slower), failures {:?}, {:.1} s: {:.0} timed samples per hour",
+                timed.pipelines,
+                timed.skipped,
+                stats.missing,
+                timed.unusable,
+                timed.measured,
+                stats.faster,
+                stats.slower,
+                timed.failed,
+                timed.wall_seconds,
+                timed.samples_per_hour()
             );
         }
         Command::Remeasure { db, seed, round, agent, passes, repeats } => {
