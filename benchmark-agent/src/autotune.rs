@@ -79,8 +79,8 @@ pub struct AutotuneRound {
     /// Schedules timed in this round's batches, and those that failed.
     pub timed: u64,
     pub failed: u64,
-    /// Measured schedules of the app in the store after the round, each
-    /// once (as its newest sample: what the trainer reads back).
+    /// Measured samples of the app in the store after the round (that the
+    /// trainer can read back).
     pub app_samples: usize,
     /// How well the model that sampled this round's batches orders them
     /// (pairwise accuracy, before it is fine-tuned on them): whether it

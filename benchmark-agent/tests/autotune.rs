@@ -3,7 +3,6 @@
 //! fine-tuned on them, each round's pick timed beside the expert schedule.
 
 use benchmark_agent::autotune::{autotune, AutotuneOptions};
-use benchmark_agent::generate::work_id;
 use benchmark_agent::{generate as generate_samples, GenerateOptions, SamplingOptions};
 use codegen::runner::{Runner, RunnerOptions};
 use data::{HostFingerprint, Store};
@@ -49,14 +48,7 @@ fn autotuning_fine_tunes_on_the_apps_samples_resumes_to_the_same_weights_and_can
     }
     assert!(rounds[1].timed >= 2, "{:?}", rounds[1]);
     assert_eq!(rounds[1].app_samples as u64, rounds[1].timed, "every timed sample of the app is read back for training");
-    // A schedule round 2 samples again (its search may find round 1's) is read back once, as its newest sample.
-    let app = options().app;
-    let distinct: std::collections::BTreeSet<String> = [(1, 0), (2, 1)]
-        .into_iter()
-        .flat_map(|(round, batch)| store.report_runtimes(&work_id("test", round, Some(&app), batch), &host).unwrap())
-        .map(|(hash, _, _)| hash)
-        .collect();
-    assert_eq!(rounds[2].app_samples, distinct.len());
+    assert_eq!(rounds[2].app_samples as u64, rounds[1].timed + rounds[2].timed);
     assert!(rounds[1].model.starts_with("fine-tuned on blur through round 1"), "{}", rounds[1].model);
     assert!(rounds[0].sampler_pairwise.is_none());
     assert!(rounds[1..].iter().all(|r| r.sampler_pairwise.is_some_and(|a| (0.0..=1.0).contains(&a))), "{rounds:?}");

@@ -10,9 +10,11 @@ impl Store {
     /// The measured samples of one host whose pipeline and schedule features
     /// exist in the given layouts, grouped by pipeline (in storage order).
     /// Failed samples and features of other layouts are left out. A schedule
-    /// timed more than once on the host (timed again after the compiler
-    /// changed, or in two autotuning batches) counts once, as its newest
-    /// sample says: a newer failure leaves it out.
+    /// timed more than once on the host in one bootstrap round (timed again
+    /// after the compiler changed: a retimed report keeps its round) counts
+    /// once, as its newest sample says: a newer failure leaves it out.
+    /// Samples of other rounds are kept, so that training on rounds up to
+    /// r reads what it read before round r + 1 was recorded.
     pub fn samples_for_training(
         &self,
         host_key: &str,
@@ -31,7 +33,8 @@ impl Store {
              JOIN schedule_features sf ON sf.schedule_id = s.id AND sf.layout_version = ?5 AND sf.layout_hash = ?6 AND sf.layout_len = ?7
              WHERE h.key = ?1 AND sa.failure IS NULL
                AND NOT EXISTS (SELECT 1 FROM samples newer JOIN reports nr ON nr.id = newer.report_id
-                               WHERE newer.schedule_id = sa.schedule_id AND nr.host_id = r.host_id AND newer.id > sa.id)
+                               WHERE newer.schedule_id = sa.schedule_id AND nr.host_id = r.host_id AND nr.round = r.round
+                                 AND newer.id > sa.id)
              ORDER BY p.id, sa.id",
         )?;
         let mut rows = stmt.query(params![

@@ -101,8 +101,8 @@ fn killing_the_writer_loses_no_committed_report() {
     assert!(summary.reports as usize >= committed.len());
     let measured: usize =
         store.samples_for_training(&h.key(), PIPELINE_LAYOUT, SCHEDULE_LAYOUT).unwrap().iter().map(|p| p.samples.len()).sum();
-    // Reports of one pipeline time the same schedules: each trains once, as its newest sample.
-    let pipelines: HashSet<&str> = rows.iter().map(|row| row.pipeline_hash.as_str()).collect();
-    assert_eq!(measured, pipelines.len() * (SCHEDULES - SCHEDULES / 3));
+    // Reports of one pipeline in one round time the same schedules: each trains once, as its newest sample.
+    let timed: HashSet<(&str, u32)> = rows.iter().map(|row| (row.pipeline_hash.as_str(), row.round)).collect();
+    assert_eq!(measured, timed.len() * (SCHEDULES - SCHEDULES / 3));
     eprintln!("{} reports committed before {KILLS} kills; {} stored", committed.len(), summary.reports);
 }

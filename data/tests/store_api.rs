@@ -65,10 +65,9 @@ fn training_samples_come_back_grouped_by_pipeline_in_their_layout() {
 
     let got = store.samples_for_training(&a.key(), PIPELINE_LAYOUT, SCHEDULE_LAYOUT).unwrap();
     let shape: Vec<(&str, usize)> = got.iter().map(|p| (p.pipeline_hash.as_str(), p.samples.len())).collect();
-    // Pipeline 1: w4 times w1's schedules 0-3 again, so its samples stand for them: 0, 1, 3, 4 of w4
-    // (every third fails); pipeline 2: 0, 1.
-    assert_eq!(shape, [("p1", 4), ("p2", 2)]);
-    assert!(got[0].samples.iter().all(|s| s.round == 2), "w1's samples are superseded by w4's");
+    // Pipeline 1: schedules 0, 1, 3 of w1 and 0, 1, 3, 4 of w4 (every third fails; w4 is another
+    // round, so its timings of w1's schedules supersede none); pipeline 2: 0, 1.
+    assert_eq!(shape, [("p1", 7), ("p2", 2)]);
     let p1 = &got[0];
     assert_eq!(p1.features, report("w1", &a, 1, 4, 0).pipeline.features);
     let original = report("w4", &a, 1, 5, 2);
@@ -94,7 +93,7 @@ fn training_samples_come_back_grouped_by_pipeline_in_their_layout() {
 }
 
 #[test]
-fn a_schedule_timed_again_trains_with_its_newest_sample_on_its_host() {
+fn a_schedule_timed_again_in_its_round_trains_with_its_newest_sample_on_its_host() {
     let (_dir, mut store) = temp_store();
     let (a, b) = (host("cpu-a"), host("cpu-b"));
     store.record_report(&report("first", &a, 1, 4, 0)).unwrap();
@@ -103,14 +102,15 @@ fn a_schedule_timed_again_trains_with_its_newest_sample_on_its_host() {
     again.samples[0].outcome = Outcome::Measured(Runtime { min_s: 2e-3, median_s: 2.2e-3, samples: 10 });
     again.samples[1].outcome = Outcome::Failed(FailureClass::CompileError);
     store.record_report(&again).unwrap();
-    // Host b's timing of the same schedules supersedes nothing of host a's.
+    // Host b's timing of the same schedules supersedes nothing of host a's, nor does a later round's.
     store.record_report(&report("other host", &b, 1, 4, 0)).unwrap();
+    store.record_report(&report("next round", &a, 1, 1, 1)).unwrap();
     assert_eq!(store.report_pipeline("again/first", &a.key()).unwrap().as_deref(), Some("p1"));
     assert_eq!(store.report_pipeline("again/first", &b.key()).unwrap(), None);
 
     let got = store.samples_for_training(&a.key(), PIPELINE_LAYOUT, SCHEDULE_LAYOUT).unwrap();
     let times: Vec<(&str, f64)> = got[0].samples.iter().map(|s| (s.schedule_hash.as_str(), s.runtime.min_s)).collect();
-    assert_eq!(times, [("s1-0", 2e-3), ("s1-3", 4e-3)]);
+    assert_eq!(times, [("s1-0", 2e-3), ("s1-3", 4e-3), ("s1-0", 1e-3)]);
     let other = store.samples_for_training(&b.key(), PIPELINE_LAYOUT, SCHEDULE_LAYOUT).unwrap();
     assert_eq!(other[0].samples.len(), 3, "host b keeps its own samples of schedules 0, 1 and 3");
 }

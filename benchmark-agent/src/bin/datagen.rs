@@ -99,7 +99,7 @@ enum Command {
     },
     /// Time the stored schedules of a range of random pipelines again with
     /// today's compiler, recorded as reports `{tag}/{work id}`; the trainer
-    /// then trains on the new times (a schedule's newest sample on a host).
+    /// then trains on the new times (a schedule's newest sample of its round on a host).
     /// Resumes where an interrupted run stopped.
     Retime {
         #[arg(long)]
