@@ -3,9 +3,8 @@
 //! that times the same measured schedules again (in rotation, as data
 //! generation does) and keeps their stored features and round. The trainer
 //! reads a schedule's newest sample of a round on a host, so once a
-//! pipeline is retimed its
-//! labels are today's code generator's; a pipeline not yet retimed keeps
-//! its old ones. Reports already retimed under the tag are skipped, so an
+//! pipeline is retimed its labels are today's code generator's; a pipeline
+//! not yet retimed keeps its old ones. Reports already retimed under the tag are skipped, so an
 //! interrupted run resumes where it stopped.
 
 use crate::generate::{work_id, GenerateStats};
