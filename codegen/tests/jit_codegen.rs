@@ -118,10 +118,11 @@ fn a_serial_scalar_schedule_stays_scalar() {
 }
 
 /// A reduction in register tiles whose splits guard their tails: the tiles
-/// of the steady state run without the guards (loop partitioning), the last
-/// row and column of tiles keep them, and every size computes what the
-/// reference does, including sizes the tiles do not divide and sizes
-/// smaller than one tile.
+/// of the steady state run without the guards (loop partitioning), the
+/// steady state is every whole tile (all of them when the tile divides the
+/// size), a partial last row and column of tiles keep the guards, and every
+/// size computes what the reference does, including sizes the tiles do not
+/// divide and sizes smaller than one tile.
 #[test]
 fn guarded_tiles_run_unguarded_in_the_steady_state() {
     use compiler::ir::expr::Expr;
@@ -150,6 +151,10 @@ fn guarded_tiles_run_unguarded_in_the_steady_state() {
     let steady = text.split("for C.s1.r.x").nth(1).expect("a reduction loop");
     let steady = &steady[..steady.find("\n    }").unwrap_or(steady.len())];
     assert!(!steady.contains("if ("), "the first reduction loop (steady state) still has guards:\n{text}");
+    assert!(
+        text.contains("for C.s1.yo in [0, 0 + max((C.s1.y.loop_extent / 4), 0)) parallel"),
+        "the parallel steady state is not every whole row of tiles:\n{text}"
+    );
     let compiled = codegen::compile(&lowered).unwrap();
     for n in [3, 8, 13, 32, 35] {
         let mut inputs = BTreeMap::new();

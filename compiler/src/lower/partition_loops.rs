@@ -6,9 +6,9 @@
 //! split of `n` by `c`):
 //!
 //! - Shift-inwards clamps: loop synthesis places the outer iteration at
-//!   `max(min(o * c, n - c), 0)`. For every `o` but the last,
-//!   `o * c <= (ceil(n / c) - 2) * c < n - c` and `o * c >= 0`, so the clamp
-//!   is just `o * c`. Only innermost serial loops are split this way.
+//!   `max(min(o * c, n - c), 0)`. For every whole iteration, `o < n / c`,
+//!   `0 <= o * c <= n - c`, so the clamp is just `o * c`. Only innermost
+//!   serial loops are split this way.
 //! - Tail guards of guard-with-if splits (`if (base + o * c + k < base + n)`,
 //!   the vectorizer's all-lanes checks of them, their unrolled copies): in
 //!   the steady state `0 <= o * c <= n - c`, so a conjunct that is affine in
@@ -20,8 +20,12 @@
 //!   Serial and parallel loops of any depth are split this way, as long as
 //!   the body stays small (so that nested partitions grow code boundedly).
 //!
-//! Each partitioned loop becomes `[0, e - 1)` with the simplified body, then
-//! the last iteration as it was.
+//! Each partitioned loop becomes its whole iterations `[0, max(n / c, 0))`
+//! with the simplified body, then the partial one (none when `c` divides
+//! `n`) as it was. Splitting off the last iteration instead would run a
+//! whole tile on the guarded path whenever `c` divides `n`, and take one
+//! iteration from a parallel loop's steady state (half of it, when it has
+//! two).
 //!
 //! A loop of constant extent `e` (a split whose extent the simplifier
 //! folded, as in a tile of a fixed region) drops the guards that are affine
@@ -78,12 +82,14 @@ impl Partition {
             let steady = guards.mutate_stmt(body);
             guards.dropped.then_some(steady)?
         } else {
-            let clamp = simplify(&Expr::max(Expr::min(o * Expr::i32(c), n - Expr::i32(c)), Expr::i32(0)));
+            let clamp = simplify(&Expr::max(Expr::min(o * Expr::i32(c), n.clone() - Expr::i32(c)), Expr::i32(0)));
             let mut replace = Replace { from: clamp, to: outer, replaced: false };
             let steady = guards.mutate_stmt(&replace.mutate_stmt(body));
             (replace.replaced || guards.dropped).then_some(steady)?
         };
-        let split = simplify(&Expr::max(extent.clone() - Expr::i32(1), Expr::i32(0)));
+        // Every whole outer iteration, `o < n / c` (so `o * c <= n - c`), is
+        // steady; the partial one, when `c` does not divide `n`, is the last.
+        let split = simplify(&Expr::max(n / Expr::i32(c), Expr::i32(0)));
         let last = simplify(&(extent - split.clone()));
         Some(steady_then_last(var, kind, split, last, steady, body.clone()))
     }
