@@ -20,12 +20,12 @@
 //!   Serial and parallel loops of any depth are split this way, as long as
 //!   the body stays small (so that nested partitions grow code boundedly).
 //!
-//! Each partitioned loop becomes its whole iterations `[0, max(n / c, 0))`
-//! with the simplified body, then the partial one (none when `c` divides
-//! `n`) as it was. Splitting off the last iteration instead would run a
-//! whole tile on the guarded path whenever `c` divides `n`, and take one
-//! iteration from a parallel loop's steady state (half of it, when it has
-//! two).
+//! Each partitioned loop runs its whole iterations `[0, max(n / c, 0))`
+//! with the simplified body and the partial one (none when `c` divides
+//! `n`) as it was: a serial loop as two loops, a parallel loop as one whose
+//! iterations choose their path, so that its tasks still all run at once.
+//! Splitting off the last iteration instead would run a whole tile on the
+//! guarded path whenever `c` divides `n`.
 //!
 //! A loop of constant extent `e` (a split whose extent the simplifier
 //! folded, as in a tile of a fixed region) drops the guards that are affine
@@ -90,23 +90,31 @@ impl Partition {
         // Every whole outer iteration, `o < n / c` (so `o * c <= n - c`), is
         // steady; the partial one, when `c` does not divide `n`, is the last.
         let split = simplify(&Expr::max(n / Expr::i32(c), Expr::i32(0)));
-        let last = simplify(&(extent - split.clone()));
-        Some(steady_then_last(var, kind, split, last, steady, body.clone()))
+        Some(steady_then_rest(var, kind, split, extent, steady, body.clone()))
     }
 }
 
-/// The loop over `var` as `[0, split)` running `steady`, then `last`
-/// iterations from `split` running `body`.
-fn steady_then_last(var: &Name, kind: ForKind, split: Expr, last: Expr, steady: Stmt, body: Stmt) -> Stmt {
+/// The loop over `var` in `[0, extent)` running `steady` on `[0, split)`
+/// and `body` on the rest. A serial loop becomes two loops. A parallel loop
+/// stays one, each iteration choosing its path, so that the partial tile
+/// runs beside the whole ones instead of after them all (with two loops, a
+/// parallel loop of 3 iterations split at 2 would take two rounds of tasks
+/// on any number of threads).
+fn steady_then_rest(var: &Name, kind: ForKind, split: Expr, extent: Expr, steady: Stmt, body: Stmt) -> Stmt {
+    if kind == ForKind::Parallel {
+        let steady_or_rest = Stmt::if_then_else(Expr::cmp(CmpOp::Lt, Expr::ivar(var.clone()), split), steady, body);
+        return Stmt::for_loop(var.clone(), Expr::i32(0), extent, kind, steady_or_rest);
+    }
+    let rest = simplify(&(extent - split.clone()));
     Stmt::block(vec![
         Stmt::for_loop(var.clone(), Expr::i32(0), split.clone(), kind, steady),
-        Stmt::for_loop(var.clone(), split, last, kind, body),
+        Stmt::for_loop(var.clone(), split, rest, kind, body),
     ])
 }
 
 /// A loop over `o` in `[0, e)` without the guards that hold on every
-/// iteration, then split into a steady state `[0, e - 1)` without those
-/// that hold there and its last iteration, where some do.
+/// iteration, then partitioned into a steady state `[0, e - 1)` without
+/// those that hold there and its last iteration, where some do.
 fn partition_constant(var: &Name, e: i64, kind: ForKind, body: &Stmt) -> Option<Stmt> {
     let o = Expr::ivar(var.clone());
     let mut everywhere = DropGuards::new(var, o.clone(), Expr::i32(e - 1));
@@ -120,7 +128,7 @@ fn partition_constant(var: &Name, e: i64, kind: ForKind, body: &Stmt) -> Option<
     if !steady_guards.dropped {
         return everywhere.dropped.then(whole);
     }
-    Some(steady_then_last(var, kind, Expr::i32(e - 1), Expr::i32(1), steady, kept))
+    Some(steady_then_rest(var, kind, Expr::i32(e - 1), Expr::i32(e), steady, kept))
 }
 
 impl Mutator for Partition {
