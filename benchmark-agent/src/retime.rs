@@ -74,8 +74,8 @@ pub fn retime(
         let id = retimed_work_id(&options.tag, &original);
         if store.has_report(&id, &host_key)? {
             stats.timed.skipped += 1;
-        } else if let Some(pipeline_hash) = store.report_pipeline(&original, &host_key)? {
-            let workload = Workload::random(seed)?;
+        } else if let Some((pipeline_hash, source)) = store.report_pipeline(&original, &host_key)? {
+            let workload = Workload::from_stored_source(&source).unwrap_or_else(|| Workload::random(seed))?;
             let dag = Dag::new(&workload.pipeline, &target)?;
             let pipeline = pipeline_record(&dag, &workload);
             if pipeline.hash != pipeline_hash {

@@ -171,7 +171,7 @@ mod tests {
     use search::{Analytical, Machine};
 
     fn sample_with(seed: u64, options: &SamplingOptions) -> Vec<SampledSchedule> {
-        let pipeline = generate(&GeneratorParams { seed, max_stages: 5, input_size: (96, 96, 3) }).unwrap().pipeline;
+        let pipeline = generate(&GeneratorParams { seed, max_stages: 5, input_size: (96, 96, 3), ..Default::default() }).unwrap().pipeline;
         let mut model = Analytical::new(Machine::typical(2));
         sample_schedules(&pipeline, &Target::host(), &mut model, options, 3).unwrap()
     }

@@ -49,6 +49,19 @@ impl Workload {
         Workload::generated(&GeneratorParams::for_training(seed))
     }
 
+    /// The pipeline a store's source names, when the generator made it:
+    /// rebuilt from the parameters stored with it, so a seed timed under
+    /// an older vocabulary rebuilds the pipeline that was timed. `None` for
+    /// a stored definition (an app).
+    pub fn from_stored_source(source: &data::PipelineSource) -> Option<Result<Workload, random_pipelines::GenError>> {
+        let data::PipelineSource::Generated { params, .. } = source else { return None };
+        Some(
+            serde_json::from_value::<GeneratorParams>(params.clone())
+                .map_err(|e| random_pipelines::GenError::Params(format!("stored generator parameters do not read: {e}")))
+                .and_then(|params| Workload::generated(&params)),
+        )
+    }
+
     /// The random pipeline of `params`.
     pub fn generated(params: &GeneratorParams) -> Result<Workload, random_pipelines::GenError> {
         Ok(Workload::from_random(&random_pipelines::generate(params)?))

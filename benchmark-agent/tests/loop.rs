@@ -166,9 +166,14 @@ async fn agents_retraining_and_two_rounds_store_every_sample_once_and_round_one_
 
     // A Schedule call naming no weights ranks with the newest promoted ones, no restart needed.
     let newest = store.promoted_weights(Some(&host_key)).unwrap().unwrap().info.version;
-    let pipeline = random_pipelines::generate(&random_pipelines::GeneratorParams { seed: 99, max_stages: 3, input_size: (64, 64, 3) })
-        .unwrap()
-        .pipeline;
+    let pipeline = random_pipelines::generate(&random_pipelines::GeneratorParams {
+        seed: 99,
+        max_stages: 3,
+        input_size: (64, 64, 3),
+        ..Default::default()
+    })
+    .unwrap()
+    .pipeline;
     let request = proto::v1::ScheduleRequest {
         pipeline: Some(proto::v1::Pipeline::try_from(&pipeline).unwrap()),
         target: None,

@@ -103,16 +103,18 @@ impl Store {
             .query_row(params![work_id, host_key], |r| r.get(0))?)
     }
 
-    /// The hash of the pipeline a report of this host measured, if stored.
-    pub fn report_pipeline(&self, work_id: &str, host_key: &str) -> Result<Option<String>, StoreError> {
-        Ok(self
+    /// The pipeline a report of this host measured, if stored: its hash
+    /// and how to rebuild it.
+    pub fn report_pipeline(&self, work_id: &str, host_key: &str) -> Result<Option<(String, PipelineSource)>, StoreError> {
+        let found: Option<(String, String)> = self
             .conn
             .prepare_cached(
-                "SELECT p.hash FROM reports r JOIN hosts h ON h.id = r.host_id JOIN pipelines p ON p.id = r.pipeline_id
+                "SELECT p.hash, p.source FROM reports r JOIN hosts h ON h.id = r.host_id JOIN pipelines p ON p.id = r.pipeline_id
                  WHERE r.work_id = ?1 AND h.key = ?2",
             )?
-            .query_row(params![work_id, host_key], |r| r.get(0))
-            .optional()?)
+            .query_row(params![work_id, host_key], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        found.map(|(hash, source)| Ok((hash, serde_json::from_str(&source)?))).transpose()
     }
 
     /// The measured schedules of one report, in storage order: each one's

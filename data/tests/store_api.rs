@@ -105,7 +105,7 @@ fn a_schedule_timed_again_in_its_round_trains_with_its_newest_sample_on_its_host
     // Host b's timing of the same schedules supersedes nothing of host a's, nor does a later round's.
     store.record_report(&report("other host", &b, 1, 4, 0)).unwrap();
     store.record_report(&report("next round", &a, 1, 1, 1)).unwrap();
-    assert_eq!(store.report_pipeline("again/first", &a.key()).unwrap().as_deref(), Some("p1"));
+    assert_eq!(store.report_pipeline("again/first", &a.key()).unwrap().map(|(hash, _)| hash).as_deref(), Some("p1"));
     assert_eq!(store.report_pipeline("again/first", &b.key()).unwrap(), None);
 
     let got = store.samples_for_training(&a.key(), PIPELINE_LAYOUT, SCHEDULE_LAYOUT).unwrap();

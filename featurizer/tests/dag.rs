@@ -60,7 +60,7 @@ fn every_app_is_analysed_with_nonempty_regions() {
 #[test]
 fn random_pipelines_are_analysed() {
     for seed in 0..40 {
-        let p = generate(&GeneratorParams { seed, max_stages: 8, input_size: (64, 48, 3) }).unwrap();
+        let p = generate(&GeneratorParams { seed, max_stages: 8, input_size: (64, 48, 3), ..Default::default() }).unwrap();
         let dag = Dag::new(&p.pipeline, &target()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let out = dag.node_by_name(&p.output).unwrap();
         assert_eq!(out.region_required, vec![Span::new(0, 63), Span::new(0, 47), Span::new(0, 2)]);

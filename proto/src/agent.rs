@@ -190,14 +190,27 @@ impl TryFrom<&v1::ReportSamplesRequest> for WorkResult {
 impl From<&GeneratorParams> for v1::GeneratorParams {
     fn from(p: &GeneratorParams) -> Self {
         let (width, height, channels) = p.input_size;
-        v1::GeneratorParams { seed: p.seed, max_stages: u32::try_from(p.max_stages).unwrap_or(u32::MAX), width, height, channels }
+        v1::GeneratorParams {
+            seed: p.seed,
+            max_stages: u32::try_from(p.max_stages).unwrap_or(u32::MAX),
+            width,
+            height,
+            channels,
+            vocabulary: p.vocabulary,
+        }
     }
 }
 
 impl From<&v1::GeneratorParams> for GeneratorParams {
-    /// The parameters as sent; the generator itself refuses unusable ones.
+    /// The parameters as sent (a vocabulary of 0, the field's absence,
+    /// is the original one); the generator itself refuses unusable ones.
     fn from(p: &v1::GeneratorParams) -> Self {
-        GeneratorParams { seed: p.seed, max_stages: p.max_stages as usize, input_size: (p.width, p.height, p.channels) }
+        GeneratorParams {
+            seed: p.seed,
+            max_stages: p.max_stages as usize,
+            input_size: (p.width, p.height, p.channels),
+            vocabulary: p.vocabulary.max(1),
+        }
     }
 }
 
@@ -274,8 +287,10 @@ mod tests {
         let bytes = v1::HostFingerprint::from(&host).encode_to_vec();
         let back = HostFingerprint::try_from(&v1::HostFingerprint::decode(bytes.as_slice()).unwrap()).unwrap();
         assert_eq!(back.key(), host.key());
-        let params = GeneratorParams { seed: 9, max_stages: 4, input_size: (64, 32, 3) };
-        assert_eq!(GeneratorParams::from(&v1::GeneratorParams::from(&params)), params);
+        for vocabulary in 1..=random_pipelines::VOCABULARY {
+            let params = GeneratorParams { seed: 9, max_stages: 4, input_size: (64, 32, 3), vocabulary };
+            assert_eq!(GeneratorParams::from(&v1::GeneratorParams::from(&params)), params);
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ use proto::v1::expr::Node;
 use random_pipelines::{generate, GeneratorParams};
 
 fn valid() -> v1::Pipeline {
-    let p = generate(&GeneratorParams { seed: 7, max_stages: 4, input_size: (32, 32, 3) }).unwrap().pipeline;
+    let p = generate(&GeneratorParams { seed: 7, max_stages: 4, input_size: (32, 32, 3), ..Default::default() }).unwrap().pipeline;
     v1::Pipeline::try_from(&p).unwrap()
 }
 

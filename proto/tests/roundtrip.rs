@@ -29,7 +29,7 @@ proptest! {
 
     #[test]
     fn random_pipelines_and_schedules_round_trip(seed in 0u64..1_000_000, stages in 2usize..8, side in 16i64..96, schedule_seed in any::<u64>()) {
-        let params = GeneratorParams { seed, max_stages: stages, input_size: (side, side, 3) };
+        let params = GeneratorParams { seed, max_stages: stages, input_size: (side, side, 3), ..Default::default() };
         let generated = generate(&params);
         prop_assume!(generated.is_ok());
         let p = generated.unwrap().pipeline;
@@ -44,8 +44,8 @@ proptest! {
 
 #[test]
 fn fingerprints_differ_between_pipelines() {
-    let a = generate(&GeneratorParams { seed: 1, max_stages: 4, input_size: (32, 32, 3) }).unwrap().pipeline;
-    let b = generate(&GeneratorParams { seed: 2, max_stages: 4, input_size: (32, 32, 3) }).unwrap().pipeline;
+    let a = generate(&GeneratorParams { seed: 1, max_stages: 4, input_size: (32, 32, 3), ..Default::default() }).unwrap().pipeline;
+    let b = generate(&GeneratorParams { seed: 2, max_stages: 4, input_size: (32, 32, 3), ..Default::default() }).unwrap().pipeline;
     assert_ne!(proto::fingerprint(&a).unwrap(), proto::fingerprint(&b).unwrap());
     assert_eq!(proto::fingerprint(&a).unwrap().to_string().len(), 64);
 }

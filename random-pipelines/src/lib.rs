@@ -1,15 +1,17 @@
 //! A deterministic random pipeline generator in the spirit of the one Adams
 //! et al. (2019) trained their cost model on: a chain of randomly chosen
 //! image-processing stages (stencils, reductions, resampling, pooling,
-//! channel mixing, scans, histograms, gathers and random pointwise
-//! arithmetic over seven scalar types) from a 3-D f32 `input` to a 3-D f32
-//! output.
+//! channel mixing, scans, histograms, gathers, matrix products and random
+//! pointwise arithmetic over seven scalar types) from a 3-D f32 `input` to
+//! a 3-D f32 output.
 //!
 //! Every input is read through a boundary condition (repeat-edge), so any
 //! output region is computable from inputs of the sizes in
 //! [`RandomPipeline::inputs`]. The same [`GeneratorParams`] always give the
 //! same pipeline: a seeded ChaCha RNG drives every choice, and the
 //! anonymous Funcs of inline reductions are renamed deterministically.
+//! The vocabulary is versioned ([`VOCABULARY`]): a new stage kind never
+//! changes the pipelines stored parameters of an older version name.
 //!
 //! Modules: `gen` (the generator's state, size bookkeeping and small random
 //! choices), `expr` (random expressions), `stages` (the stage vocabulary and
@@ -42,6 +44,14 @@ pub const TYPES: [ScalarType; 7] =
 /// to it, so its size only changes the values seen.
 pub const WEIGHTS_REGION: [(i64, i64); 4] = [(0, 16), (-4, 9), (-4, 9), (0, 16)];
 
+/// The newest stage vocabulary ([`GeneratorParams::vocabulary`]).
+pub const VOCABULARY: u32 = 2;
+
+/// The vocabulary of parameters stored before it had a version.
+fn original_vocabulary() -> u32 {
+    1
+}
+
 /// What to generate (serializable, so a stored sample can name how to
 /// rebuild its pipeline).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -52,11 +62,18 @@ pub struct GeneratorParams {
     pub max_stages: usize,
     /// Width, height and channels of `input`, and of the output.
     pub input_size: (i64, i64, i64),
+    /// The stages to draw from: 1, the original vocabulary (section 5.4);
+    /// 2 adds matrix products (reductions hundreds of steps long, whose
+    /// chains of dependent multiply-adds only a schedule that keeps several
+    /// accumulators apart overlaps). Parameters stored without it are
+    /// version 1, so they keep rebuilding the pipelines they named.
+    #[serde(default = "original_vocabulary")]
+    pub vocabulary: u32,
 }
 
 impl Default for GeneratorParams {
     fn default() -> Self {
-        GeneratorParams { seed: 1, max_stages: 20, input_size: (2000, 2000, 3) }
+        GeneratorParams { seed: 1, max_stages: 20, input_size: (2000, 2000, 3), vocabulary: VOCABULARY }
     }
 }
 
@@ -64,11 +81,16 @@ impl GeneratorParams {
     /// The parameters of `seed` sized for training the cost model: 3 to 14
     /// stages over an image of 96 to 640 pixels a side (so that one
     /// schedule compiles and runs in well under a second), drawn from the
-    /// seed.
+    /// seed, in the newest vocabulary.
     pub fn for_training(seed: u64) -> GeneratorParams {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xA6E7_5EED);
         let side = |rng: &mut ChaCha8Rng| 32 * rng.random_range(3..=20);
-        GeneratorParams { seed, max_stages: rng.random_range(3..=14), input_size: (side(&mut rng), side(&mut rng), 3) }
+        GeneratorParams {
+            seed,
+            max_stages: rng.random_range(3..=14),
+            input_size: (side(&mut rng), side(&mut rng), 3),
+            vocabulary: VOCABULARY,
+        }
     }
 }
 
@@ -150,8 +172,8 @@ impl RandomPipeline {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "# random pipeline: seed {}, max_stages {}, input {}x{}x{}",
-            p.seed, p.max_stages, p.input_size.0, p.input_size.1, p.input_size.2
+            "# random pipeline: seed {}, max_stages {}, input {}x{}x{}, vocabulary {}",
+            p.seed, p.max_stages, p.input_size.0, p.input_size.1, p.input_size.2, p.vocabulary
         );
         for st in &self.stages {
             let _ = writeln!(s, "# stage {:<24} {:<16} {}x{}x{} {}", st.func, st.kind, st.size.0, st.size.1, st.size.2, st.ty);
@@ -197,6 +219,9 @@ pub fn generate(params: &GeneratorParams) -> Result<RandomPipeline, GenError> {
     }
     if w < 1 || h < 1 || c < 1 || w * h * c > 1 << 40 {
         return Err(GenError::Params(format!("input size {w}x{h}x{c} is out of range")));
+    }
+    if !(1..=VOCABULARY).contains(&params.vocabulary) {
+        return Err(GenError::Params(format!("vocabulary {} is unknown (1 to {VOCABULARY})", params.vocabulary)));
     }
     let mut g = Gen::new(params);
     let out = g.build();

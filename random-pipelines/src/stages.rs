@@ -58,6 +58,7 @@ impl Gen {
                 13 => self.unary_op(&f),
                 14 => self.tiled_histogram(&f),
                 15 => self.slice(&f, &g),
+                16 | 17 if self.params.vocabulary >= 2 => self.matrix_product(&f, &g, kind == 17),
                 _ => None,
             };
             if made.is_some() {
@@ -357,6 +358,34 @@ impl Gen {
         Some(self.push(func, "all_to_all", f.w, f.h, co))
     }
 
+    /// A matrix product of each channel: out(x, y, c) = sum over k of
+    /// f(k, y, c) * g'(x, k, c), with g' g resampled to f's width and `depth`
+    /// rows. The depth is drawn up to f's width (and 512), as long as the
+    /// product stays under [`MAX_PRODUCT_MACS`] multiply-adds: a reduction
+    /// long enough that how many accumulators a schedule keeps in flight
+    /// decides its speed. `with_sum`: an inline `sum`, else an RDom update.
+    pub(crate) fn matrix_product(&mut self, f: &Stage, g: &Stage, with_sum: bool) -> Option<Stage> {
+        let longest = (MAX_PRODUCT_MACS / f.size()).min(f.w).min(512);
+        if longest < 8 {
+            return None;
+        }
+        let depth = self.range((longest / 2).max(8), longest);
+        let g = self.resample_to(g, f.w, depth, f.c);
+        let t = self.upcast(f.ty(), 2);
+        let func = self.new_func(if with_sum { "matmul_w" } else { "matmul_r" });
+        let r = RDom::new(&format!("{}_r", func.name()), &[(Expr::i32(0), Expr::i32(depth))]);
+        let (x, y, c) = self.xyc();
+        let k = r.x().expr();
+        let term = cast(t, f.at(k.clone(), y.clone(), c.clone())) * cast(t, g.at(x.clone(), k, c.clone()));
+        if with_sum {
+            self.define(&func, sum(term));
+        } else {
+            self.define(&func, Expr::int(0, t));
+            func.update([x.clone(), y.clone(), c.clone()], func.at([x, y, c]) + term);
+        }
+        Some(self.push(func, "matrix_product", f.w, f.h, f.c))
+    }
+
     /// A forward then a backward cumulative sum along x, y or c.
     pub(crate) fn scan(&mut self, f: &Stage) -> Option<Stage> {
         let axis = self.range(0, 2);
@@ -464,6 +493,11 @@ impl Gen {
         s
     }
 }
+
+/// The most multiply-adds one matrix product makes over its meaningful
+/// region: at the training sizes, a well scheduled product takes
+/// milliseconds and a scalar one a fraction of a second.
+const MAX_PRODUCT_MACS: i64 = 1 << 27;
 
 /// A `kernel x kernel` reduction domain named after `func`.
 fn window_rdom(func: &Func, kernel: i64) -> RDom {

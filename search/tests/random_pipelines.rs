@@ -23,7 +23,8 @@ fn env(name: &str, default: u64) -> u64 {
 }
 
 fn pipeline(seed: u64) -> RandomPipeline {
-    generate(&GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3) }).expect("generates")
+    generate(&GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3), ..Default::default() })
+        .expect("generates")
 }
 
 fn search_options(budget_ms: u64) -> BeamOptions {

@@ -21,7 +21,8 @@ fn sampled_schedules_are_replayed_to_the_nests_they_came_from() {
     let target = Target::host();
     let (mut found, mut total) = (0, 0);
     for seed in 0..6u64 {
-        let p = generate(&GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (64, 48, 3) }).expect("generates");
+        let p = generate(&GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (64, 48, 3), ..Default::default() })
+            .expect("generates");
         let dag = Dag::new(&p.pipeline, &target).expect("analyses");
         // The model's answer, and probes ranked at random with dropout, as
         // data generation samples them, line buffers offered.
@@ -55,7 +56,7 @@ fn sampled_schedules_are_replayed_to_the_nests_they_came_from() {
 #[test]
 fn a_schedule_no_nest_spells_is_not_found() {
     let target = Target::host();
-    let p = generate(&GeneratorParams { seed: 3, max_stages: 6, input_size: (64, 48, 3) }).expect("generates");
+    let p = generate(&GeneratorParams { seed: 3, max_stages: 6, input_size: (64, 48, 3), ..Default::default() }).expect("generates");
     let dag = Dag::new(&p.pipeline, &target).expect("analyses");
     let mut model = Analytical::new(Machine::typical(target.threads));
     let text = autoschedule(&p.pipeline, &target, &mut model, &BeamOptions::default(), 0).expect("a schedule").schedule.to_string();

@@ -93,7 +93,8 @@ fn sliding_placements_slide_and_compute_the_algorithm() {
     let mut failures = vec![];
     let (mut slid, mut unslid) = (0, vec![]);
     for seed in first..first + count {
-        let p = generate(&GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3) }).expect("generates");
+        let p = generate(&GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3), ..Default::default() })
+            .expect("generates");
         for threads in [1, Target::host().threads.max(2)] {
             let target = Target { threads, ..Target::host() };
             let dag = featurizer::Dag::new(&p.pipeline, &target).expect("a DAG");

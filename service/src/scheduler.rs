@@ -390,7 +390,8 @@ mod tests {
     use search::{Analytical, Machine};
 
     fn early() -> Answer {
-        let pipeline = generate(&GeneratorParams { seed: 7, max_stages: 4, input_size: (64, 64, 3) }).unwrap().pipeline;
+        let pipeline =
+            generate(&GeneratorParams { seed: 7, max_stages: 4, input_size: (64, 64, 3), ..Default::default() }).unwrap().pipeline;
         let mut model = Analytical::new(Machine::typical(2));
         (at_root(&pipeline, &Target::host(), &mut model, OVERRUN.to_string()).unwrap(), "the analytical model".to_string())
     }

@@ -101,7 +101,7 @@ async fn client(addr: SocketAddr) -> SchedulerClient<Channel> {
 }
 
 fn pipeline(seed: u64, stages: usize, side: i64) -> PipelineDef {
-    generate(&GeneratorParams { seed, max_stages: stages, input_size: (side, side, 3) }).unwrap().pipeline
+    generate(&GeneratorParams { seed, max_stages: stages, input_size: (side, side, 3), ..Default::default() }).unwrap().pipeline
 }
 
 fn request(p: &PipelineDef, budget_ms: u64, beam: u32) -> ScheduleRequest {

@@ -24,7 +24,7 @@ fn pipeline_with_stages(stages: usize) -> Result<Dag> {
     let mut closest: Option<Dag> = None;
     for max_stages in 2..=stages {
         for seed in 0..20 {
-            let p = generate(&GeneratorParams { seed, max_stages, input_size: (1024, 1024, 3) })?;
+            let p = generate(&GeneratorParams { seed, max_stages, input_size: (1024, 1024, 3), ..Default::default() })?;
             let dag = Dag::new(&p.pipeline, &Target { vector_bytes: 32, threads: 16 })?;
             let distance = |d: &Dag| d.stages.len().abs_diff(stages);
             if closest.as_ref().is_none_or(|c| distance(&dag) < distance(c)) {

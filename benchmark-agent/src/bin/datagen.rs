@@ -127,6 +127,10 @@ enum Command {
         /// The random pipeline's seed (generated as `generate` does).
         #[arg(long)]
         seed: u64,
+        /// The generator's stage vocabulary (1 for the pipelines of the
+        /// shipped stores' first rounds).
+        #[arg(long, default_value_t = random_pipelines::VOCABULARY)]
+        vocabulary: u32,
         /// The schedule files.
         #[arg(required = true)]
         schedules: Vec<PathBuf>,
@@ -298,9 +302,12 @@ fn main() -> Result<()> {
         Command::Remeasure { db, seed, round, agent, passes, repeats } => {
             let store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
             let id = benchmark_agent::generate::work_id(&agent, round, None, seed);
-            let stored = store.report_runtimes(&id, &HostFingerprint::detect()?.key())?;
+            let host_key = HostFingerprint::detect()?.key();
+            let stored = store.report_runtimes(&id, &host_key)?;
             anyhow::ensure!(!stored.is_empty(), "no measured samples of work {id} on this host");
-            let workload = benchmark_agent::Workload::random(seed)?;
+            let (_, source) = store.report_pipeline(&id, &host_key)?.context("the report's pipeline is stored")?;
+            let workload = benchmark_agent::Workload::from_stored_source(&source)
+                .with_context(|| format!("work {id} timed an app, not a random pipeline"))??;
             let sources: Vec<String> = stored.iter().map(|(_, source, _)| source.clone()).collect();
             let mut measurements = vec![stored.iter().map(|(_, _, s)| Some(*s)).collect::<Vec<_>>()];
             let mut runner = runner();
@@ -320,8 +327,9 @@ fn main() -> Result<()> {
                 println!("pairs ordered the same way by {} and {}: {agreement:.3}", name(a), name(b));
             }
         }
-        Command::Time { seed, schedules, passes, repeats, emit } => {
-            let workload = benchmark_agent::Workload::random(seed)?;
+        Command::Time { seed, vocabulary, schedules, passes, repeats, emit } => {
+            let params = random_pipelines::GeneratorParams { vocabulary, ..random_pipelines::GeneratorParams::for_training(seed) };
+            let workload = benchmark_agent::Workload::generated(&params)?;
             let mut sources = vec![];
             for (k, path) in schedules.iter().enumerate() {
                 let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

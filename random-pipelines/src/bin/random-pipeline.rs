@@ -1,7 +1,7 @@
 //! Prints a random pipeline: `random-pipeline --seed N [--max-stages K]`.
 
 use clap::Parser;
-use random_pipelines::{generate, GeneratorParams};
+use random_pipelines::{generate, GeneratorParams, VOCABULARY};
 
 #[derive(Parser)]
 #[command(about = "Generate and print a deterministic random pipeline")]
@@ -17,13 +17,18 @@ struct Args {
     height: i64,
     #[arg(long, default_value_t = 3)]
     channels: i64,
+    /// The stage vocabulary (1: the original; 2 adds matrix products).
+    #[arg(long, default_value_t = VOCABULARY)]
+    vocabulary: u32,
 }
 
 fn main() -> anyhow::Result<()> {
     // Piped into `head` and the like: end quietly when the reader goes.
     sigpipe::reset();
     let a = Args::parse();
-    let p = generate(&GeneratorParams { seed: a.seed, max_stages: a.max_stages, input_size: (a.width, a.height, a.channels) })?;
+    let params =
+        GeneratorParams { seed: a.seed, max_stages: a.max_stages, input_size: (a.width, a.height, a.channels), vocabulary: a.vocabulary };
+    let p = generate(&params)?;
     print!("{}", p.text());
     Ok(())
 }

@@ -117,7 +117,8 @@ async fn main() -> anyhow::Result<()> {
     let (pipeline, expected) = match (&app, args.random) {
         (Some(app), _) => (proto::v1::Pipeline::try_from(&app.pipeline)?, app.fingerprint),
         (None, Some(seed)) => {
-            let generated = generate(&GeneratorParams { seed, max_stages: args.stages, input_size: (args.size, args.size, 3) })?;
+            let generated =
+                generate(&GeneratorParams { seed, max_stages: args.stages, input_size: (args.size, args.size, 3), ..Default::default() })?;
             (proto::v1::Pipeline::try_from(&generated.pipeline)?, proto::fingerprint(&generated.pipeline)?)
         }
         (None, None) => anyhow::bail!("--random SEED or --app NAME"),

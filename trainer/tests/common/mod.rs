@@ -21,7 +21,7 @@ pub fn target() -> Target {
 }
 
 pub fn pipeline(seed: u64, max_stages: usize) -> RandomPipeline {
-    generate(&GeneratorParams { seed, max_stages, input_size: (64, 48, 3) }).expect("a random pipeline")
+    generate(&GeneratorParams { seed, max_stages, input_size: (64, 48, 3), ..Default::default() }).expect("a random pipeline")
 }
 
 pub fn dag(p: &RandomPipeline) -> Dag {

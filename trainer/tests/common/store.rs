@@ -54,7 +54,7 @@ pub fn build_store(path: &Path) {
 }
 
 fn report(seed: u64, schedules: usize, alter_features: bool) -> Report {
-    let params = GeneratorParams { seed, max_stages: 5, input_size: (64, 64, 3) };
+    let params = GeneratorParams { seed, max_stages: 5, input_size: (64, 64, 3), ..Default::default() };
     let pipeline = generate(&params).expect("a random pipeline");
     let dag = Dag::new(&pipeline.pipeline, &host_target()).expect("a DAG");
     let stages = dag.stages.len();
