@@ -170,6 +170,10 @@ mod tests {
     use random_pipelines::{generate, GeneratorParams};
     use search::{Analytical, Machine};
 
+    /// Far more than these searches need, so that no search stops at its
+    /// deadline (which would make what it samples depend on the machine's load).
+    const SEARCH_BUDGET: Duration = Duration::from_secs(60);
+
     fn sample_with(seed: u64, options: &SamplingOptions) -> Vec<SampledSchedule> {
         let pipeline = generate(&GeneratorParams { seed, max_stages: 5, input_size: (96, 96, 3), ..Default::default() }).unwrap().pipeline;
         let mut model = Analytical::new(Machine::typical(2));
@@ -177,10 +181,7 @@ mod tests {
     }
 
     fn sample(seed: u64, random_probes: usize) -> Vec<SampledSchedule> {
-        sample_with(
-            seed,
-            &SamplingOptions { schedules: 8, beam: 4, budget: Duration::from_millis(2000), random_probes, ..SamplingOptions::default() },
-        )
+        sample_with(seed, &SamplingOptions { schedules: 8, beam: 4, budget: SEARCH_BUDGET, random_probes, ..SamplingOptions::default() })
     }
 
     /// How many of `sampled` store a Func outside the loop computing it.
@@ -193,7 +194,7 @@ mod tests {
         let options = |sliding| SamplingOptions {
             schedules: 16,
             beam: 4,
-            budget: Duration::from_millis(2000),
+            budget: SEARCH_BUDGET,
             random_probes: 8,
             sliding,
             ..SamplingOptions::default()

@@ -67,8 +67,8 @@ fn all_root(p: &RandomPipeline) -> Schedule {
 }
 
 /// The default schedule (pure Funcs inlined), except that a Func whose
-/// inlining makes an expression too large is computed at root, and Funcs
-/// with updates are computed at root: left at the innermost loop enclosing
+/// inlining makes an expression too large is computed at root (as in the
+/// random schedules), and Funcs with updates are computed at root: left at the innermost loop enclosing
 /// their uses they rerun their whole reduction per consumer point, which
 /// chains of random stages turn into minutes of work.
 fn default_schedule(p: &RandomPipeline) -> Schedule {
@@ -76,6 +76,14 @@ fn default_schedule(p: &RandomPipeline) -> Schedule {
     for f in p.pipeline.funcs.iter().filter(|f| !f.updates.is_empty()) {
         s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
     }
+    without_oversized_inlining(p, s)
+}
+
+/// `s` with each inlined Func whose expansion lowering refuses as too large
+/// (`LowerError::InlinedTooLarge`, the compiler's limit on a definition's
+/// size, which names the Func to compute) computed at root instead, as the
+/// error advises.
+fn without_oversized_inlining(p: &RandomPipeline, mut s: Schedule) -> Schedule {
     for _ in 0..p.pipeline.funcs.len() {
         let Err(e) = lower(&p.pipeline, &s) else {
             break;
@@ -152,7 +160,7 @@ fn check_seed(seed: u64, vocabulary: u32, stats: &mut Stats) -> Vec<String> {
         let schedule = match k {
             0 => default_schedule(&p),
             1 => all_root(&p),
-            _ => random_schedule(&p.pipeline, &mut rng, &options),
+            _ => without_oversized_inlining(&p, random_schedule(&p.pipeline, &mut rng, &options)),
         };
         let fail = |what: String| format!("{}schedule #{k}:\n{schedule}\n{what}", header());
         let t = std::time::Instant::now();
