@@ -17,7 +17,7 @@ use compiler::exec::buffer::Buffer;
 use compiler::exec::interpret::{run_with_options, InterpretError, Options};
 use compiler::exec::realize::{bind_arguments, take_outputs, BoundArguments};
 use compiler::ir::value::Scalar;
-use compiler::lower::{lower, lower_with, LowerOptions};
+use compiler::lower::{lower_with, LowerOptions, Lowered};
 use compiler::schedule::random::{random_schedule, RandomScheduleOptions};
 use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
 use rand::SeedableRng;
@@ -66,38 +66,39 @@ fn all_root(p: &RandomPipeline) -> Schedule {
     s
 }
 
-/// The default schedule (pure Funcs inlined), except that a Func whose
-/// inlining makes an expression too large is computed at root (as in the
-/// random schedules), and Funcs with updates are computed at root: left at the innermost loop enclosing
+/// The default schedule (pure Funcs inlined), except that Funcs with
+/// updates are computed at root: left at the innermost loop enclosing
 /// their uses they rerun their whole reduction per consumer point, which
-/// chains of random stages turn into minutes of work.
+/// chains of random stages turn into minutes of work. (A Func whose
+/// inlining makes an expression too large is computed at root when it is
+/// lowered, as in every schedule: [`lower_computing_oversized_at_root`].)
 fn default_schedule(p: &RandomPipeline) -> Schedule {
     let mut s = Schedule::new();
     for f in p.pipeline.funcs.iter().filter(|f| !f.updates.is_empty()) {
         s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
     }
-    without_oversized_inlining(p, s)
+    s
 }
 
-/// `s` with each inlined Func whose expansion lowering refuses as too large
-/// (`LowerError::InlinedTooLarge`, the compiler's limit on a definition's
-/// size, which names the Func to compute) computed at root instead, as the
-/// error advises.
-fn without_oversized_inlining(p: &RandomPipeline, mut s: Schedule) -> Schedule {
-    for _ in 0..p.pipeline.funcs.len() {
-        let Err(e) = lower(&p.pipeline, &s) else {
-            break;
+/// Lowers `s`; while lowering refuses an inlined Func's expansion as too
+/// large (`LowerError::InlinedTooLarge`, the compiler's limit on a
+/// definition's size, which names the Func to compute), computes that Func
+/// at root instead, as the error advises, and lowers again. Returns the
+/// schedule lowered and the result.
+fn lower_computing_oversized_at_root(
+    p: &RandomPipeline,
+    mut s: Schedule,
+    options: &LowerOptions,
+) -> (Schedule, Result<Lowered, LowerError>) {
+    loop {
+        let lowered = lower_with(&p.pipeline, &s, options);
+        let Err(LowerError::InlinedTooLarge { inlined, .. }) = &lowered else { return (s, lowered) };
+        let Some(f) = p.pipeline.func(inlined).filter(|f| s.funcs.get(&f.name).map(|fs| fs.compute.clone()) != Some(LoopLevel::Root))
+        else {
+            return (s, lowered);
         };
-        // An inlined Func whose expansion grows too large is computed at
-        // root instead.
-        let LowerError::InlinedTooLarge { inlined: name, .. } = &e else {
-            break;
-        };
-        let name = name.clone();
-        let Some(f) = p.pipeline.func(&name) else { break };
         s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
     }
-    s
 }
 
 fn without_estimates(p: &mut compiler::PipelineDef) {
@@ -160,14 +161,14 @@ fn check_seed(seed: u64, vocabulary: u32, stats: &mut Stats) -> Vec<String> {
         let schedule = match k {
             0 => default_schedule(&p),
             1 => all_root(&p),
-            _ => without_oversized_inlining(&p, random_schedule(&p.pipeline, &mut rng, &options)),
+            _ => random_schedule(&p.pipeline, &mut rng, &options),
         };
-        let fail = |what: String| format!("{}schedule #{k}:\n{schedule}\n{what}", header());
         let t = std::time::Instant::now();
         let unchecked = std::env::var("RANDOM_PIPELINE_UNCHECKED").is_ok();
         let options = if unchecked { LowerOptions::default() } else { LowerOptions::checked() };
-        let lowered = lower_with(&p.pipeline, &schedule, &options);
+        let (schedule, lowered) = lower_computing_oversized_at_root(&p, schedule, &options);
         t_lower += t.elapsed();
+        let fail = |what: String| format!("{}schedule #{k}:\n{schedule}\n{what}", header());
         stats.schedules += 1;
         let lowered = match lowered {
             Ok(l) => l,
