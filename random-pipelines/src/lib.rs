@@ -45,7 +45,7 @@ pub const TYPES: [ScalarType; 7] =
 pub const WEIGHTS_REGION: [(i64, i64); 4] = [(0, 16), (-4, 9), (-4, 9), (0, 16)];
 
 /// The newest stage vocabulary ([`GeneratorParams::vocabulary`]).
-pub const VOCABULARY: u32 = 2;
+pub const VOCABULARY: u32 = 3;
 
 /// The vocabulary of parameters stored before it had a version.
 fn original_vocabulary() -> u32 {
@@ -65,7 +65,9 @@ pub struct GeneratorParams {
     /// The stages to draw from: 1, the original vocabulary (section 5.4);
     /// 2 adds matrix products (reductions hundreds of steps long, whose
     /// chains of dependent multiply-adds only a schedule that keeps several
-    /// accumulators apart overlaps). Parameters stored without it are
+    /// accumulators apart overlaps); 3 lets those products grow four times
+    /// larger and as deep as their input is wide (working sets beyond L1
+    /// and L2; otherwise the same draws). Parameters stored without it are
     /// version 1, so they keep rebuilding the pipelines they named.
     #[serde(default = "original_vocabulary")]
     pub vocabulary: u32,

@@ -360,12 +360,13 @@ impl Gen {
 
     /// A matrix product of each channel: out(x, y, c) = sum over k of
     /// f(k, y, c) * g'(x, k, c), with g' g resampled to f's width and `depth`
-    /// rows. The depth is drawn up to f's width (and 512), as long as the
-    /// product stays under [`MAX_PRODUCT_MACS`] multiply-adds: a reduction
-    /// long enough that how many accumulators a schedule keeps in flight
-    /// decides its speed. `with_sum`: an inline `sum`, else an RDom update.
+    /// rows. The depth is drawn up to f's width and the vocabulary's limits
+    /// ([`ProductLimits`]): a reduction long enough that how many
+    /// accumulators a schedule keeps in flight, and how often it walks down
+    /// g', decide its speed. `with_sum`: an inline `sum`, else an RDom update.
     pub(crate) fn matrix_product(&mut self, f: &Stage, g: &Stage, with_sum: bool) -> Option<Stage> {
-        let longest = (MAX_PRODUCT_MACS / f.size()).min(f.w).min(512);
+        let limits = ProductLimits::of(self.params.vocabulary);
+        let longest = (limits.macs / f.size()).min(f.w).min(limits.depth);
         if longest < 8 {
             return None;
         }
@@ -494,10 +495,30 @@ impl Gen {
     }
 }
 
-/// The most multiply-adds one matrix product makes over its meaningful
-/// region: at the training sizes, a well scheduled product takes
-/// milliseconds and a scalar one a fraction of a second.
-const MAX_PRODUCT_MACS: i64 = 1 << 27;
+/// How large a matrix product may be: the most multiply-adds it makes
+/// over its meaningful region, and its longest reduction.
+struct ProductLimits {
+    macs: i64,
+    depth: i64,
+}
+
+impl ProductLimits {
+    /// Version 2: 2^27 multiply-adds and 512 steps. At the training sizes a
+    /// well scheduled product takes milliseconds and a scalar one a
+    /// fraction of a second, but the reduction of a product over a whole
+    /// image is then at most a hundred-odd steps, so one vector
+    /// accumulator's walk down g' (a cache line a step) stays in L1.
+    /// Version 3: 2^29 and as deep as f is wide (up to 640 steps), so
+    /// that walk outgrows L1 and g' outgrows L2, as in products of
+    /// 1024-square matrices.
+    fn of(vocabulary: u32) -> ProductLimits {
+        if vocabulary >= 3 {
+            ProductLimits { macs: 1 << 29, depth: i64::MAX }
+        } else {
+            ProductLimits { macs: 1 << 27, depth: 512 }
+        }
+    }
+}
 
 /// A `kernel x kernel` reduction domain named after `func`.
 fn window_rdom(func: &Func, kernel: i64) -> RDom {

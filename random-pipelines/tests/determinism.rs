@@ -86,3 +86,53 @@ fn stored_parameters_keep_their_vocabulary() {
     let unknown = GeneratorParams { vocabulary: VOCABULARY + 1, ..stored };
     assert!(generate(&unknown).unwrap_err().to_string().contains("vocabulary"));
 }
+
+/// The reduction lengths of a pipeline's matrix products, from its text
+/// (`... over sN_matmul_X_r.x in [0, 0 + depth)`).
+fn product_depths(text: &str) -> Vec<i64> {
+    text.lines()
+        .filter(|line| line.contains("_matmul_") && line.contains(" over "))
+        .filter_map(|line| line.rsplit_once("0 + ")?.1.strip_suffix(')')?.parse().ok())
+        .collect()
+}
+
+/// Version 3 draws what version 2 draws, but lets a product reduce over
+/// up to its input's width under a larger budget of multiply-adds (and may
+/// fit one where version 2 could not): a pipeline without a product is
+/// the same in both.
+#[test]
+fn version_3_grows_the_products_of_version_2() {
+    let (mut depths2, mut depths3, mut with_products) = (vec![], vec![], 0);
+    for seed in 0..40 {
+        let generated = |vocabulary| generate(&GeneratorParams { seed, max_stages: 10, input_size: (640, 480, 3), vocabulary }).unwrap();
+        let (two, three) = (generated(2), generated(3));
+        // The texts without their first line, which names the vocabulary.
+        let body = |p: &random_pipelines::RandomPipeline| p.text().lines().skip(1).collect::<Vec<_>>().join("\n");
+        let (d2, d3) = (product_depths(&body(&two)), product_depths(&body(&three)));
+        // Version 3 may fit a product where version 2's limits refused one.
+        assert!(d2.is_empty() || !d3.is_empty(), "seed {seed}: a product in version 2 only");
+        if d3.is_empty() {
+            assert_eq!(body(&two), body(&three), "seed {seed}: no product, yet the versions differ");
+            continue;
+        }
+        if d2.is_empty() {
+            continue;
+        }
+        with_products += 1;
+        let first_product = three.stages.iter().position(|s| s.kind == "matrix_product").unwrap();
+        let kinds = |p: &random_pipelines::RandomPipeline| p.stages[..=first_product].iter().map(|s| s.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(&two), kinds(&three), "seed {seed}: the stages up to the first product differ");
+        assert!(
+            d2.iter().all(|&d| d <= 512) && d3.iter().all(|&d| d <= 640),
+            "seed {seed}: products {d2:?} and {d3:?} exceed their limits"
+        );
+        depths2.push(d2[0]);
+        depths3.push(d3[0]);
+    }
+    assert!(with_products >= 8, "{with_products} of 40 pipelines hold a product");
+    let mean = |d: &[i64]| d.iter().sum::<i64>() as f64 / d.len() as f64;
+    assert!(mean(&depths3) > 2.0 * mean(&depths2), "first products {depths2:?} in version 2, {depths3:?} in version 3");
+    // Version 2 reduced a product over a whole 640 x 480 x 3 image over at
+    // most 145 steps (2^27 multiply-adds).
+    assert!(depths3.iter().filter(|&&d| d > 300).count() >= 3, "few long products in version 3: {depths3:?}");
+}

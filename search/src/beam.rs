@@ -376,15 +376,23 @@ pub fn all_at_root(dag: &Dag, model: &dyn CostModel) -> State {
         // Phase 0 lists the root placement last; phase 1 (tiling) is skipped.
         root = children(dag, &root, &order, d, Placements::FLAT).pop().expect("a Func can always be computed at the root");
     }
-    let features = featurize(dag, &root);
-    let cost = model.evaluate(&[&features]).remove(0);
-    State {
-        hash: structural_hash(&root, usize::MAX),
-        root,
-        decisions: 2 * order.len(),
-        cost,
-        features: Arc::new(features),
-        chains: Default::default(),
+    State::complete(dag, model, root)
+}
+
+impl State {
+    /// The state of a complete loop nest, featurized and priced by `model`
+    /// (whose pipeline is `dag`'s).
+    pub fn complete(dag: &Dag, model: &dyn CostModel, root: Arc<LoopNest>) -> State {
+        let features = featurize(dag, &root);
+        let cost = model.evaluate(&[&features]).remove(0);
+        State {
+            hash: structural_hash(&root, usize::MAX),
+            root,
+            decisions: 2 * decision_order(dag).len(),
+            cost,
+            features: Arc::new(features),
+            chains: Default::default(),
+        }
     }
 }
 

@@ -284,6 +284,34 @@ pub fn at_root(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostMode
     Ok(AutoSchedule { fallback: Some(why), ..explained(&dag, model, schedule, &state) })
 }
 
+/// Why a given schedule cannot be priced.
+#[derive(Debug, Error)]
+pub enum PriceError {
+    #[error("the pipeline cannot be analysed: {0}")]
+    Dag(#[from] DagError),
+    #[error("the schedule cannot be parsed: {0}")]
+    Parse(#[from] compiler::ScheduleError),
+    #[error(
+        "no loop nest of the search's space spells this schedule (a split factor, loop order or placement the search never makes), so the cost model has no features of it"
+    )]
+    OutsideSearchSpace,
+}
+
+/// Prices a schedule given as text (`Schedule`'s form) with `model`, as
+/// the search would have: its loop nest is found again among the search's
+/// candidates ([`replay::replay`], line buffers included), featurized and
+/// costed, with each stage's share. What tells a user why the search
+/// preferred its pick to theirs; a schedule the search cannot make is an
+/// [`PriceError::OutsideSearchSpace`].
+pub fn price(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostModel, text: &str) -> Result<AutoSchedule, PriceError> {
+    text.parse::<Schedule>()?;
+    let dag = Dag::new(pipeline, target)?;
+    model.set_pipeline(&dag);
+    let root = replay::replay(&dag, text, expand::Placements::ALL).ok_or(PriceError::OutsideSearchSpace)?;
+    let state = beam::State::complete(&dag, model, root);
+    Ok(explained(&dag, model, apply::to_schedule(&dag, &state.root), &state))
+}
+
 /// `schedule`, made from `state`, with its predicted runtime and each
 /// stage's share (most expensive first); no alternatives, statistics or
 /// fallback reason.

@@ -1,6 +1,7 @@
 //! A sampled schedule's loop nest is found again from its text alone, and
 //! featurizes exactly as the nest the search chose (what lets a training
-//! store be featurized again in a new layout without timing anything).
+//! store be featurized again in a new layout without timing anything), and
+//! is priced as the search priced it.
 
 use compiler::Target;
 use featurizer::Dag;
@@ -8,7 +9,7 @@ use random_pipelines::{generate, GeneratorParams};
 use search::expand::Placements;
 use search::featurize::{featurize, StageFeatures};
 use search::replay::replay;
-use search::{autoschedule, Analytical, BeamOptions, CostModel, Machine, RandomModel};
+use search::{autoschedule, price, Analytical, BeamOptions, CostModel, Machine, PriceError, RandomModel};
 use std::time::Duration;
 
 /// Every stage's features as numbers, by stage.
@@ -64,4 +65,34 @@ fn a_schedule_no_nest_spells_is_not_found() {
     let odd = format!("{}{}.split(x, x_a, x_b, 7919, guard_with_if)\n", text, p.output);
     assert!(replay(&dag, &odd, Placements::ALL).is_none());
     assert!(replay(&dag, "not a schedule", Placements::ALL).is_none());
+}
+
+#[test]
+fn a_schedule_given_as_text_is_priced_as_the_search_priced_it() {
+    let target = Target::host();
+    let p = generate(&GeneratorParams { seed: 4, max_stages: 6, input_size: (64, 48, 3), ..Default::default() }).expect("generates");
+    let mut model = Analytical::new(Machine::typical(target.threads));
+    let options = BeamOptions { sliding: true, ..BeamOptions::default() };
+    let result = autoschedule(&p.pipeline, &target, &mut model, &options, 3).expect("a schedule");
+    let mut priced = 0;
+    for (schedule, predicted) in std::iter::once((&result.schedule, result.predicted_seconds))
+        .chain(result.alternatives.iter().map(|a| (&a.schedule, a.predicted_seconds)))
+    {
+        let text = schedule.to_string();
+        match price(&p.pipeline, &target, &mut model, &text) {
+            Ok(found) => {
+                assert_eq!(found.schedule.to_string(), text);
+                assert_eq!(found.predicted_seconds, predicted, "priced otherwise than the search did\n{text}");
+                let stages: f64 = found.per_stage.iter().map(|s| s.seconds).sum();
+                assert!((stages - predicted).abs() <= 1e-9 * predicted, "the stages' shares add up to {stages}, not {predicted}");
+                priced += 1;
+            }
+            Err(PriceError::OutsideSearchSpace) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(priced >= 3, "priced {priced} of the pick and its alternatives");
+    let odd = format!("{}{}.split(x, x_a, x_b, 7919, guard_with_if)\n", result.schedule, p.output);
+    assert!(matches!(price(&p.pipeline, &target, &mut model, &odd), Err(PriceError::OutsideSearchSpace)));
+    assert!(matches!(price(&p.pipeline, &target, &mut model, "not a schedule"), Err(PriceError::Parse(_))));
 }

@@ -1,7 +1,8 @@
 //! `autoschedule`: searches a schedule for an app, a random pipeline or a
 //! pipeline in a serde (JSON) file, and prints it as source with its
 //! explanation: the predicted runtime, each stage's share, the next-best
-//! alternatives and the search's counters. With `--run`, also compiles it,
+//! alternatives and the search's counters; with `--price`, the same
+//! model's prediction for other schedules. With `--run`, also compiles it,
 //! times it beside the naive schedule and checks that both outputs agree.
 
 use anyhow::{bail, Context, Result};
@@ -58,6 +59,21 @@ struct Args {
     /// inside (line buffers).
     #[arg(long)]
     sliding: bool,
+    /// Also price these schedules (text form, one file each) with the same
+    /// model, each stage's share beside the pick's: why the search chose
+    /// its schedule over them.
+    #[arg(long)]
+    price: Vec<std::path::PathBuf>,
+}
+
+/// Prints a predicted runtime and each stage's share of it.
+fn print_prediction(priced: &search::AutoSchedule) {
+    println!("predicted runtime: {:.3} ms ({} model)", priced.predicted_seconds * 1e3, priced.model);
+    println!("\nper stage:");
+    for s in &priced.per_stage {
+        let share = 100.0 * s.seconds / priced.predicted_seconds.max(f64::MIN_POSITIVE);
+        println!("  {:>6.1}%  {:.3} ms  {} stage {}", share, s.seconds * 1e3, s.func, s.stage);
+    }
 }
 
 fn main() -> Result<()> {
@@ -97,12 +113,7 @@ fn main() -> Result<()> {
     if let Some(why) = &result.fallback {
         println!("fallback: {why}");
     }
-    println!("predicted runtime: {:.3} ms ({} model)", result.predicted_seconds * 1e3, result.model);
-    println!("\nper stage:");
-    for s in &result.per_stage {
-        let share = 100.0 * s.seconds / result.predicted_seconds.max(f64::MIN_POSITIVE);
-        println!("  {:>6.1}%  {:.3} ms  {} stage {}", share, s.seconds * 1e3, s.func, s.stage);
-    }
+    print_prediction(&result);
     for (k, a) in result.alternatives.iter().enumerate() {
         println!("\nalternative {} (predicted {:.3} ms):\n{}", k + 1, a.predicted_seconds * 1e3, a.schedule);
     }
@@ -118,6 +129,14 @@ fn main() -> Result<()> {
         st.evaluation_seconds * 1e6 / st.states_evaluated.max(1) as f64,
         result.check_seconds * 1e3
     );
+    for path in &args.price {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        println!("\n# {} priced by the same model", path.display());
+        match search::price(&pipeline, &target, model.as_mut(), &text) {
+            Ok(priced) => print_prediction(&priced),
+            Err(e) => println!("not priced: {e}"),
+        }
+    }
     if args.run {
         let app = app.context("--run needs --app")?;
         let mut schedules = vec![

@@ -127,8 +127,8 @@ enum Command {
         /// The random pipeline's seed (generated as `generate` does).
         #[arg(long)]
         seed: u64,
-        /// The generator's stage vocabulary (1 for the pipelines of the
-        /// shipped stores' first rounds).
+        /// The generator's stage vocabulary (the shipped EPYC store's rounds
+        /// 0-3 are version 1, rounds 4-5 version 2).
         #[arg(long, default_value_t = random_pipelines::VOCABULARY)]
         vocabulary: u32,
         /// The schedule files.
