@@ -128,7 +128,7 @@ enum Command {
         #[arg(long)]
         seed: u64,
         /// The generator's stage vocabulary (the shipped EPYC store's rounds
-        /// 0-3 are version 1, rounds 4-5 version 2).
+        /// 0-3 are version 1, rounds 4-5 version 2, round 6 version 3).
         #[arg(long, default_value_t = random_pipelines::VOCABULARY)]
         vocabulary: u32,
         /// The schedule files.
