@@ -12,7 +12,9 @@
 //! 3. the two embeddings, concatenated, go through `conv1`, a linear layer
 //!    with a ReLU: the coefficients;
 //! 4. the stage's cost is the coefficients' dot product with the values of
-//!    the hand-designed terms ([`crate::terms::term_values`]).
+//!    the hand-designed terms ([`crate::terms::term_values`]) of the
+//!    network's terms version (weights trained before a term existed leave
+//!    it out).
 //!
 //! An ensemble (ours, not the paper's): a network holds one or more
 //! *members*, each a whole set of the parameters above, and predicts
@@ -26,6 +28,7 @@
 //! by every candidate), the schedule features `[batch, stages, 39]` and
 //! the term values `[batch, stages, 32]`.
 
+use crate::terms::{in_version, TERMS_VERSION};
 use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use rand::{Rng, SeedableRng};
@@ -42,7 +45,8 @@ pub const PIPELINE_TYPES: usize = 7;
 pub const HEAD1_CHANNELS: usize = 8;
 /// Width of the schedule-feature embedding.
 pub const HEAD2_CHANNELS: usize = 24;
-/// Coefficients per stage (the hand-designed terms use 27 of them).
+/// Coefficients per stage (the hand-designed terms use 29 of them:
+/// Adams's 27, the analytical model's price and the dependent steps).
 pub const CONV1_CHANNELS: usize = 32;
 /// The most members a network may have (a bound for weights files).
 pub const MAX_MEMBERS: usize = 64;
@@ -165,6 +169,8 @@ pub struct NetworkOutput {
 pub struct CostNetwork {
     store: VarStore,
     members: usize,
+    /// The version of the hand-designed terms the coefficients weight.
+    terms_version: u32,
     head1_filter: Tensor,
     head1_bias: Tensor,
     head2_filter: Tensor,
@@ -178,7 +184,9 @@ impl Clone for CostNetwork {
     /// optimizer state).
     fn clone(&self) -> CostNetwork {
         // The values are this network's, so they have the parameters' sizes.
-        Self::from_values(self.members, &self.values()).expect("a network's own values fit its shape")
+        Self::from_values(self.members, &self.values())
+            .expect("a network's own values fit its shape")
+            .with_terms_version(self.terms_version)
     }
 }
 
@@ -215,9 +223,9 @@ impl CostNetwork {
     }
 
     /// A network of `members` members from each parameter's values, flat
-    /// (member-major, then row-major), in [`PARAMETERS`] order; `None`
-    /// when the count is not 1 to [`MAX_MEMBERS`] or a length does not
-    /// match.
+    /// (member-major, then row-major), in [`PARAMETERS`] order, weighting
+    /// this build's terms ([`TERMS_VERSION`]); `None` when the count is not
+    /// 1 to [`MAX_MEMBERS`] or a length does not match.
     pub fn from_values(members: usize, values: &[Vec<f32>; 6]) -> Option<CostNetwork> {
         if !(1..=MAX_MEMBERS).contains(&members) {
             return None;
@@ -234,7 +242,29 @@ impl CostNetwork {
             })
             .collect();
         let [head1_filter, head1_bias, head2_filter, head2_bias, conv1_filter, conv1_bias]: [Tensor; 6] = vars?.try_into().ok()?;
-        Some(CostNetwork { store, members, head1_filter, head1_bias, head2_filter, head2_bias, conv1_filter, conv1_bias })
+        Some(CostNetwork {
+            store,
+            members,
+            terms_version: TERMS_VERSION,
+            head1_filter,
+            head1_bias,
+            head2_filter,
+            head2_bias,
+            conv1_filter,
+            conv1_bias,
+        })
+    }
+
+    /// The same network weighting the terms of `version` (1 to
+    /// [`TERMS_VERSION`]): for weights trained before a term existed.
+    pub fn with_terms_version(mut self, version: u32) -> CostNetwork {
+        self.terms_version = version;
+        self
+    }
+
+    /// The version of the hand-designed terms this network weights.
+    pub fn terms_version(&self) -> u32 {
+        self.terms_version
     }
 
     /// The same network with every prediction multiplied by `factor` (> 0):
@@ -245,7 +275,7 @@ impl CostNetwork {
         for v in &mut values[4..6] {
             v.iter_mut().for_each(|x| *x *= factor);
         }
-        Self::from_values(self.members, &values).expect("the values of a network")
+        Self::from_values(self.members, &values).expect("the values of a network").with_terms_version(self.terms_version)
     }
 
     /// Members of the ensemble.
@@ -262,7 +292,7 @@ impl CostNetwork {
             let len = v.len() / self.members;
             v[index * len..(index + 1) * len].to_vec()
         });
-        Self::from_values(1, &values)
+        Self::from_values(1, &values).map(|m| m.with_terms_version(self.terms_version))
     }
 
     /// The shape of this network.
@@ -306,7 +336,13 @@ impl CostNetwork {
         let conv1_preactivation =
             embedding.matmul(&self.conv1_filter.transpose(1, 2).unsqueeze(1)) + self.conv1_bias.reshape([members, 1, 1, c1]);
         let coefficients = conv1_preactivation.relu();
-        let member_per_stage = (coefficients * &input.terms).sum_dim_intlist(3, false, Kind::Float);
+        let terms = if self.terms_version == TERMS_VERSION {
+            input.terms.shallow_clone()
+        } else {
+            let kept: Vec<f32> = (0..CONV1_CHANNELS).map(|c| f32::from(u8::from(in_version(c, self.terms_version)))).collect();
+            &input.terms * Tensor::from_slice(&kept)
+        };
+        let member_per_stage = (coefficients * terms).sum_dim_intlist(3, false, Kind::Float);
         let member_totals = member_per_stage.sum_dim_intlist(2, false, Kind::Float);
         let per_stage = member_per_stage.mean_dim(0, false, Kind::Float);
         let total = member_totals.mean_dim(0, false, Kind::Float);

@@ -15,10 +15,17 @@
 //! Every term is a product with a count that is zero for a stage a
 //! candidate has not placed, so such a stage costs nothing.
 //!
-//! One term is ours, not Adams's: the analytical model's price of the
+//! Two terms are ours, not Adams's: the analytical model's price of the
 //! stage ([`search::Analytical`]), so the network starts from what the
 //! analytical model knows (arithmetic per point, where the footprint fits
-//! in the caches) and learns how much of it this machine confirms.
+//! in the caches) and learns how much of it this machine confirms; and
+//! the dependent steps of a reduction ([`dependent_steps`]), the latency
+//! a tile of few accumulators waits out.
+//!
+//! The terms are versioned ([`TERMS_VERSION`]): weights record the
+//! version they were trained with, and a network weights only its
+//! version's terms ([`in_version`]), so weights trained before a term
+//! existed price exactly as they did.
 
 use crate::network::{ANALYTICAL_TERM, CONV1_CHANNELS};
 use featurizer::ScheduleFeatures;
@@ -30,8 +37,19 @@ const SECONDS_PER_UNIT: f64 = 1e-9;
 /// Bytes of a page, for the page-fault term.
 const PAGE_BYTES: f64 = 4096.0;
 
-/// The coefficient (network output channel) of each of Adams's terms.
-/// Channel 4 and channels 29 to 31 weight nothing; channel 28 weights the
+/// Version of the hand-designed terms; bump it when a term is added or
+/// changes meaning. Version 1: Adams's terms and the analytical model's
+/// price; version 2 adds the dependent steps of reductions.
+pub const TERMS_VERSION: u32 = 2;
+
+/// Whether coefficient channel `channel` weights a term of terms version
+/// `version` (a channel of no term has a zero term in every version).
+pub fn in_version(channel: usize, version: u32) -> bool {
+    version >= 2 || channel != Coefficient::DependentSteps as usize
+}
+
+/// The coefficient (network output channel) of each of the terms.
+/// Channel 4 and channels 30 and 31 weight nothing; channel 28 weights the
 /// analytical model's price ([`ANALYTICAL_TERM`]).
 #[derive(Clone, Copy)]
 enum Coefficient {
@@ -90,6 +108,9 @@ enum Coefficient {
     TaskOverhead = 26,
     /// Per byte of working set.
     WorkingSet = 27,
+    /// Per dependent step of a reduction's accumulators (ours, not
+    /// Adams's: see [`dependent_steps`]).
+    DependentSteps = 29,
 }
 
 /// What a stage's terms depend on besides its schedule features.
@@ -159,10 +180,28 @@ pub fn term_values(f: &ScheduleFeatures, context: StageContext, analytical_secon
     add(Malloc, f.num_realizations);
     add(TaskOverhead, f.num_productions * (f.inner_parallelism - 1.0).max(0.0));
     add(WorkingSet, f.working_set);
+    add(DependentSteps, dependent_steps(f) * per_core);
 
     let mut terms = terms.map(|t| (t * SECONDS_PER_UNIT) as f32);
     terms[ANALYTICAL_TERM] = analytical_seconds as f32;
     terms
+}
+
+/// The steps a stage's reduction takes one after another: when the
+/// innermost tile reduces (its loops include reduction steps), each
+/// accumulator waits for its own previous step, and the tile's
+/// independent accumulators (native registers of its pure lanes) are all
+/// that overlap; a tile of few accumulators runs at the latency of its
+/// steps, not at the throughput of its lanes. Zero when the tile does not
+/// reduce.
+fn dependent_steps(f: &ScheduleFeatures) -> f64 {
+    let pure = f.innermost_pure_loop_extent.max(1.0);
+    if f.innermost_loop_extent <= pure {
+        return 0.0;
+    }
+    let registers_per_vector = (f.vector_size / f.native_vector_size.max(1.0)).max(1.0);
+    let accumulators = if f.vector_size > 1.0 { pure / f.vector_size * registers_per_vector } else { pure };
+    (f.num_vectors * registers_per_vector + f.num_scalars) / accumulators.max(1.0)
 }
 
 #[cfg(test)]
@@ -207,6 +246,33 @@ mod tests {
         assert_eq!(channel(&f, false), Some(Coefficient::StoreBytesPrivate as usize));
         let parallel = ScheduleFeatures { inner_parallelism: 4.0, ..f };
         assert_eq!(channel(&parallel, true), Some(Coefficient::StoreBytesShared as usize));
+    }
+
+    #[test]
+    fn a_reduction_into_one_accumulator_takes_a_dependent_step_per_vector() {
+        // matmul's update: a tile of 1,024 reduction steps over 16 pure
+        // lanes in one native register, 65,536 vectors on one core.
+        let one = ScheduleFeatures {
+            innermost_loop_extent: 16.0 * 1024.0,
+            innermost_pure_loop_extent: 16.0,
+            vector_size: 16.0,
+            native_vector_size: 16.0,
+            num_vectors: 65536.0,
+            inner_parallelism: 1.0,
+            outer_parallelism: 1.0,
+            ..Default::default()
+        };
+        let steps = |f: &ScheduleFeatures| term_values(f, on(1.0, false), 0.0)[Coefficient::DependentSteps as usize];
+        assert_eq!(steps(&one), (65536.0 * 1e-9) as f32);
+        // 32 lanes (two registers) by 8 rows: 16 accumulators, as many
+        // vectors of 32 as there were of 16 in half the count.
+        let sixteen = ScheduleFeatures { innermost_pure_loop_extent: 256.0, vector_size: 32.0, num_vectors: 32768.0, ..one.clone() };
+        assert_eq!(steps(&sixteen), (65536.0 / 16.0 * 1e-9) as f32);
+        // A tile without reduction steps waits for nothing.
+        let pure = ScheduleFeatures { innermost_loop_extent: 16.0, ..one };
+        assert_eq!(steps(&pure), 0.0);
+        assert!(in_version(Coefficient::DependentSteps as usize, 2) && !in_version(Coefficient::DependentSteps as usize, 1));
+        assert!(in_version(Coefficient::WorkingSet as usize, 1));
     }
 
     #[test]

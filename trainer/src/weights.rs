@@ -2,23 +2,28 @@
 //!
 //! The header records a version label (reported by the model's name), the
 //! pipeline- and schedule-feature layouts the weights were trained on
-//! (kind, version, names hash, length) and the network's shape; loading
-//! refuses weights whose layouts or shape differ from this build's, naming
-//! which and both identities. A trailing checksum catches corruption, and
+//! (kind, version, names hash, length), the network's shape and the
+//! version of the hand-designed terms its coefficients weight; loading
+//! refuses weights whose layouts or shape differ from this build's, or
+//! whose terms this build does not know, naming which and both
+//! identities. A trailing checksum catches corruption, and
 //! decoding checks every length against the bytes left, so no file makes
 //! the reader panic or allocate without bound.
 //!
 //! Layout, little-endian: magic `HRCM`, u32 format version, the label
 //! (u32 length + UTF-8), two layout records (kind string, u32 version,
 //! u64 names hash, u32 length), six u32 shape sizes (the last the member
-//! count), u32 parameter count, then per parameter its name, u32 rank,
+//! count), the u32 terms version, u32 parameter count, then per parameter its name, u32 rank,
 //! u32 extents (the member count first) and f32 values (row-major); last,
 //! the u64 FNV-1a hash of everything before it.
 //!
-//! Format 1, from before ensembles, is still read: it has five shape sizes
-//! and no member dimension, and is one member.
+//! Older formats are still read. Format 2, from before the terms were
+//! versioned, has no terms version: its weights weight the terms of
+//! version 1. Format 1, from before ensembles, has besides five shape
+//! sizes and no member dimension, and is one member.
 
 use crate::network::{CostNetwork, NetworkShape, PARAMETERS};
+use crate::terms::TERMS_VERSION;
 use featurizer::{Layout, LayoutMismatch, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 use std::hash::Hasher;
 use std::path::{Path, PathBuf};
@@ -26,9 +31,12 @@ use thiserror::Error;
 
 const MAGIC: [u8; 4] = *b"HRCM";
 /// Version of the file format (not of the weights).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The format of single-network files, before ensembles.
 const SINGLE_NETWORK_FORMAT: u32 = 1;
+/// The last format without a terms version (its weights weight version 1's
+/// terms).
+const UNVERSIONED_TERMS_FORMAT: u32 = 2;
 const MAX_STRING_BYTES: usize = 1024;
 const MAX_PARAMETERS: usize = 64;
 const MAX_RANK: usize = 8;
@@ -51,6 +59,8 @@ pub enum WeightsError {
     Layout(#[from] LayoutMismatch),
     #[error("the weights are for the network shape ({found}), this build has ({expected})")]
     Shape { expected: NetworkShape, found: NetworkShape },
+    #[error("the weights weight cost terms of version {found}; this build knows versions 1 to {TERMS_VERSION}")]
+    Terms { found: u32 },
     #[error("weights parameter {name}: {problem}")]
     Parameter { name: String, problem: String },
 }
@@ -88,6 +98,8 @@ pub struct WeightsHeader {
     pub pipeline_layout: LayoutRecord,
     pub schedule_layout: LayoutRecord,
     pub shape: NetworkShape,
+    /// The version of the hand-designed terms the coefficients weight.
+    pub terms_version: u32,
 }
 
 /// One parameter tensor.
@@ -113,6 +125,7 @@ impl WeightsFile {
             pipeline_layout: LayoutRecord::of(&PIPELINE_LAYOUT),
             schedule_layout: LayoutRecord::of(&SCHEDULE_LAYOUT),
             shape: network.shape(),
+            terms_version: network.terms_version(),
         };
         let members = network.members() as u32;
         let parameters = PARAMETERS
@@ -131,6 +144,10 @@ impl WeightsFile {
     pub fn to_network(&self) -> Result<CostNetwork, WeightsError> {
         self.header.pipeline_layout.check(&PIPELINE_LAYOUT)?;
         self.header.schedule_layout.check(&SCHEDULE_LAYOUT)?;
+        let terms_version = self.header.terms_version;
+        if !(1..=TERMS_VERSION).contains(&terms_version) {
+            return Err(WeightsError::Terms { found: terms_version });
+        }
         let shape = self.header.shape;
         if !shape.fits() {
             return Err(WeightsError::Shape { expected: NetworkShape { members: shape.members, ..NetworkShape::CURRENT }, found: shape });
@@ -153,6 +170,7 @@ impl WeightsFile {
         }
         let values: [Vec<f32>; 6] = std::array::from_fn(|i| self.parameters[i].values.clone());
         CostNetwork::from_values(members, &values)
+            .map(|network| network.with_terms_version(terms_version))
             .ok_or_else(|| WeightsError::Corrupt("a parameter's values do not fill its extents".into()))
     }
 
@@ -168,6 +186,7 @@ impl WeightsFile {
             put_u32(&mut out, record.len);
         }
         self.header.shape.to_array().into_iter().for_each(|s| put_u32(&mut out, s));
+        put_u32(&mut out, self.header.terms_version);
         put_u32(&mut out, self.parameters.len() as u32);
         for p in &self.parameters {
             put_string(&mut out, &p.name);
@@ -206,6 +225,7 @@ impl WeightsFile {
         for s in &mut shape[..sizes] {
             *s = r.u32("the network shape")?;
         }
+        let terms_version = if format <= UNVERSIONED_TERMS_FORMAT { 1 } else { r.u32("the terms version")? };
         let count = r.u32("the parameter count")? as usize;
         if count > MAX_PARAMETERS {
             return Err(WeightsError::Corrupt(format!("{count} parameters")));
@@ -221,7 +241,7 @@ impl WeightsFile {
         if r.at != r.bytes.len() {
             return Err(WeightsError::Corrupt(format!("{} bytes after the last parameter", r.bytes.len() - r.at)));
         }
-        let header = WeightsHeader { version, pipeline_layout, schedule_layout, shape: NetworkShape::from_array(shape) };
+        let header = WeightsHeader { version, pipeline_layout, schedule_layout, shape: NetworkShape::from_array(shape), terms_version };
         Ok(WeightsFile { header, parameters })
     }
 

@@ -67,3 +67,24 @@ fn an_ensemble_predicts_the_mean_of_its_members() {
     // Members start different: each draws its own weights.
     assert_ne!(network.member(0).unwrap().values(), network.member(1).unwrap().values());
 }
+
+/// A network of terms version 1 (weights trained before the dependent
+/// steps existed) prices as if that term were zero; one of this build's
+/// terms weights it.
+#[test]
+fn a_network_weights_only_the_terms_of_its_version() {
+    let current = CostNetwork::starting_from_analytical(1, 5);
+    let old = current.clone().with_terms_version(1);
+    assert_eq!((current.terms_version(), old.terms_version()), (trainer::terms::TERMS_VERSION, 1));
+    assert_eq!(old.member(0).expect("a member").terms_version(), 1, "a member keeps the network's version");
+    let x = input(3, 2, true);
+    let without = NetworkInput { pipeline: x.pipeline.shallow_clone(), schedule: x.schedule.shallow_clone(), terms: x.terms.copy() };
+    let _ = without.terms.narrow(2, DEPENDENT_STEPS, 1).fill_(0.0);
+    let total = |n: &CostNetwork, i: &NetworkInput| n.forward(i).total;
+    assert!(total(&old, &x).allclose(&total(&old, &without), 1e-9, 0.0, false), "version 1 has no dependent steps");
+    assert!(total(&old, &x).allclose(&total(&current, &without), 1e-9, 0.0, false));
+    assert!(!total(&current, &x).allclose(&total(&current, &without), 1e-9, 0.0, false), "this build's terms weight them");
+}
+
+/// The coefficient channel of the dependent steps.
+const DEPENDENT_STEPS: i64 = 29;

@@ -125,19 +125,17 @@ fn an_ensemble_round_trips_with_its_member_count() {
     assert!(e.to_string().contains("0 members"), "{e}");
 }
 
-/// Files of format 1 (before ensembles: five shape sizes, parameters
-/// without a member dimension) still load, as one member.
-#[test]
-fn single_network_files_of_format_1_still_load() {
-    let network = CostNetwork::random(1, 13);
-    let file = WeightsFile::of(&network, "format 1");
+/// `file` in format 1 (before ensembles: five shape sizes, parameters
+/// without a member dimension) or 2 (before the terms were versioned: no
+/// terms version); `file` is one member of terms version 1.
+fn in_old_format(file: &WeightsFile, format: u32) -> Vec<u8> {
     let u32s = |out: &mut Vec<u8>, values: &[u32]| values.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
     let string = |out: &mut Vec<u8>, text: &str| {
         out.extend_from_slice(&(text.len() as u32).to_le_bytes());
         out.extend_from_slice(text.as_bytes());
     };
     let mut bytes = b"HRCM".to_vec();
-    u32s(&mut bytes, &[1]);
+    u32s(&mut bytes, &[format]);
     string(&mut bytes, &file.header.version);
     for layout in [&file.header.pipeline_layout, &file.header.schedule_layout] {
         string(&mut bytes, &layout.kind);
@@ -145,18 +143,43 @@ fn single_network_files_of_format_1_still_load() {
         bytes.extend_from_slice(&layout.names_hash.to_le_bytes());
         u32s(&mut bytes, &[layout.len]);
     }
-    u32s(&mut bytes, &file.header.shape.to_array()[..5]);
+    let single = format == 1;
+    u32s(&mut bytes, &file.header.shape.to_array()[..if single { 5 } else { 6 }]);
     u32s(&mut bytes, &[file.parameters.len() as u32]);
     for p in &file.parameters {
+        let extents = if single { &p.extents[1..] } else { &p.extents[..] };
         string(&mut bytes, &p.name);
-        u32s(&mut bytes, &[p.extents.len() as u32 - 1]);
-        u32s(&mut bytes, &p.extents[1..]);
+        u32s(&mut bytes, &[extents.len() as u32]);
+        u32s(&mut bytes, extents);
         p.values.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
     }
     bytes.extend_from_slice(&fnv1a(&bytes).to_le_bytes());
-    let decoded = WeightsFile::decode(&bytes).expect("format 1 decodes");
-    assert_eq!(decoded, file);
-    assert_eq!(decoded.to_network().expect("fits").values(), network.values());
+    bytes
+}
+
+/// Files of the older formats still load: format 1 as one member, and
+/// both as weights of the terms of version 1 (they were trained before
+/// the dependent steps existed, and price as they did).
+#[test]
+fn files_of_formats_1_and_2_still_load_with_the_terms_of_version_1() {
+    let network = CostNetwork::random(1, 13).with_terms_version(1);
+    let file = WeightsFile::of(&network, "old format");
+    assert_eq!(file.header.terms_version, 1);
+    for format in [1, 2] {
+        let decoded = WeightsFile::decode(&in_old_format(&file, format)).unwrap_or_else(|e| panic!("format {format}: {e}"));
+        assert_eq!(decoded, file, "format {format}");
+        let loaded = decoded.to_network().expect("fits");
+        assert_eq!((loaded.values(), loaded.terms_version()), (network.values(), 1), "format {format}");
+    }
+    let samples = synthetic_samples(2, 5, 6);
+    let loaded = WeightsFile::decode(&in_old_format(&file, 2)).expect("decodes").to_network().expect("fits");
+    assert_eq!(predict(&loaded, &samples).expect("predictions"), predict(&network, &samples).expect("predictions"));
+
+    let mut future = WeightsFile::of(&CostNetwork::random(1, 0), "future");
+    future.header.terms_version = 99;
+    let e = WeightsFile::decode(&future.encode()).expect("decodes").to_network().err().expect("refused");
+    assert!(matches!(e, WeightsError::Terms { found: 99 }), "{e:?}");
+    assert!(e.to_string().contains("cost terms of version 99"), "{e}");
 }
 
 /// Every set of weights shipped beside the training stores they were
