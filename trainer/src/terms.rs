@@ -42,10 +42,14 @@ const PAGE_BYTES: f64 = 4096.0;
 /// price; version 2 adds the dependent steps of reductions.
 pub const TERMS_VERSION: u32 = 2;
 
+/// The coefficient channel of the dependent steps of reductions (terms
+/// version 2).
+pub const DEPENDENT_STEPS_TERM: usize = Coefficient::DependentSteps as usize;
+
 /// Whether coefficient channel `channel` weights a term of terms version
 /// `version` (a channel of no term has a zero term in every version).
 pub fn in_version(channel: usize, version: u32) -> bool {
-    version >= 2 || channel != Coefficient::DependentSteps as usize
+    version >= 2 || channel != DEPENDENT_STEPS_TERM
 }
 
 /// The coefficient (network output channel) of each of the terms.
@@ -262,7 +266,7 @@ mod tests {
             outer_parallelism: 1.0,
             ..Default::default()
         };
-        let steps = |f: &ScheduleFeatures| term_values(f, on(1.0, false), 0.0)[Coefficient::DependentSteps as usize];
+        let steps = |f: &ScheduleFeatures| term_values(f, on(1.0, false), 0.0)[DEPENDENT_STEPS_TERM];
         assert_eq!(steps(&one), (65536.0 * 1e-9) as f32);
         // 32 lanes (two registers) by 8 rows: 16 accumulators, as many
         // vectors of 32 as there were of 16 in half the count.
@@ -271,7 +275,7 @@ mod tests {
         // A tile without reduction steps waits for nothing.
         let pure = ScheduleFeatures { innermost_loop_extent: 16.0, ..one };
         assert_eq!(steps(&pure), 0.0);
-        assert!(in_version(Coefficient::DependentSteps as usize, 2) && !in_version(Coefficient::DependentSteps as usize, 1));
+        assert!(in_version(DEPENDENT_STEPS_TERM, 2) && !in_version(DEPENDENT_STEPS_TERM, 1));
         assert!(in_version(Coefficient::WorkingSet as usize, 1));
     }
 

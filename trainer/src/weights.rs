@@ -13,14 +13,14 @@
 //! Layout, little-endian: magic `HRCM`, u32 format version, the label
 //! (u32 length + UTF-8), two layout records (kind string, u32 version,
 //! u64 names hash, u32 length), six u32 shape sizes (the last the member
-//! count), the u32 terms version, u32 parameter count, then per parameter its name, u32 rank,
-//! u32 extents (the member count first) and f32 values (row-major); last,
-//! the u64 FNV-1a hash of everything before it.
+//! count), the u32 terms version, u32 parameter count, then per parameter
+//! its name, u32 rank, u32 extents (the member count first) and f32 values
+//! (row-major); last, the u64 FNV-1a hash of everything before it.
 //!
 //! Older formats are still read. Format 2, from before the terms were
 //! versioned, has no terms version: its weights weight the terms of
-//! version 1. Format 1, from before ensembles, has besides five shape
-//! sizes and no member dimension, and is one member.
+//! version 1. Format 1, from before ensembles, lacks the terms version
+//! too, and has five shape sizes and no member dimension: one member.
 
 use crate::network::{CostNetwork, NetworkShape, PARAMETERS};
 use crate::terms::TERMS_VERSION;

@@ -3,6 +3,7 @@
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use tch::Tensor;
 use trainer::network::{NetworkInput, CONV1_CHANNELS, PARAMETERS};
+use trainer::terms::DEPENDENT_STEPS_TERM;
 use trainer::{CostNetwork, NetworkShape};
 
 const CPU_F32: (tch::Kind, tch::Device) = (tch::Kind::Float, tch::Device::Cpu);
@@ -79,12 +80,9 @@ fn a_network_weights_only_the_terms_of_its_version() {
     assert_eq!(old.member(0).expect("a member").terms_version(), 1, "a member keeps the network's version");
     let x = input(3, 2, true);
     let without = NetworkInput { pipeline: x.pipeline.shallow_clone(), schedule: x.schedule.shallow_clone(), terms: x.terms.copy() };
-    let _ = without.terms.narrow(2, DEPENDENT_STEPS, 1).fill_(0.0);
+    let _ = without.terms.narrow(2, DEPENDENT_STEPS_TERM as i64, 1).fill_(0.0);
     let total = |n: &CostNetwork, i: &NetworkInput| n.forward(i).total;
     assert!(total(&old, &x).allclose(&total(&old, &without), 1e-9, 0.0, false), "version 1 has no dependent steps");
     assert!(total(&old, &x).allclose(&total(&current, &without), 1e-9, 0.0, false));
     assert!(!total(&current, &x).allclose(&total(&current, &without), 1e-9, 0.0, false), "this build's terms weight them");
 }
-
-/// The coefficient channel of the dependent steps.
-const DEPENDENT_STEPS: i64 = 29;
