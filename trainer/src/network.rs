@@ -21,8 +21,10 @@
 //! the mean of its members' costs. Every parameter has a leading member
 //! dimension, so all members run as one batched pass. The loss is the sum
 //! of the members' own losses, so each member trains as if alone; they
-//! differ by their random starting weights. A mean of costs is still a sum
-//! over stages, as the search needs.
+//! differ by their random starting weights, and the members of several
+//! training runs joined into one network ([`CostNetwork::joined`]) by the
+//! runs' seeds too. A mean of costs is still a sum over stages, as the
+//! search needs.
 //!
 //! Inputs are batched: the pipeline features are `[stages, 280]` (shared
 //! by every candidate), the schedule features `[batch, stages, 39]` and
@@ -281,6 +283,21 @@ impl CostNetwork {
     /// Members of the ensemble.
     pub fn members(&self) -> usize {
         self.members
+    }
+
+    /// One ensemble of the members of `networks`, in order: what several
+    /// trainings learned, averaged as one network. `None` when there are
+    /// none, when they weight different terms versions, or when they have
+    /// more than [`MAX_MEMBERS`] members together.
+    pub fn joined<'a>(networks: impl IntoIterator<Item = &'a CostNetwork>) -> Option<CostNetwork> {
+        let networks: Vec<&CostNetwork> = networks.into_iter().collect();
+        let terms_version = networks.first()?.terms_version;
+        if networks.iter().any(|n| n.terms_version != terms_version) {
+            return None;
+        }
+        let parts: Vec<[Vec<f32>; 6]> = networks.iter().map(|n| n.values()).collect();
+        let values: [Vec<f32>; 6] = std::array::from_fn(|i| parts.iter().flat_map(|p| p[i].iter().copied()).collect());
+        Self::from_values(networks.iter().map(|n| n.members).sum(), &values).map(|n| n.with_terms_version(terms_version))
     }
 
     /// Member `index` as a network of its own (`None` past the last).

@@ -8,7 +8,11 @@
 //! order shuffled by a generator seeded from the options; after each the
 //! held-out metrics are recorded with the epoch's mean loss. The weights
 //! kept are those after the last epoch: choosing the epoch by its held-out
-//! metrics would tune on the set that then decides promotion.
+//! metrics would tune on the set that then decides promotion. For the same
+//! reason a seed is never chosen by those metrics: several runs, seeded
+//! one after the other, can instead train side by side and be joined into
+//! one ensemble ([`RetrainOptions::runs`]), so that what one seed gains or
+//! loses by chance averages out.
 //!
 //! Promotion rule: new weights are promoted only if their held-out
 //! pairwise accuracy is not lower and their top-1 regret not higher than
@@ -21,7 +25,7 @@
 
 use crate::dataset::{load, store_layout, Dataset, DatasetError, Skipped};
 use crate::metrics::{analytical_predictions, evaluate, metrics_of, Metrics};
-use crate::network::CostNetwork;
+use crate::network::{CostNetwork, MAX_MEMBERS};
 use crate::train::{TrainError, TrainOptions, Trainer};
 use crate::weights::{WeightsError, WeightsFile};
 use compiler::Target;
@@ -51,6 +55,8 @@ pub enum RetrainError {
     Weights { version: u32, source: WeightsError },
     #[error("the starting weights: {0}")]
     StartingWeights(WeightsError),
+    #[error("{runs} runs of {members_per_run} members make {members} members; a network holds at most {MAX_MEMBERS}")]
+    TooManyMembers { runs: usize, members_per_run: usize, members: usize },
     #[error(transparent)]
     Train(#[from] TrainError),
     #[error("encoding the metrics: {0}")]
@@ -103,6 +109,12 @@ pub struct RetrainOptions {
     pub members: usize,
     /// Seeds the initial network (when random), the epoch order and the batch windows.
     pub seed: u64,
+    /// Training runs joined into the new weights: run `k` is seeded with
+    /// `seed + k` (its random start when training from scratch, its epoch
+    /// order and windows) and the new network holds every run's members
+    /// ([`CostNetwork::joined`]). 1 trains one network, as before there
+    /// were runs.
+    pub runs: usize,
     pub held_out_percent: u32,
     pub start: Start,
     /// Threads libtorch uses (`tch::set_num_threads`); `None` leaves its default.
@@ -116,7 +128,7 @@ impl RetrainOptions {
     /// Defaults for this machine: 50 epochs at learning rate 1e-3 (the
     /// paper's 1e-4 is for millions of samples), the ranking term at
     /// weight [`DEFAULT_RANKING_WEIGHT`], [`DEFAULT_MEMBERS`] members,
-    /// seed 0, 20% held out,
+    /// seed 0, one run, 20% held out,
     /// starting from the promoted weights, first weights promoted only if
     /// no worse than the analytical model.
     pub fn for_host() -> RetrainOptions {
@@ -126,6 +138,7 @@ impl RetrainOptions {
             ranking_weight: DEFAULT_RANKING_WEIGHT,
             members: DEFAULT_MEMBERS,
             seed: 0,
+            runs: 1,
             held_out_percent: crate::dataset::DEFAULT_HELD_OUT_PERCENT,
             start: Start::Promoted,
             torch_threads: None,
@@ -160,10 +173,14 @@ pub struct StoredMetrics {
     /// 0 in metrics stored before the loss had a ranking term.
     #[serde(default)]
     pub ranking_weight: f64,
-    /// 1 in metrics stored before networks had members.
-    #[serde(default = "one_member")]
+    /// All runs' together. 1 in metrics stored before networks had members.
+    #[serde(default = "one")]
     pub members: usize,
+    /// The first run's seed.
     pub seed: u64,
+    /// Training runs joined. 1 in metrics stored before there were runs.
+    #[serde(default = "one")]
+    pub runs: usize,
     pub epochs: Vec<EpochRecord>,
 }
 
@@ -262,16 +279,22 @@ pub fn retrain(
             Ok::<_, RetrainError>(Incumbent { version, held_out })
         })
         .transpose()?;
-    let start = match (&options.start, incumbent_network) {
-        (Start::Weights(file), _) => file.to_network().map_err(RetrainError::StartingWeights)?,
-        (Start::Promoted, Some(network)) => network,
-        _ => calibrated(CostNetwork::starting_from_analytical(options.members, options.seed), &dataset.train)?,
+    let runs = options.runs.max(1);
+    let start_of_run = |run: usize| match (&options.start, &incumbent_network) {
+        (Start::Weights(file), _) => file.to_network().map_err(RetrainError::StartingWeights),
+        (Start::Promoted, Some(network)) => Ok(network.clone()),
+        _ => calibrated(CostNetwork::starting_from_analytical(options.members, options.seed + run as u64), &dataset.train),
     };
+    let first_start = start_of_run(0)?;
+    let members = first_start.members() * runs;
+    if members > MAX_MEMBERS {
+        return Err(RetrainError::TooManyMembers { runs, members_per_run: first_start.members(), members });
+    }
+    let starts = std::iter::once(Ok(first_start)).chain((1..runs).map(start_of_run)).collect::<Result<Vec<_>, _>>()?;
     if let Some(threads) = options.torch_threads {
         tch::set_num_threads(threads);
     }
-    let members = start.members();
-    let (network, epochs, held_out) = train_epochs(start, &dataset, options, progress)?;
+    let (network, epochs, held_out) = train_epochs(starts, &dataset, options, progress)?;
     let machine = Machine::typical(options.target.threads);
     let analytical_held_out = metrics_of(&analytical_predictions(&dataset.held_out, &machine));
     let metrics = StoredMetrics {
@@ -284,14 +307,16 @@ pub fn retrain(
         ranking_weight: options.ranking_weight,
         members,
         seed: options.seed,
+        runs,
         epochs,
     };
     let started_from = match &options.start {
         Start::Weights(file) => format!(", started from weights {:?}", file.header.version),
         Start::Promoted | Start::Scratch => String::new(),
     };
+    let joined_runs = if runs == 1 { String::new() } else { format!(" of {runs} runs") };
     let label = format!(
-        "host {host_key}, parent {}, {} epochs, ranking weight {}, {members} member{}{started_from}",
+        "host {host_key}, parent {}, {} epochs, ranking weight {}, {members} member{}{joined_runs}{started_from}",
         promoted.map_or("none".to_string(), |v| v.to_string()),
         options.epochs,
         options.ranking_weight,
@@ -320,44 +345,67 @@ pub fn retrain(
     Ok(RetrainOutcome { version, metrics, incumbent, promoted: promote, reason, skipped: dataset.skipped, weights })
 }
 
-/// The epochs: the trained network, one record per epoch (epoch 0, the
-/// starting network, first) and the trained network's held-out metrics.
+/// The epochs, every run taking its steps of an epoch in turn: the
+/// trained runs joined, one record per epoch (epoch 0, the starting
+/// networks, first; the loss is the runs' mean) and the joined network's
+/// held-out metrics.
 fn train_epochs(
-    start: CostNetwork,
+    starts: Vec<CostNetwork>,
     dataset: &Dataset,
     options: &RetrainOptions,
     progress: Option<&ProgressBar>,
 ) -> Result<(CostNetwork, Vec<EpochRecord>, Metrics), RetrainError> {
-    let train_options = TrainOptions {
-        learning_rate: options.learning_rate,
-        seed: options.seed,
-        ranking_weight: options.ranking_weight,
-        ..TrainOptions::default()
-    };
-    let mut trainer = Trainer::new(start, &train_options)?;
-    let mut order: Vec<usize> = (0..dataset.train.len()).collect();
-    let mut shuffle = ChaCha8Rng::seed_from_u64(options.seed);
-    let mut held_out = evaluate(trainer.network(), &dataset.held_out)?;
+    let mut runs = starts
+        .into_iter()
+        .zip(options.seed..)
+        .map(|(start, seed)| {
+            let train_options = TrainOptions {
+                learning_rate: options.learning_rate,
+                seed,
+                ranking_weight: options.ranking_weight,
+                ..TrainOptions::default()
+            };
+            let order: Vec<usize> = (0..dataset.train.len()).collect();
+            Ok(Run { trainer: Trainer::new(start, &train_options)?, order, shuffle: ChaCha8Rng::seed_from_u64(seed) })
+        })
+        .collect::<Result<Vec<_>, RetrainError>>()?;
+    let mut held_out = evaluate(&joined(&runs), &dataset.held_out)?;
     let mut epochs = vec![EpochRecord { epoch: 0, mean_loss: None, held_out: held_out.clone() }];
     if let Some(bar) = progress {
-        bar.set_length((options.epochs * order.len()) as u64);
+        bar.set_length((options.epochs * dataset.train.len() * runs.len()) as u64);
     }
     for epoch in 1..=options.epochs {
-        order.shuffle(&mut shuffle);
         let mut loss_sum = 0.0;
-        for &i in &order {
-            loss_sum += trainer.step(&dataset.train[i].samples)?.loss;
-            if let Some(bar) = progress {
-                bar.inc(1);
+        for run in &mut runs {
+            run.order.shuffle(&mut run.shuffle);
+            for &i in &run.order {
+                loss_sum += run.trainer.step(&dataset.train[i].samples)?.loss;
+                if let Some(bar) = progress {
+                    bar.inc(1);
+                }
             }
         }
-        held_out = evaluate(trainer.network(), &dataset.held_out)?;
+        held_out = evaluate(&joined(&runs), &dataset.held_out)?;
         if let Some(bar) = progress {
             bar.set_message(format!("epoch {epoch}: held-out pairwise accuracy {:.3}", held_out.pairwise_accuracy));
         }
-        epochs.push(EpochRecord { epoch, mean_loss: Some(loss_sum / order.len() as f64), held_out: held_out.clone() });
+        let mean_loss = loss_sum / (dataset.train.len() * runs.len()) as f64;
+        epochs.push(EpochRecord { epoch, mean_loss: Some(mean_loss), held_out: held_out.clone() });
     }
-    Ok((trainer.into_network(), epochs, held_out))
+    Ok((joined(&runs), epochs, held_out))
+}
+
+/// One training run: its trainer and its own epoch order.
+struct Run {
+    trainer: Trainer,
+    order: Vec<usize>,
+    shuffle: ChaCha8Rng,
+}
+
+/// The runs' networks as one ensemble (they share their start's terms
+/// version, and [`retrain`] bounds their members).
+fn joined(runs: &[Run]) -> CostNetwork {
+    CostNetwork::joined(runs.iter().map(|run| run.trainer.network())).expect("runs of one start's terms version within the members bound")
 }
 
 /// A fresh network scaled so that its median prediction over `train`
@@ -382,7 +430,7 @@ pub fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]
     Ok(if factor.is_finite() && factor > 0.0 { network.with_output_scaled(factor) } else { network })
 }
 
-fn one_member() -> usize {
+fn one() -> usize {
     1
 }
 

@@ -86,3 +86,25 @@ fn a_network_weights_only_the_terms_of_its_version() {
     assert!(total(&old, &x).allclose(&total(&current, &without), 1e-9, 0.0, false));
     assert!(!total(&current, &x).allclose(&total(&current, &without), 1e-9, 0.0, false), "this build's terms weight them");
 }
+
+/// Joining networks (the runs of one retraining) makes one ensemble of
+/// all their members, in order, predicting their members' mean; networks
+/// of different terms versions, or too many members, do not join.
+#[test]
+fn joined_networks_hold_every_member_in_order() {
+    let (two, three) = (CostNetwork::random(2, 1), CostNetwork::random(3, 2));
+    let joined = CostNetwork::joined([&two, &three]).expect("networks of one terms version");
+    assert_eq!((joined.members(), joined.terms_version()), (5, two.terms_version()));
+    let originals = [two.member(0), two.member(1), three.member(0), three.member(1), three.member(2)];
+    for (k, original) in originals.iter().enumerate() {
+        assert_eq!(joined.member(k).map(|m| m.values()), original.as_ref().map(|m| m.values()), "member {k}");
+    }
+    let x = input(4, 3, true);
+    let weighted_mean = (two.forward(&x).total * 2.0 + three.forward(&x).total * 3.0) / 5.0;
+    assert!(joined.forward(&x).total.allclose(&weighted_mean, 1e-5, 0.0, false));
+
+    assert!(CostNetwork::joined([&two, &three.clone().with_terms_version(1)]).is_none(), "one terms version");
+    assert!(CostNetwork::joined(std::iter::empty()).is_none());
+    let big = CostNetwork::random(trainer::network::MAX_MEMBERS, 3);
+    assert!(CostNetwork::joined([&big, &two]).is_none(), "at most MAX_MEMBERS members");
+}

@@ -53,6 +53,7 @@ fn options(epochs: usize) -> RetrainOptions {
         ranking_weight: 0.0,
         members: 1,
         seed: 0,
+        runs: 1,
         held_out_percent: HELD_OUT_PERCENT,
         start: Start::Promoted,
         torch_threads: Some(1),
@@ -222,6 +223,34 @@ fn first_weights_worse_than_the_analytical_model_are_stored_but_not_promoted() {
     let unconditional = RetrainOptions { first_promotion: FirstPromotion::Unconditional, ..wild };
     let promoted = retrain(&mut store, &key, &unconditional, None).expect("retraining");
     assert!(promoted.promoted, "{}", promoted.reason);
+}
+
+/// Runs train side by side and join: the first run of two is the
+/// one-run retraining, member for member, and the second, seeded next,
+/// learns otherwise even from the same starting weights.
+#[test]
+fn runs_of_a_retraining_are_joined_into_one_ensemble() {
+    let (_dir, path) = copy_of_store();
+    let mut store = Store::open(&path).expect("the store");
+    let key = host().key();
+    let scratch = RetrainOptions { start: Start::Scratch, members: 2, ..options(3) };
+    let one = retrain(&mut store, &key, &scratch, None).expect("retraining");
+    let two = retrain(&mut store, &key, &RetrainOptions { runs: 2, ..scratch.clone() }, None).expect("retraining");
+    assert_eq!((two.metrics.members, two.metrics.runs, two.weights.header.shape.members), (4, 2, 4));
+    assert!(two.weights.header.version.contains("4 members of 2 runs"), "{}", two.weights.header.version);
+    let member = |w: &WeightsFile, k: usize| w.to_network().expect("a network").member(k).expect("a member").values();
+    for k in 0..2 {
+        assert_eq!(member(&two.weights, k), member(&one.weights, k), "run 0's member {k} is the one-run retraining's");
+    }
+    assert_ne!(member(&two.weights, 2), member(&two.weights, 0), "run 1 starts from seed 1's weights");
+
+    let given = RetrainOptions { start: Start::Weights(Box::new(one.weights.clone())), runs: 2, ..options(3) };
+    let tuned = retrain(&mut store, &key, &given, None).expect("retraining");
+    assert_eq!(tuned.metrics.members, 4);
+    assert_ne!(member(&tuned.weights, 2), member(&tuned.weights, 0), "the same start, other epoch orders");
+
+    let too_many = retrain(&mut store, &key, &RetrainOptions { runs: 40, ..scratch }, None).expect_err("too many members");
+    assert_eq!(too_many.to_string(), "40 runs of 2 members make 80 members; a network holds at most 64");
 }
 
 fn trainer(args: &[&str]) -> (bool, String, String) {

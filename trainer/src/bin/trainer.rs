@@ -55,8 +55,12 @@ enum Command {
         /// Members of the ensemble when training from scratch (training from promoted weights keeps theirs).
         #[arg(long, default_value_t = DEFAULT_MEMBERS, value_parser = clap::value_parser!(u16).range(1..=MAX_MEMBERS as i64).map(usize::from))]
         members: usize,
+        /// The seed of the first run.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Training runs (seeds `seed`, `seed + 1`, ...) joined into one ensemble of all their members, so that no single seed's luck decides promotion.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=MAX_MEMBERS as i64).map(usize::from))]
+        runs: usize,
         /// Start from random weights instead of the promoted ones.
         #[arg(long, conflicts_with = "start_from")]
         from_scratch: bool,
@@ -134,6 +138,7 @@ fn main() -> Result<()> {
             ranking_weight,
             members,
             seed,
+            runs,
             from_scratch,
             start_from,
             weights_out,
@@ -154,6 +159,7 @@ fn main() -> Result<()> {
                 ranking_weight,
                 members,
                 seed,
+                runs,
                 held_out_percent: store.held_out_percent,
                 start,
                 ..RetrainOptions::for_host()
