@@ -283,7 +283,7 @@ pub fn retrain(
     let start_of_run = |run: usize| match (&options.start, &incumbent_network) {
         (Start::Weights(file), _) => file.to_network().map_err(RetrainError::StartingWeights),
         (Start::Promoted, Some(network)) => Ok(network.clone()),
-        _ => calibrated(CostNetwork::starting_from_analytical(options.members, options.seed + run as u64), &dataset.train),
+        _ => calibrated(CostNetwork::starting_from_analytical(options.members, run_seed(options.seed, run)), &dataset.train),
     };
     let first_start = start_of_run(0)?;
     let members = first_start.members() * runs;
@@ -357,8 +357,9 @@ fn train_epochs(
 ) -> Result<(CostNetwork, Vec<EpochRecord>, Metrics), RetrainError> {
     let mut runs = starts
         .into_iter()
-        .zip(options.seed..)
-        .map(|(start, seed)| {
+        .enumerate()
+        .map(|(run, start)| {
+            let seed = run_seed(options.seed, run);
             let train_options = TrainOptions {
                 learning_rate: options.learning_rate,
                 seed,
@@ -393,6 +394,11 @@ fn train_epochs(
         epochs.push(EpochRecord { epoch, mean_loss: Some(mean_loss), held_out: held_out.clone() });
     }
     Ok((joined(&runs), epochs, held_out))
+}
+
+/// The seed of run `run` of a retraining seeded `seed`.
+fn run_seed(seed: u64, run: usize) -> u64 {
+    seed.wrapping_add(run as u64)
 }
 
 /// One training run: its trainer and its own epoch order.
