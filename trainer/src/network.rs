@@ -264,6 +264,25 @@ impl CostNetwork {
         self
     }
 
+    /// The same network weighting this build's terms ([`TERMS_VERSION`]):
+    /// every coefficient of a term newer than its version starts as
+    /// [`CostNetwork::starting_from_analytical`] starts it (a zero filter
+    /// row, the bias [`STARTING_COEFFICIENT`]), every other keeps its
+    /// values, so that fine-tuning weights trained before a term existed
+    /// learns the term from where training from scratch would.
+    pub fn with_current_terms(&self) -> CostNetwork {
+        let mut values = self.values();
+        let row = HEAD1_CHANNELS + HEAD2_CHANNELS;
+        for channel in (0..CONV1_CHANNELS).filter(|&c| !in_version(c, self.terms_version)) {
+            for member in 0..self.members {
+                let filter = (member * CONV1_CHANNELS + channel) * row;
+                values[4][filter..filter + row].fill(0.0);
+                values[5][member * CONV1_CHANNELS + channel] = STARTING_COEFFICIENT;
+            }
+        }
+        Self::from_values(self.members, &values).expect("the values of a network")
+    }
+
     /// The version of the hand-designed terms this network weights.
     pub fn terms_version(&self) -> u32 {
         self.terms_version

@@ -117,6 +117,11 @@ pub struct RetrainOptions {
     pub runs: usize,
     pub held_out_percent: u32,
     pub start: Start,
+    /// Whether a starting network of older terms (promoted weights or a
+    /// file) is brought to this build's terms first
+    /// ([`CostNetwork::with_current_terms`]) instead of training on in its
+    /// own version.
+    pub current_terms: bool,
     /// Threads libtorch uses (`tch::set_num_threads`); `None` leaves its default.
     pub torch_threads: Option<i32>,
     /// The target pipelines are rebuilt for (see [`crate::dataset::host_target`]).
@@ -141,6 +146,7 @@ impl RetrainOptions {
             runs: 1,
             held_out_percent: crate::dataset::DEFAULT_HELD_OUT_PERCENT,
             start: Start::Promoted,
+            current_terms: false,
             torch_threads: None,
             target: crate::dataset::host_target(),
             first_promotion: FirstPromotion::NoWorseThanAnalytical,
@@ -280,9 +286,10 @@ pub fn retrain(
         })
         .transpose()?;
     let runs = options.runs.max(1);
+    let in_terms = |network: CostNetwork| if options.current_terms { network.with_current_terms() } else { network };
     let start_of_run = |run: usize| match (&options.start, &incumbent_network) {
-        (Start::Weights(file), _) => file.to_network().map_err(RetrainError::StartingWeights),
-        (Start::Promoted, Some(network)) => Ok(network.clone()),
+        (Start::Weights(file), _) => file.to_network().map(in_terms).map_err(RetrainError::StartingWeights),
+        (Start::Promoted, Some(network)) => Ok(in_terms(network.clone())),
         _ => calibrated(CostNetwork::starting_from_analytical(options.members, run_seed(options.seed, run)), &dataset.train),
     };
     let first_start = start_of_run(0)?;
@@ -313,6 +320,11 @@ pub fn retrain(
     let started_from = match &options.start {
         Start::Weights(file) => format!(", started from weights {:?}", file.header.version),
         Start::Promoted | Start::Scratch => String::new(),
+    };
+    let started_from = if options.current_terms && !matches!(options.start, Start::Scratch) {
+        format!("{started_from}, in terms version {}", network.terms_version())
+    } else {
+        started_from
     };
     let joined_runs = if runs == 1 { String::new() } else { format!(" of {runs} runs") };
     let label = format!(

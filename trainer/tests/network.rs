@@ -87,6 +87,39 @@ fn a_network_weights_only_the_terms_of_its_version() {
     assert!(!total(&current, &x).allclose(&total(&current, &without), 1e-9, 0.0, false), "this build's terms weight them");
 }
 
+/// Bringing a network of terms version 1 to this build's terms keeps what
+/// it learned of every old term and starts the new one as training from
+/// scratch does: where that term is zero it prices exactly as before, and
+/// the new coefficient is the small starting constant whatever the
+/// features.
+#[test]
+fn a_network_brought_to_the_current_terms_keeps_the_old_ones() {
+    let old = CostNetwork::random(2, 7).with_terms_version(1);
+    let upgraded = old.with_current_terms();
+    assert_eq!(upgraded.terms_version(), trainer::terms::TERMS_VERSION);
+    assert_eq!(upgraded.members(), 2);
+    let x = input(3, 2, true);
+    let without = NetworkInput { pipeline: x.pipeline.shallow_clone(), schedule: x.schedule.shallow_clone(), terms: x.terms.copy() };
+    let _ = without.terms.narrow(2, DEPENDENT_STEPS_TERM as i64, 1).fill_(0.0);
+    let (before, after) = (old.forward(&x), upgraded.forward(&without));
+    assert!(before.total.allclose(&after.total, 1e-6, 0.0, false), "the old terms price as before");
+    let kept = |o: &trainer::network::NetworkOutput| {
+        Tensor::cat(
+            &[
+                o.conv1_preactivation.narrow(3, 0, DEPENDENT_STEPS_TERM as i64),
+                o.conv1_preactivation.narrow(3, DEPENDENT_STEPS_TERM as i64 + 1, (CONV1_CHANNELS - DEPENDENT_STEPS_TERM - 1) as i64),
+            ],
+            3,
+        )
+    };
+    assert!(kept(&before).allclose(&kept(&after), 1e-6, 0.0, false), "every old coefficient is kept");
+    let new = after.conv1_preactivation.narrow(3, DEPENDENT_STEPS_TERM as i64, 1);
+    assert!(new.allclose(&new.ones_like().g_mul_scalar(1e-3), 1e-6, 0.0, false), "the new coefficient starts as from scratch");
+    assert!(!upgraded.forward(&x).total.allclose(&after.total, 1e-9, 0.0, false), "the new term is weighted");
+    let current = CostNetwork::random(1, 3);
+    assert_eq!(current.with_current_terms().values(), current.values(), "a network of this build's terms is unchanged");
+}
+
 /// Joining networks (the runs of one retraining) makes one ensemble of
 /// all their members, in order, predicting their members' mean; networks
 /// of different terms versions, or too many members, do not join.

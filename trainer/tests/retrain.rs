@@ -56,6 +56,7 @@ fn options(epochs: usize) -> RetrainOptions {
         runs: 1,
         held_out_percent: HELD_OUT_PERCENT,
         start: Start::Promoted,
+        current_terms: false,
         torch_threads: Some(1),
         target: host_target(),
         first_promotion: FirstPromotion::NoWorseThanAnalytical,
@@ -174,8 +175,24 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
     assert_eq!(tuned.metrics.held_out, worse.metrics.held_out);
     assert!(tuned.weights.header.version.contains("started from weights \"host "), "{}", tuned.weights.header.version);
     assert!(!tuned.promoted, "{}", tuned.reason);
+
     assert_eq!(store.rollback(Some(&key)).expect("a rollback"), first.version);
     assert_eq!(store.promoted_weights(Some(&key)).expect("a query").map(|w| w.info.version), Some(first.version));
+
+    // Given weights of terms version 1 train in that version unless told
+    // to weight this build's terms, whose new coefficients then start as
+    // from scratch and learn.
+    let version_one = WeightsFile::of(&worse.weights.to_network().expect("a network").with_terms_version(1), "version 1");
+    let kept = RetrainOptions { start: Start::Weights(Box::new(version_one.clone())), ..options(2) };
+    assert_eq!(retrain(&mut store, &key, &kept, None).expect("retraining").weights.header.terms_version, 1);
+    let current = RetrainOptions { current_terms: true, ..kept };
+    let brought = retrain(&mut store, &key, &current, None).expect("retraining");
+    assert_eq!(brought.weights.header.terms_version, trainer::terms::TERMS_VERSION);
+    assert!(
+        brought.weights.header.version.ends_with(&format!("in terms version {}", trainer::terms::TERMS_VERSION)),
+        "{}",
+        brought.weights.header.version
+    );
 }
 
 #[test]

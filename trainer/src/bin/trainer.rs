@@ -67,6 +67,9 @@ enum Command {
         /// Start from this weights file instead of the promoted weights, e.g. another machine's, to fine-tune them on this host's samples.
         #[arg(long)]
         start_from: Option<PathBuf>,
+        /// Weight this build's cost terms when starting from weights trained before a term existed: the new terms' coefficients start as from scratch, the rest as the weights leave them.
+        #[arg(long, conflicts_with = "from_scratch")]
+        current_terms: bool,
         /// Also write the new weights to this file.
         #[arg(long)]
         weights_out: Option<PathBuf>,
@@ -141,6 +144,7 @@ fn main() -> Result<()> {
             runs,
             from_scratch,
             start_from,
+            current_terms,
             weights_out,
             progress,
         } => {
@@ -162,6 +166,7 @@ fn main() -> Result<()> {
                 runs,
                 held_out_percent: store.held_out_percent,
                 start,
+                current_terms,
                 ..RetrainOptions::for_host()
             };
             let bar = progress.then(|| {
