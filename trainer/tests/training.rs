@@ -18,10 +18,18 @@ fn mean_accuracy(network: &CostNetwork, sets: &[PipelineSamples]) -> f64 {
     total / sets.len() as f64
 }
 
-/// Steps on each pipeline. Measured pairwise ordering accuracy, before →
-/// after 1000 steps, for initial weights of seed 1: 0.69 → 0.93; seeds 2,
-/// 3, 4: 0.57 → 0.94, 0.47 → 0.84, 0.43 → 0.90.
+/// Steps on each pipeline.
 const STEPS_PER_SET: usize = 1000;
+
+/// The random starts trained: one start alone can settle where it orders
+/// worse than it began (at learning rate 1e-2, the paper's loss alone
+/// took seed 1 from 0.740 to 0.682 on the 2-core EPYC, terms version 2,
+/// while seeds 2-4 reached 0.95-0.97), so the test asks every one of
+/// several to learn, at a rate that trains them all. Measured there at
+/// 3e-3, before → after: the paper's loss alone 0.740 → 0.909, 0.712 →
+/// 0.952, 0.474 → 0.948, 0.487 → 0.975; with the ranking term 0.977,
+/// 0.973, 0.981, 0.978 after.
+const STARTS: std::ops::RangeInclusive<u64> = 1..=4;
 
 #[test]
 fn the_network_learns_to_order_a_synthetic_training_set() {
@@ -39,19 +47,24 @@ fn learns_to_order_with(ranking_weight: f64) {
     for s in &sets {
         assert!(s.schedules.len() >= 8, "only {} candidates", s.schedules.len());
     }
-    let options = TrainOptions { learning_rate: 1e-2, ranking_weight, ..TrainOptions::default() };
-    let mut trainer = Trainer::new(CostNetwork::random(1, 1), &options).expect("a trainer");
-    let before = mean_accuracy(trainer.network(), &sets);
-    let mut losses = vec![];
-    for _ in 0..STEPS_PER_SET {
-        for s in &sets {
-            losses.push(trainer.step(s).expect("a step").loss);
+    let options = TrainOptions { learning_rate: 3e-3, ranking_weight, ..TrainOptions::default() };
+    let mut rises = vec![];
+    for start in STARTS {
+        let mut trainer = Trainer::new(CostNetwork::random(1, start), &options).expect("a trainer");
+        let before = mean_accuracy(trainer.network(), &sets);
+        let mut losses = vec![];
+        for _ in 0..STEPS_PER_SET {
+            for s in &sets {
+                losses.push(trainer.step(s).expect("a step").loss);
+            }
         }
+        let after = mean_accuracy(trainer.network(), &sets);
+        eprintln!("start {start}: ordering accuracy {before:.3} → {after:.3}; loss {:.4} → {:.4}", losses[0], losses[losses.len() - 1]);
+        assert!(after >= 0.8, "start {start}: ordering accuracy after training {after:.3} (before: {before:.3})");
+        rises.push(after - before);
     }
-    let after = mean_accuracy(trainer.network(), &sets);
-    eprintln!("ordering accuracy {before:.3} → {after:.3}; loss {:.4} → {:.4}", losses[0], losses[losses.len() - 1]);
-    assert!(after >= 0.8, "ordering accuracy after training: {after:.3} (before: {before:.3})");
-    assert!(after >= before + 0.15, "ordering accuracy barely rose: {before:.3} → {after:.3}");
+    let mean_rise = rises.iter().sum::<f64>() / rises.len() as f64;
+    assert!(mean_rise >= 0.15, "ordering accuracy barely rose: by {mean_rise:.3} in mean ({rises:.3?})");
 }
 
 #[test]
