@@ -167,6 +167,21 @@ pub struct NetworkOutput {
     pub conv1_preactivation: Tensor,
 }
 
+/// Starts the coefficient channels that `channels` selects, in every
+/// member of flat parameter `values` (as [`CostNetwork::values`] gives
+/// them): a zero filter row, so the coefficient is the same whatever the
+/// features, and the bias [`STARTING_COEFFICIENT`], alive under its ReLU.
+fn start_coefficients(values: &mut [Vec<f32>; 6], members: usize, channels: impl Fn(usize) -> bool) {
+    let row = HEAD1_CHANNELS + HEAD2_CHANNELS;
+    for channel in (0..CONV1_CHANNELS).filter(|&c| channels(c)) {
+        for member in 0..members {
+            let filter = (member * CONV1_CHANNELS + channel) * row;
+            values[4][filter..filter + row].fill(0.0);
+            values[5][member * CONV1_CHANNELS + channel] = STARTING_COEFFICIENT;
+        }
+    }
+}
+
 /// The network's parameters, held in a `VarStore` for the optimizer.
 pub struct CostNetwork {
     store: VarStore,
@@ -216,9 +231,8 @@ impl CostNetwork {
     pub fn starting_from_analytical(members: usize, seed: u64) -> CostNetwork {
         let network = Self::random(members, seed);
         let mut values = network.values();
-        values[4].fill(0.0);
+        start_coefficients(&mut values, network.members, |_| true);
         for bias in values[5].chunks_exact_mut(CONV1_CHANNELS) {
-            bias.fill(STARTING_COEFFICIENT);
             bias[ANALYTICAL_TERM] = 1.0;
         }
         Self::from_values(network.members, &values).expect("the values of a network")
@@ -272,14 +286,7 @@ impl CostNetwork {
     /// learns the term from where training from scratch would.
     pub fn with_current_terms(&self) -> CostNetwork {
         let mut values = self.values();
-        let row = HEAD1_CHANNELS + HEAD2_CHANNELS;
-        for channel in (0..CONV1_CHANNELS).filter(|&c| !in_version(c, self.terms_version)) {
-            for member in 0..self.members {
-                let filter = (member * CONV1_CHANNELS + channel) * row;
-                values[4][filter..filter + row].fill(0.0);
-                values[5][member * CONV1_CHANNELS + channel] = STARTING_COEFFICIENT;
-            }
-        }
+        start_coefficients(&mut values, self.members, |c| !in_version(c, self.terms_version));
         Self::from_values(self.members, &values).expect("the values of a network")
     }
 

@@ -26,6 +26,7 @@
 use crate::dataset::{load, store_layout, Dataset, DatasetError, Skipped};
 use crate::metrics::{analytical_predictions, evaluate, metrics_of, Metrics};
 use crate::network::{CostNetwork, MAX_MEMBERS};
+use crate::terms::TERMS_VERSION;
 use crate::train::{TrainError, TrainOptions, Trainer};
 use crate::weights::{WeightsError, WeightsFile};
 use compiler::Target;
@@ -317,14 +318,11 @@ pub fn retrain(
         runs,
         epochs,
     };
-    let started_from = match &options.start {
-        Start::Weights(file) => format!(", started from weights {:?}", file.header.version),
-        Start::Promoted | Start::Scratch => String::new(),
-    };
-    let started_from = if options.current_terms && !matches!(options.start, Start::Scratch) {
-        format!("{started_from}, in terms version {}", network.terms_version())
-    } else {
-        started_from
+    let noting_terms = |from: String| if options.current_terms { format!("{from}, in terms version {TERMS_VERSION}") } else { from };
+    let started_from = match (&options.start, &incumbent_network) {
+        (Start::Weights(file), _) => noting_terms(format!(", started from weights {:?}", file.header.version)),
+        (Start::Promoted, Some(_)) => noting_terms(String::new()),
+        _ => String::new(),
     };
     let joined_runs = if runs == 1 { String::new() } else { format!(" of {runs} runs") };
     let label = format!(

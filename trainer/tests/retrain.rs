@@ -175,7 +175,6 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
     assert_eq!(tuned.metrics.held_out, worse.metrics.held_out);
     assert!(tuned.weights.header.version.contains("started from weights \"host "), "{}", tuned.weights.header.version);
     assert!(!tuned.promoted, "{}", tuned.reason);
-
     assert_eq!(store.rollback(Some(&key)).expect("a rollback"), first.version);
     assert_eq!(store.promoted_weights(Some(&key)).expect("a query").map(|w| w.info.version), Some(first.version));
 
