@@ -196,7 +196,7 @@ fn the_shipped_weights_fit_this_build() {
         .collect();
     shipped.sort();
     let names: Vec<_> = shipped.iter().filter_map(|p| p.file_name()?.to_str()).collect();
-    assert_eq!(names, ["epyc-7cd6cd16125da94a.weights", "xeon-e1a600468163db2c.weights"]);
+    assert_eq!(names, ["epyc-7cd6cd16125da94a.weights", "epyc-avx2-818e11c7e41ce63d.weights", "xeon-e1a600468163db2c.weights"]);
     for path in &shipped {
         let file = WeightsFile::read(path).unwrap_or_else(|e| panic!("{} does not decode: {e}", path.display()));
         file.to_network().unwrap_or_else(|e| panic!("{} does not fit this build: {e}", path.display()));
