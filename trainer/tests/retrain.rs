@@ -8,11 +8,12 @@
 mod common;
 
 use common::store::{build_store, host, pipeline_hash, GOOD_PIPELINES, MISMATCHED, SINGLE_SAMPLE};
+use compiler::Target;
 use data::Store;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use tempfile::TempDir;
 use trainer::dataset::{host_target, load, split_of, Split};
 use trainer::metrics::Metrics;
@@ -21,24 +22,41 @@ use trainer::{retrain, FirstPromotion, RetrainOptions, Start, WeightsFile};
 
 const HELD_OUT_PERCENT: u32 = 20;
 
-/// The store built once per run; each test works on its own copy.
-fn template() -> &'static Path {
-    static TEMPLATE: OnceLock<PathBuf> = OnceLock::new();
-    TEMPLATE.get_or_init(|| {
-        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trainer-retrain-fixture.sqlite");
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
-        build_store(&path);
-        path
-    })
+/// The target the library-level tests analyse and rebuild pipelines for:
+/// fixed (64-byte vectors, two threads), so that what they train on, and so
+/// what they learn, does not depend on the host running them (at 32-byte
+/// vectors the same seeds give other schedules and runtimes). The `trainer`
+/// command rebuilds for the host, so its test takes a store built for it.
+const TARGET: Target = Target { vector_bytes: 64, threads: 2 };
+
+/// The store for `target`, built once per run; each test works on its own copy.
+fn template(target: Target) -> PathBuf {
+    static TEMPLATES: Mutex<BTreeMap<(usize, usize), PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut templates = TEMPLATES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let key = (target.vector_bytes, target.threads);
+    templates
+        .entry(key)
+        .or_insert_with(|| {
+            let name = format!("trainer-retrain-fixture-{}x{}.sqlite", key.0, key.1);
+            let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            build_store(&path, &target);
+            path
+        })
+        .clone()
+}
+
+fn copy_of_store_for(target: Target) -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("training.sqlite");
+    std::fs::copy(template(target), &path).expect("a copy of the store");
+    (dir, path)
 }
 
 fn copy_of_store() -> (TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let path = dir.path().join("training.sqlite");
-    std::fs::copy(template(), &path).expect("a copy of the store");
-    (dir, path)
+    copy_of_store_for(TARGET)
 }
 
 /// The paper's loss alone (ranking weight 0): these tests are about
@@ -58,7 +76,7 @@ fn options(epochs: usize) -> RetrainOptions {
         start: Start::Promoted,
         current_terms: false,
         torch_threads: Some(1),
-        target: host_target(),
+        target: TARGET,
         first_promotion: FirstPromotion::NoWorseThanAnalytical,
     }
 }
@@ -68,8 +86,8 @@ fn the_dataset_is_split_by_pipeline_stably_and_skips_what_cannot_be_trained_on()
     let (_dir, path) = copy_of_store();
     let store = Store::open(&path).expect("the store");
     let key = host().key();
-    let first = load(&store, &key, &host_target(), HELD_OUT_PERCENT).expect("a dataset");
-    let again = load(&store, &key, &host_target(), HELD_OUT_PERCENT).expect("a dataset");
+    let first = load(&store, &key, &TARGET, HELD_OUT_PERCENT).expect("a dataset");
+    let again = load(&store, &key, &TARGET, HELD_OUT_PERCENT).expect("a dataset");
     let contents = |d: &trainer::Dataset| {
         let set = |ps: &[trainer::StoredPipeline]| ps.iter().map(|p| (p.hash.clone(), p.samples.clone())).collect::<Vec<_>>();
         (set(&d.train), set(&d.held_out), d.skipped)
@@ -92,7 +110,7 @@ fn the_dataset_is_split_by_pipeline_stably_and_skips_what_cannot_be_trained_on()
     assert_eq!(first.rounds().into_iter().collect::<Vec<_>>(), vec![0, 1]);
 
     // A larger held-out share only moves pipelines from training to held out.
-    let larger = load(&store, &key, &host_target(), 50).expect("a dataset");
+    let larger = load(&store, &key, &TARGET, 50).expect("a dataset");
     let larger_held_out: HashSet<&str> = larger.held_out.iter().map(|p| p.hash.as_str()).collect();
     assert!(held_out.is_subset(&larger_held_out));
 }
@@ -276,7 +294,7 @@ fn trainer(args: &[&str]) -> (bool, String, String) {
 
 #[test]
 fn the_command_retrains_evaluates_plots_and_exports() {
-    let (dir, path) = copy_of_store();
+    let (dir, path) = copy_of_store_for(host_target());
     let db = path.to_str().expect("a UTF-8 path");
     let key = host().key();
     let (ok, out, err) = trainer(&["retrain", "--db", db, "--host", &key, "--epochs", "3", "--learning-rate", "0.001"]);

@@ -12,6 +12,7 @@
 //! were altered, one with a single sample.
 
 use compiler::schedule::text::schedule_to_text;
+use compiler::Target;
 use data::{Features, HostFingerprint, Outcome, PipelineRecord, PipelineSource, Report, Runtime, SampleRecord, ScheduleRecord, Store};
 use featurizer::{Dag, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 use random_pipelines::{generate, GeneratorParams};
@@ -22,7 +23,6 @@ use search::{Analytical, BeamOptions, CostModel, Machine, RandomModel};
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
-use trainer::dataset::host_target;
 use trainer::{schedule_rows, store_layout, PipelineInputs};
 
 /// Pipelines trained and judged on (seeds `0..GOOD_PIPELINES`).
@@ -43,27 +43,27 @@ pub fn pipeline_hash(seed: u64) -> String {
     format!("random-{seed}")
 }
 
-/// Writes the store to `path`.
-pub fn build_store(path: &Path) {
+/// Writes the store to `path`, its pipelines analysed for `target`.
+pub fn build_store(path: &Path, target: &Target) {
     let mut store = Store::open(path).expect("a store");
     for seed in 0..GOOD_PIPELINES {
-        store.record_report(&report(seed, SCHEDULES, false)).expect("a report");
+        store.record_report(&report(seed, SCHEDULES, false, target)).expect("a report");
     }
-    store.record_report(&report(100, SCHEDULES, true)).expect("a report");
-    store.record_report(&report(101, 1, false)).expect("a report");
+    store.record_report(&report(100, SCHEDULES, true, target)).expect("a report");
+    store.record_report(&report(101, 1, false, target)).expect("a report");
 }
 
-fn report(seed: u64, schedules: usize, alter_features: bool) -> Report {
+fn report(seed: u64, schedules: usize, alter_features: bool, target: &Target) -> Report {
     let params = GeneratorParams { seed, max_stages: 5, input_size: (64, 64, 3), ..Default::default() };
     let pipeline = generate(&params).expect("a random pipeline");
-    let dag = Dag::new(&pipeline.pipeline, &host_target()).expect("a DAG");
+    let dag = Dag::new(&pipeline.pipeline, target).expect("a DAG");
     let stages = dag.stages.len();
     let mut values: Vec<f32> = PipelineInputs::of(&dag).stage_features.into_iter().flatten().collect();
     if alter_features {
         values[0] += 1.0;
     }
     let features = Features { layout: store_layout(&PIPELINE_LAYOUT), stages: stages as u32, values };
-    let mut analytical = Analytical::new(synthetic_machine());
+    let mut analytical = Analytical::new(synthetic_machine(target.threads));
     analytical.set_pipeline(&dag);
     let candidates = candidates(&dag, schedules);
     let refs: Vec<&StageFeatures> = candidates.iter().map(|(_, _, f)| f).collect();
@@ -105,13 +105,8 @@ fn report(seed: u64, schedules: usize, alter_features: bool) -> Report {
 }
 
 /// The machine whose analytical prices are the store's runtimes.
-fn synthetic_machine() -> Machine {
-    Machine {
-        scalar_ops_per_cycle: 0.25,
-        cycles_per_byte: [0.02, 0.1, 0.4, 1.5],
-        parallel_task: 3000.0,
-        ..Machine::typical(host_target().threads)
-    }
+fn synthetic_machine(threads: usize) -> Machine {
+    Machine { scalar_ops_per_cycle: 0.25, cycles_per_byte: [0.02, 0.1, 0.4, 1.5], parallel_task: 3000.0, ..Machine::typical(threads) }
 }
 
 /// Up to `count` distinct complete candidates (hash, schedule text, features)
