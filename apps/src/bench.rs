@@ -115,7 +115,7 @@ fn ms(d: Duration) -> f64 {
 
 /// Times `app` under each of `schedules` (named), checking that all compute
 /// the output the first computes.
-pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOptions) -> Result<Measured, BenchError> {
+pub fn measure<S: AsRef<str>>(app: &App, schedules: &[(S, Schedule)], options: &SamplingOptions) -> Result<Measured, BenchError> {
     let name = || app.name.to_string();
     let p = &app.pipeline;
     let inputs = app_inputs(app).map_err(|source| BenchError::Buffer { app: name(), source })?;
@@ -138,11 +138,15 @@ pub fn measure(app: &App, schedules: &[(&str, Schedule)], options: &SamplingOpti
             .map_err(|source| BenchError::Run { app: name(), source: Box::new(source) })?;
         let out = buffers.remove(&output).expect("bound output");
         if reference.as_ref().is_some_and(|r| !agrees(r, &out, options.fast_float)) {
-            return Err(BenchError::Mismatch { app: name(), schedule: schedule_name.to_string(), reference: schedules[0].0.to_string() });
+            return Err(BenchError::Mismatch {
+                app: name(),
+                schedule: schedule_name.as_ref().to_string(),
+                reference: schedules[0].0.as_ref().to_string(),
+            });
         }
         reference = Some(out);
         rows.push(BenchRow {
-            schedule: schedule_name.to_string(),
+            schedule: schedule_name.as_ref().to_string(),
             search_ms: None,
             compile_ms: ms(compile),
             min_ms: ms(timing.min),

@@ -303,9 +303,18 @@ def fmt(v, digits):
     return "–" if v is None else f"{v:.{digits}f}"
 
 
-# Our autoscheduled rows, as `bench` names them: `--auto` (the analytical
-# model) and `--learned W` (a trainer weights file), with their table labels.
-OURS_AUTO = [("auto", "ours auto"), ("learned", "ours learned")]
+def ours_autos(manifest_apps):
+    """Our autoscheduled rows, as `bench` names them, in the order it ran
+    them: `auto` (`--auto`, the analytical model), then `learned`, `learned
+    2`, ... (one per `--learned W`, a trainer weights file), each with its
+    summary key and table label."""
+    names = []
+    for app in manifest_apps:
+        for r in app.get("rows", []):
+            name = r.get("schedule", "")
+            if (name == "auto" or name.startswith("learned")) and name not in names:
+                names.append(name)
+    return [(name, name.replace(" ", "_"), f"ours {name}") for name in names]
 
 
 def ours_row(app, schedule):
@@ -358,6 +367,7 @@ def openblas_line(rows, apps, threads):
 def summarize(manifest_apps, results, kinds):
     """One summary row per app: our times, each kind's time and its ratios
     to our expert schedule and to each of our autoscheduled rows."""
+    autos = ours_autos(manifest_apps)
     rows = []
     for app in manifest_apps:
         naive, expert = ours_row(app, "naive"), ours_row(app, "expert")
@@ -369,8 +379,8 @@ def summarize(manifest_apps, results, kinds):
             "ours_expert_compile_ms": expert.get("compile_ms") if expert else None,
             "halide": {},
         }
-        for key, _ in OURS_AUTO:
-            auto = ours_row(app, key)
+        for name, key, _ in autos:
+            auto = ours_row(app, name)
             row[f"ours_{key}_min_ms"] = auto["min_ms"] if auto else None
             row[f"ours_{key}_search_ms"] = auto.get("search_ms") if auto else None
             row[f"ours_{key}_compile_ms"] = auto.get("compile_ms") if auto else None
@@ -389,7 +399,7 @@ def summarize(manifest_apps, results, kinds):
                 "outputs": r.get("outputs"),
                 "error": r.get("error"),
             }
-            for key, _ in OURS_AUTO:
+            for _, key, _ in autos:
                 auto_ms = row[f"ours_{key}_min_ms"]
                 row["halide"][kind][f"over_ours_{key}"] = r["min_ms"] / auto_ms if ok and auto_ms else None
         rows.append(row)
@@ -414,12 +424,12 @@ def outputs_cell(row, kinds):
     return "; ".join(f"{', '.join(ks)}: {cell}" for cell, ks in groups.items())
 
 
-def markdown(header, rows, kinds):
+def markdown(header, rows, kinds, autos):
     """The side-by-side table; with our autoscheduler's rows (`bench --auto`,
-    `--learned`), also their times, each Halide autoscheduler's ratio to
-    them, and the search times side by side."""
+    `--learned`; `autos` as `ours_autos` gives them), also their times, each
+    Halide autoscheduler's ratio to them, and the search times side by side."""
     lines = [header, ""]
-    autos = [(key, label) for key, label in OURS_AUTO if any(r.get(f"ours_{key}_min_ms") is not None for r in rows)]
+    autos = [(key, label) for _, key, label in autos]
     head = ["app", "ours naive (ms)", "ours expert (ms)"] + [f"{label} (ms)" for _, label in autos]
     for k in kinds:
         head += [f"Halide {k} (ms)", f"{k} / ours"]
@@ -458,7 +468,7 @@ def markdown(header, rows, kinds):
     lines.append("")
     lines.append("Times are the best of the samples. A ratio is Halide's time over ours (expert schedule; "
                  "`/ ours auto`: our autoscheduler's with the analytical model, `/ ours learned`: with the learned "
-                 "weights); above 1 means ours is faster. The geometric mean is over the apps where the column "
+                 "weights, `/ ours learned 2` and on: with the second and further `--learned` weights); above 1 means ours is faster. The geometric mean is over the apps where the column "
                  "succeeded.")
     if failures:
         lines += ["", "Failures:", ""] + [f.replace("\n", " ") for f in failures]
@@ -547,7 +557,7 @@ def main():
               f"{width}-byte vectors, float mode: ours {ours_mode}, Halide {halide_mode} "
               f"(fast: multiplies and adds may fuse; strict: every operation rounded as written).")
     rows = summarize(apps, results, kinds)
-    table, geo = markdown(header, rows, kinds)
+    table, geo = markdown(header, rows, kinds, ours_autos(apps))
     table += openblas_line(rows, apps, threads)
     print(table, end="")
     if args.markdown:

@@ -9,6 +9,7 @@
 #   bash bench/halide/run.sh                    # all cores, paper sizes
 #   THREADS=1 bash bench/halide/run.sh          # one thread for both
 #   bash bench/halide/run.sh --only blur,matmul --size small
+#   bash bench/halide/run.sh --auto --learned NEW --learned OLD   # weights side by side
 #   KINDS=expert,Adams2019 bash bench/halide/run.sh   # a subset of Halide's schedules
 #   HALIDE_TIMEOUT=90 bash bench/halide/run.sh  # seconds per Halide (app, kind), default 1800
 #   FLOAT=strict bash bench/halide/run.sh       # both sides strict (default: both fast)

@@ -59,13 +59,24 @@ struct Args {
     sliding: bool,
     /// With `--auto`, also time the autoscheduler's schedule under these
     /// learned weights (a trainer weights file), as the row "learned".
+    /// Repeat the flag to time several weights side by side in one run:
+    /// the rows "learned", "learned 2", "learned 3", ... in the order given.
     #[arg(long, requires = "auto")]
-    learned: Option<PathBuf>,
+    learned: Vec<PathBuf>,
     /// Compile in the fast float mode (multiplies and adds may fuse, as in
     /// Halide's default); outputs then agree within a tolerance, not bit
     /// for bit.
     #[arg(long)]
     fast_float: bool,
+}
+
+/// The bench row (and table label) of the `index`th `--learned` weights.
+fn learned_row(index: usize) -> String {
+    if index == 0 {
+        "learned".to_string()
+    } else {
+        format!("learned {}", index + 1)
+    }
 }
 
 fn write(dir: &Path, file: String, bytes: &[u8]) -> Result<()> {
@@ -117,7 +128,7 @@ fn main() -> Result<()> {
     for name in selected {
         progress.set_message(format!("timing {name}"));
         let app = apps::build(name, args.size, &host).expect("a listed app");
-        let mut schedules = vec![("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
+        let mut schedules = vec![("naive".to_string(), naive_schedule(&app.pipeline)), ("expert".to_string(), app.expert.clone())];
         let mut search_ms = vec![];
         if args.auto {
             progress.set_message(format!("scheduling {name}"));
@@ -126,11 +137,11 @@ fn main() -> Result<()> {
                 sliding: args.sliding,
                 ..Default::default()
             };
-            let mut models: Vec<(&str, Box<dyn search::CostModel>)> =
-                vec![("auto", Box::new(search::Analytical::new(search::Machine::typical(codegen::runtime::num_threads()))))];
-            if let Some(path) = &args.learned {
+            let mut models: Vec<(String, Box<dyn search::CostModel>)> =
+                vec![("auto".to_string(), Box::new(search::Analytical::new(search::Machine::typical(codegen::runtime::num_threads()))))];
+            for (index, path) in args.learned.iter().enumerate() {
                 let model = trainer::LearnedModel::load(path).with_context(|| format!("loading {}", path.display()))?;
-                models.push(("learned", Box::new(model)));
+                models.push((learned_row(index), Box::new(model)));
             }
             for (row, mut model) in models {
                 let started = std::time::Instant::now();
@@ -176,51 +187,48 @@ fn main() -> Result<()> {
         args.size,
         if args.fast_float { "fast" } else { "strict" }
     );
-    let learned = args.learned.is_some();
-    let auto_head = match (args.auto, learned) {
-        (true, true) => " auto (ms) | naive / auto | expert / auto | auto search (ms) | learned (ms) | auto / learned | expert / learned | learned search (ms) |",
-        (true, false) => " auto (ms) | naive / auto | expert / auto | auto search (ms) |",
-        _ => "",
-    };
-    let auto_rule = "---:|".repeat(if learned {
-        8
-    } else if args.auto {
-        4
-    } else {
-        0
-    });
+    let mut auto_head = String::new();
+    if args.auto {
+        auto_head += " auto (ms) | naive / auto | expert / auto | auto search (ms) |";
+    }
+    for index in 0..args.learned.len() {
+        let row = learned_row(index);
+        auto_head += &format!(" {row} (ms) | auto / {row} | expert / {row} | {row} search (ms) |");
+    }
+    let auto_columns = if args.auto { 4 * (1 + args.learned.len()) } else { 0 };
     println!("| app | naive (ms) | expert (ms) | naive / expert | expert compile (ms) | samples |{auto_head}");
-    println!("|---|---:|---:|---:|---:|---:|{auto_rule}");
+    println!("|---|---:|---:|---:|---:|---:|{}", "---:|".repeat(auto_columns));
     let (mut log_speedups, mut log_auto, mut log_auto_expert) = (vec![], vec![], vec![]);
-    let (mut log_learned, mut log_learned_expert) = (vec![], vec![]);
+    let mut log_learned = vec![(vec![], vec![]); args.learned.len()];
     for (app, rows) in &results {
         let (naive, expert) = (&rows[0], &rows[1]);
         log_speedups.push((naive.min_ms / expert.min_ms).ln());
-        let auto = rows.get(2).map_or(String::new(), |a| {
+        let mut auto = String::new();
+        if let Some(a) = rows.get(2) {
             log_auto.push((naive.min_ms / a.min_ms).ln());
             log_auto_expert.push((expert.min_ms / a.min_ms).ln());
-            format!(
+            auto += &format!(
                 " {:.3} | {:.1}x | {:.2} | {:.0} |",
                 a.min_ms,
                 naive.min_ms / a.min_ms,
                 expert.min_ms / a.min_ms,
                 a.search_ms.unwrap_or(f64::NAN)
-            )
-        });
-        let learned = rows.get(3).map_or(String::new(), |l| {
+            );
+        }
+        for (l, (over_auto, over_expert)) in rows.iter().skip(3).zip(&mut log_learned) {
             let auto_ms = rows[2].min_ms;
-            log_learned.push((auto_ms / l.min_ms).ln());
-            log_learned_expert.push((expert.min_ms / l.min_ms).ln());
-            format!(
+            over_auto.push((auto_ms / l.min_ms).ln());
+            over_expert.push((expert.min_ms / l.min_ms).ln());
+            auto += &format!(
                 " {:.3} | {:.2} | {:.2} | {:.0} |",
                 l.min_ms,
                 auto_ms / l.min_ms,
                 expert.min_ms / l.min_ms,
                 l.search_ms.unwrap_or(f64::NAN)
-            )
-        });
+            );
+        }
         println!(
-            "| {} | {:.3} | {:.3} | {:.1}x | {:.1} | {} |{auto}{learned}",
+            "| {} | {:.3} | {:.3} | {:.1}x | {:.1} | {} |{auto}",
             app.name,
             naive.min_ms,
             expert.min_ms,
@@ -233,8 +241,8 @@ fn main() -> Result<()> {
     if !log_speedups.is_empty() {
         let mut auto =
             if args.auto { format!(" | {:.1}x | {:.2} | |", geomean(&log_auto), geomean(&log_auto_expert)) } else { String::new() };
-        if learned {
-            auto += &format!(" | {:.2} | {:.2} | |", geomean(&log_learned), geomean(&log_learned_expert));
+        for (over_auto, over_expert) in &log_learned {
+            auto += &format!(" | {:.2} | {:.2} | |", geomean(over_auto), geomean(over_expert));
         }
         println!("| geometric mean | | | {:.1}x | | |{auto}", geomean(&log_speedups));
     }
