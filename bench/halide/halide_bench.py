@@ -364,10 +364,10 @@ def openblas_line(rows, apps, threads):
             f"{ms:.3f} ms; ours expert {ours:.3f} ms, OpenBLAS / ours = {ms / ours:.2f}.\n")
 
 
-def summarize(manifest_apps, results, kinds):
+def summarize(manifest_apps, results, kinds, autos):
     """One summary row per app: our times, each kind's time and its ratios
-    to our expert schedule and to each of our autoscheduled rows."""
-    autos = ours_autos(manifest_apps)
+    to our expert schedule and to each of our autoscheduled rows (`autos`,
+    as `ours_autos` gives them)."""
     rows = []
     for app in manifest_apps:
         naive, expert = ours_row(app, "naive"), ours_row(app, "expert")
@@ -429,22 +429,22 @@ def markdown(header, rows, kinds, autos):
     `--learned`; `autos` as `ours_autos` gives them), also their times, each
     Halide autoscheduler's ratio to them, and the search times side by side."""
     lines = [header, ""]
-    autos = [(key, label) for _, key, label in autos]
-    head = ["app", "ours naive (ms)", "ours expert (ms)"] + [f"{label} (ms)" for _, label in autos]
+    columns = [(key, label) for _, key, label in autos]
+    head = ["app", "ours naive (ms)", "ours expert (ms)"] + [f"{label} (ms)" for _, label in columns]
     for k in kinds:
         head += [f"Halide {k} (ms)", f"{k} / ours"]
         if k != "expert":
-            head += [f"{k} / {label}" for _, label in autos]
+            head += [f"{k} / {label}" for _, label in columns]
     head.append("outputs")
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|---|" + "---:|" * (len(head) - 2) + "---|")
     failures = []
     for r in rows:
         cells = [r["app"], fmt(r["ours_naive_min_ms"], 3), fmt(r["ours_expert_min_ms"], 3)]
-        cells += [fmt(r.get(f"ours_{key}_min_ms"), 3) for key, _ in autos]
+        cells += [fmt(r.get(f"ours_{key}_min_ms"), 3) for key, _ in columns]
         for k in kinds:
             h = r["halide"].get(k)
-            auto_cells = len(autos) if k != "expert" else 0
+            auto_cells = len(columns) if k != "expert" else 0
             if h is None:
                 cells += ["–", "–"] + ["–"] * auto_cells
             elif not h["ok"]:
@@ -453,33 +453,33 @@ def markdown(header, rows, kinds, autos):
             else:
                 cells += [fmt(h["min_ms"], 3), fmt(h["over_ours"], 2)]
                 if auto_cells:
-                    cells += [fmt(h.get(f"over_ours_{key}"), 2) for key, _ in autos]
+                    cells += [fmt(h.get(f"over_ours_{key}"), 2) for key, _ in columns]
         cells.append(outputs_cell(r, kinds))
         lines.append("| " + " | ".join(cells) + " |")
     geo = {k: geomean([r["halide"][k]["over_ours"] for r in rows if k in r["halide"]]) for k in kinds}
-    cells = ["geometric mean", "", ""] + [""] * len(autos)
+    cells = ["geometric mean", "", ""] + [""] * len(columns)
     for k in kinds:
         cells += ["", fmt(geo[k], 2)]
         if k != "expert":
             cells += [fmt(geomean([r["halide"][k].get(f"over_ours_{key}") for r in rows if k in r["halide"]]), 2)
-                      for key, _ in autos]
+                      for key, _ in columns]
     cells.append("")
     lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Times are the best of the samples. A ratio is Halide's time over ours (expert schedule; "
                  "`/ ours auto`: our autoscheduler's with the analytical model, `/ ours learned`: with the learned "
-                 "weights, `/ ours learned 2` and on: with the second and further `--learned` weights); above 1 means ours is faster. The geometric mean is over the apps where the column "
-                 "succeeded.")
+                 "weights, `/ ours learned 2` and on: with the second and further `--learned` weights); above 1 "
+                 "means ours is faster. The geometric mean is over the apps where the column succeeded.")
     if failures:
         lines += ["", "Failures:", ""] + [f.replace("\n", " ") for f in failures]
     lines.append("")
-    head = ["app", "ours expert compile (ms)"] + [f"{label} search + compile (ms)" for _, label in autos]
+    head = ["app", "ours expert compile (ms)"] + [f"{label} search + compile (ms)" for _, label in columns]
     head += [f"Halide {k} (ms)" for k in kinds]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|---|" + "---:|" * (len(head) - 1))
     for r in rows:
         cells = [r["app"], fmt(r["ours_expert_compile_ms"], 1)]
-        for key, _ in autos:
+        for key, _ in columns:
             search, compile_ms = r.get(f"ours_{key}_search_ms"), r.get(f"ours_{key}_compile_ms")
             cells.append("–" if search is None or compile_ms is None else f"{search:.1f} + {compile_ms:.1f}")
         for k in kinds:
@@ -556,8 +556,9 @@ def main():
     header = (f"Host target `{target}`, {threads} threads, size `{manifest.get('size', '?')}`, Halide {version}, "
               f"{width}-byte vectors, float mode: ours {ours_mode}, Halide {halide_mode} "
               f"(fast: multiplies and adds may fuse; strict: every operation rounded as written).")
-    rows = summarize(apps, results, kinds)
-    table, geo = markdown(header, rows, kinds, ours_autos(apps))
+    autos = ours_autos(apps)
+    rows = summarize(apps, results, kinds, autos)
+    table, geo = markdown(header, rows, kinds, autos)
     table += openblas_line(rows, apps, threads)
     print(table, end="")
     if args.markdown:
