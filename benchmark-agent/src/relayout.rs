@@ -40,7 +40,7 @@ pub struct RelayoutStats {
 /// The features in today's layout of each of `texts` (schedules of the
 /// pipeline `dag`), `None` where no nest of today's search spells it.
 pub fn featurize_texts(dag: &Dag, texts: &[&str]) -> Vec<Option<Features>> {
-    texts.par_iter().map(|text| replay(dag, text, Placements::ALL).map(|nest| schedule_matrix(dag, &featurize(dag, &nest)))).collect()
+    texts.par_iter().map(|text| replay(dag, text, Placements::ALL).ok().map(|nest| schedule_matrix(dag, &featurize(dag, &nest)))).collect()
 }
 
 /// Adds features in today's layouts to every pipeline and schedule of

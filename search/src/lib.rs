@@ -291,10 +291,8 @@ pub enum PriceError {
     Dag(#[from] DagError),
     #[error("the schedule cannot be parsed: {0}")]
     Parse(#[from] compiler::ScheduleError),
-    #[error(
-        "no loop nest of the search's space spells this schedule (a split factor, loop order or placement the search never makes), so the cost model has no features of it"
-    )]
-    OutsideSearchSpace,
+    #[error("the search's decisions, replayed along this schedule, make no loop nest that spells it, so the cost model has no features of it: {0}")]
+    OutsideSearchSpace(#[from] replay::Miss),
 }
 
 /// Prices a schedule given as text (`Schedule`'s form) with `model`, as
@@ -302,12 +300,12 @@ pub enum PriceError {
 /// candidates ([`replay::replay`], line buffers included), featurized and
 /// costed, with each stage's share. What tells a user why the search
 /// preferred its pick to theirs; a schedule the search cannot make is an
-/// [`PriceError::OutsideSearchSpace`].
+/// [`PriceError::OutsideSearchSpace`], which says where the replay lost it.
 pub fn price(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostModel, text: &str) -> Result<AutoSchedule, PriceError> {
     text.parse::<Schedule>()?;
     let dag = Dag::new(pipeline, target)?;
     model.set_pipeline(&dag);
-    let root = replay::replay(&dag, text, expand::Placements::ALL).ok_or(PriceError::OutsideSearchSpace)?;
+    let root = replay::replay(&dag, text, expand::Placements::ALL)?;
     let state = beam::State::complete(&dag, model, root);
     Ok(explained(&dag, model, apply::to_schedule(&dag, &state.root), &state))
 }

@@ -20,7 +20,11 @@
 //! The beam may lose the nest (measured: 23 of 24 sampled schedules of the
 //! tests' random pipelines found, 210 of 224 stored ones). A schedule no
 //! nest of today's search spells (one made before the search changed its
-//! choices) has none either: the caller skips both.
+//! choices) has none either: the caller skips both. Either way the replay
+//! says where it lost the text ([`Miss`]): the first decision no candidate
+//! agreed with, or the directives in which the nearest complete nest
+//! differs from the text, which is what tells a user why the search could
+//! not have made their schedule.
 
 use crate::apply::to_schedule;
 use crate::expand::{children, decision_order, Placements};
@@ -30,14 +34,63 @@ use compiler::schedule::{Directive, LoopLevel, Schedule, StageSchedule};
 use featurizer::Dag;
 use fnv::{FnvHashMap as HashMap, FnvHashSet as HashSet};
 use std::sync::Arc;
+use thiserror::Error;
 
 /// Candidates kept per decision.
 pub const REPLAY_BEAM: usize = 32;
 
-/// The nest, among `placements`, whose schedule's text is `text`; `None`
-/// when the search keeps none (or `text` is no schedule).
-pub fn replay(dag: &Dag, text: &str, placements: Placements) -> Option<Arc<LoopNest>> {
-    let wanted_schedule: Schedule = text.parse().ok()?;
+/// Why the replay found no nest that spells a schedule's text. The beam
+/// may lose a nest the search can make, so a miss says where the replay
+/// lost the text, not that no search could make it.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum Miss {
+    #[error("the text is not a schedule")]
+    NotASchedule,
+    /// At one decision no candidate agreed with what the text settles.
+    #[error("no candidate {} `{func}` as the schedule does", .phase.doing())]
+    Decision { func: String, phase: Phase },
+    /// Every decision agreed, but the nearest complete nest's directives
+    /// differ from the text's: those only the text has, and those only the
+    /// nest has.
+    #[error("the nearest nest the search makes differs in these directives: the schedule has {}, the nest has {}", listed(.only_wanted), listed(.only_found))]
+    Directives { only_wanted: Vec<String>, only_found: Vec<String> },
+}
+
+/// The two decisions about a Func.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Where it is computed and stored.
+    Placement,
+    /// Its stages' vectorized, unrolled and parallel loops.
+    Tiles,
+}
+
+impl Phase {
+    fn doing(self) -> &'static str {
+        match self {
+            Phase::Placement => "computes and stores",
+            Phase::Tiles => "vectorizes, unrolls and parallelizes the stages of",
+        }
+    }
+}
+
+/// Directives as a message lists them: the first few, then how many more.
+fn listed(lines: &[String]) -> String {
+    const SHOWN: usize = 4;
+    if lines.is_empty() {
+        return "none".into();
+    }
+    let shown: Vec<String> = lines.iter().take(SHOWN).map(|l| format!("`{l}`")).collect();
+    match lines.len().saturating_sub(SHOWN) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
+/// The nest, among `placements`, whose schedule's text is `text`, or where
+/// the replay lost the text when the search keeps none.
+pub fn replay(dag: &Dag, text: &str, placements: Placements) -> Result<Arc<LoopNest>, Miss> {
+    let wanted_schedule: Schedule = text.parse().map_err(|_| Miss::NotASchedule)?;
     let mut wanted = Wanted::new(text);
     let order = decision_order(dag);
     let mut beam = vec![Arc::new(LoopNest::root())];
@@ -55,11 +108,41 @@ pub fn replay(dag: &Dag, text: &str, placements: Placements) -> Option<Arc<LoopN
                 (fixed(&schedule) == goal).then(|| (wanted.agreement(&schedule.to_string()), c))
             })
             .collect();
+        if scored.is_empty() {
+            let phase = if d % 2 == 0 { Phase::Placement } else { Phase::Tiles };
+            return Err(Miss::Decision { func: func.to_string(), phase });
+        }
         // Stable: among equals, the search's own order.
         scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
         beam = scored.into_iter().take(REPLAY_BEAM).map(|(_, c)| c).collect();
     }
-    beam.into_iter().find(|nest| to_schedule(dag, nest).to_string() == text)
+    let texts: Vec<String> = beam.iter().map(|nest| to_schedule(dag, nest).to_string()).collect();
+    match texts.iter().position(|t| t == text) {
+        Some(i) => Ok(beam.swap_remove(i)),
+        None => {
+            // The beam is ranked by agreement: its first nest is the nearest.
+            let nearest = texts.first().map_or("", |t| t.as_str());
+            Err(Miss::Directives { only_wanted: lines_missing(text, nearest), only_found: lines_missing(nearest, text) })
+        }
+    }
+}
+
+/// The lines of `a` that `b` lacks (as many times as `a` has them more).
+fn lines_missing(a: &str, b: &str) -> Vec<String> {
+    let mut left: HashMap<&str, usize> = HashMap::default();
+    for line in b.lines() {
+        *left.entry(line).or_insert(0) += 1;
+    }
+    a.lines()
+        .filter(|line| match left.get_mut(line) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 /// What one decision about a Func settles for good, as its directives show

@@ -8,7 +8,7 @@ use featurizer::Dag;
 use random_pipelines::{generate, GeneratorParams};
 use search::expand::Placements;
 use search::featurize::{featurize, StageFeatures};
-use search::replay::replay;
+use search::replay::{replay, Miss, Phase};
 use search::{autoschedule, price, Analytical, BeamOptions, CostModel, Machine, PriceError, RandomModel};
 use std::time::Duration;
 
@@ -40,7 +40,7 @@ fn sampled_schedules_are_replayed_to_the_nests_they_came_from() {
             let result = autoschedule(&p.pipeline, &target, model.as_mut(), &options, 0).expect("a schedule");
             let text = result.schedule.to_string();
             total += 1;
-            let Some(nest) = replay(&dag, &text, Placements::ALL) else { continue };
+            let Ok(nest) = replay(&dag, &text, Placements::ALL) else { continue };
             found += 1;
             assert_eq!(search::apply::to_schedule(&dag, &nest).to_string(), text, "seed {seed}: the replayed nest spells another schedule");
             assert_eq!(
@@ -55,16 +55,30 @@ fn sampled_schedules_are_replayed_to_the_nests_they_came_from() {
 }
 
 #[test]
-fn a_schedule_no_nest_spells_is_not_found() {
+fn a_schedule_no_nest_spells_is_not_found_and_the_miss_says_where() {
     let target = Target::host();
     let p = generate(&GeneratorParams { seed: 3, max_stages: 6, input_size: (64, 48, 3), ..Default::default() }).expect("generates");
     let dag = Dag::new(&p.pipeline, &target).expect("analyses");
     let mut model = Analytical::new(Machine::typical(target.threads));
     let text = autoschedule(&p.pipeline, &target, &mut model, &BeamOptions::default(), 0).expect("a schedule").schedule.to_string();
-    // A split factor the search never chooses, and text that is no schedule.
-    let odd = format!("{}{}.split(x, x_a, x_b, 7919, guard_with_if)\n", text, p.output);
-    assert!(replay(&dag, &odd, Placements::ALL).is_none());
-    assert!(replay(&dag, "not a schedule", Placements::ALL).is_none());
+    // A split factor the search never chooses: every decision agrees, and
+    // the nearest nest lacks just that line.
+    let split = format!("{}.split(x, x_a, x_b, 7919, guard_with_if)", p.output);
+    let odd = format!("{text}{split}\n");
+    match replay(&dag, &odd, Placements::ALL) {
+        Err(Miss::Directives { only_wanted, only_found }) => {
+            assert_eq!(only_wanted, vec![split.clone()]);
+            assert!(only_found.is_empty(), "{only_found:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A loop unrolled that the search never unrolls: the output's tiling,
+    // its first decision of loops, has no candidate that agrees.
+    let unrolled = format!("{text}{}.unroll(x_never)\n", p.output);
+    let miss = replay(&dag, &unrolled, Placements::ALL).expect_err("no nest unrolls x_never");
+    assert_eq!(miss, Miss::Decision { func: p.output.to_string(), phase: Phase::Tiles });
+    assert!(miss.to_string().contains(&format!("`{}`", p.output)), "{miss}");
+    assert_eq!(replay(&dag, "not a schedule", Placements::ALL).unwrap_err(), Miss::NotASchedule);
 }
 
 #[test]
@@ -87,12 +101,12 @@ fn a_schedule_given_as_text_is_priced_as_the_search_priced_it() {
                 assert!((stages - predicted).abs() <= 1e-9 * predicted, "the stages' shares add up to {stages}, not {predicted}");
                 priced += 1;
             }
-            Err(PriceError::OutsideSearchSpace) => {}
+            Err(PriceError::OutsideSearchSpace(_)) => {}
             Err(e) => panic!("{e}"),
         }
     }
     assert!(priced >= 3, "priced {priced} of the pick and its alternatives");
     let odd = format!("{}{}.split(x, x_a, x_b, 7919, guard_with_if)\n", result.schedule, p.output);
-    assert!(matches!(price(&p.pipeline, &target, &mut model, &odd), Err(PriceError::OutsideSearchSpace)));
+    assert!(matches!(price(&p.pipeline, &target, &mut model, &odd), Err(PriceError::OutsideSearchSpace(Miss::Directives { .. }))));
     assert!(matches!(price(&p.pipeline, &target, &mut model, "not a schedule"), Err(PriceError::Parse(_))));
 }
