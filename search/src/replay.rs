@@ -54,6 +54,9 @@ pub enum Miss {
     /// nest has.
     #[error("the nearest nest the search makes differs in these directives: the schedule has {}, the nest has {}", listed(.only_wanted), listed(.only_found))]
     Directives { only_wanted: Vec<String>, only_found: Vec<String> },
+    /// The nearest nest has the text's directives, in another order.
+    #[error("the nearest nest the search makes has the same directives in another order")]
+    Order,
 }
 
 /// The two decisions about a Func.
@@ -91,6 +94,9 @@ fn listed(lines: &[String]) -> String {
 /// the replay lost the text when the search keeps none.
 pub fn replay(dag: &Dag, text: &str, placements: Placements) -> Result<Arc<LoopNest>, Miss> {
     let wanted_schedule: Schedule = text.parse().map_err(|_| Miss::NotASchedule)?;
+    // Compared in the schedule's own form (Funcs in order, one directive a
+    // line), so that a text written by hand matches however it is laid out.
+    let text = &wanted_schedule.to_string();
     let mut wanted = Wanted::new(text);
     let order = decision_order(dag);
     let mut beam = vec![Arc::new(LoopNest::root())];
@@ -122,7 +128,11 @@ pub fn replay(dag: &Dag, text: &str, placements: Placements) -> Result<Arc<LoopN
         None => {
             // The beam is ranked by agreement: its first nest is the nearest.
             let nearest = texts.first().map_or("", |t| t.as_str());
-            Err(Miss::Directives { only_wanted: lines_missing(text, nearest), only_found: lines_missing(nearest, text) })
+            let (only_wanted, only_found) = (lines_missing(text, nearest), lines_missing(nearest, text));
+            if only_wanted.is_empty() && only_found.is_empty() {
+                return Err(Miss::Order);
+            }
+            Err(Miss::Directives { only_wanted, only_found })
         }
     }
 }

@@ -106,6 +106,23 @@ fn a_schedule_given_as_text_is_priced_as_the_search_priced_it() {
         }
     }
     assert!(priced >= 3, "priced {priced} of the pick and its alternatives");
+    // The same schedule laid out by hand, its Funcs in another order, is
+    // the same schedule.
+    let text = result.schedule.to_string();
+    let mut blocks: Vec<Vec<&str>> = vec![];
+    for line in text.lines() {
+        let func = line.split('.').next();
+        match blocks.last_mut() {
+            Some(b) if b[0].split('.').next() == func => b.push(line),
+            _ => blocks.push(vec![line]),
+        }
+    }
+    assert!(blocks.len() > 1, "{text}");
+    blocks.reverse();
+    let reordered: String = blocks.concat().iter().map(|l| format!("{l}\n")).collect();
+    assert_ne!(reordered, text);
+    let found = price(&p.pipeline, &target, &mut model, &reordered).expect("the pick, laid out otherwise, is priced");
+    assert_eq!(found.predicted_seconds, result.predicted_seconds);
     let odd = format!("{}{}.split(x, x_a, x_b, 7919, guard_with_if)\n", result.schedule, p.output);
     assert!(matches!(price(&p.pipeline, &target, &mut model, &odd), Err(PriceError::OutsideSearchSpace(Miss::Directives { .. }))));
     assert!(matches!(price(&p.pipeline, &target, &mut model, "not a schedule"), Err(PriceError::Parse(_))));
