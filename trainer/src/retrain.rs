@@ -12,7 +12,10 @@
 //! reason a seed is never chosen by those metrics: several runs, seeded
 //! one after the other, can instead train side by side and be joined into
 //! one ensemble ([`RetrainOptions::runs`]), so that what one seed gains or
-//! loses by chance averages out.
+//! loses by chance averages out. Last, the kept network's predictions are
+//! scaled by the one factor that fits the training pipelines' runtimes
+//! best in log space ([`ScaleFit::Mean`]): the loss leaves them too slow
+//! by a common factor, and a common factor changes no order.
 //!
 //! Promotion rule: new weights are promoted only if their held-out
 //! pairwise accuracy is not lower and their top-1 regret not higher than
@@ -168,7 +171,7 @@ pub struct EpochRecord {
 /// What a weights version stores as its metrics.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StoredMetrics {
-    /// Of the kept (last) epoch.
+    /// Of the kept (last) epoch, after the scale ([`StoredMetrics::output_scale`]).
     pub held_out: Metrics,
     /// The analytical model's metrics on the same held-out samples: the
     /// baseline the learned model has to beat.
@@ -188,7 +191,14 @@ pub struct StoredMetrics {
     /// Training runs joined. 1 in metrics stored before there were runs.
     #[serde(default = "one")]
     pub runs: usize,
+    /// Each epoch's held-out metrics, of the network as trained (before
+    /// the scale below).
     pub epochs: Vec<EpochRecord>,
+    /// The factor the trained network's predictions were multiplied by to
+    /// fit the training pipelines' runtimes ([`ScaleFit::Mean`]); `held_out`
+    /// is measured after it. 1 in metrics stored before weights were scaled.
+    #[serde(default = "unit_scale")]
+    pub output_scale: f64,
 }
 
 /// The promoted weights' metrics, measured again on this run's held-out set.
@@ -302,7 +312,9 @@ pub fn retrain(
     if let Some(threads) = options.torch_threads {
         tch::set_num_threads(threads);
     }
-    let (network, epochs, held_out) = train_epochs(starts, &dataset, options, progress)?;
+    let (trained, epochs) = train_epochs(starts, &dataset, options, progress)?;
+    let (network, output_scale) = scaled_to_fit(trained, &dataset.train, ScaleFit::Mean)?;
+    let held_out = evaluate(&network, &dataset.held_out)?;
     let machine = Machine::typical(options.target.threads);
     let analytical_held_out = metrics_of(&analytical_predictions(&dataset.held_out, &machine));
     let metrics = StoredMetrics {
@@ -317,6 +329,7 @@ pub fn retrain(
         seed: options.seed,
         runs,
         epochs,
+        output_scale,
     };
     let noting_terms = |from: String| if options.current_terms { format!("{from}, in terms version {TERMS_VERSION}") } else { from };
     let started_from = match (&options.start, &incumbent_network) {
@@ -326,7 +339,7 @@ pub fn retrain(
     };
     let joined_runs = if runs == 1 { String::new() } else { format!(" of {runs} runs") };
     let label = format!(
-        "host {host_key}, parent {}, {} epochs, ranking weight {}, {members} member{}{joined_runs}{started_from}",
+        "host {host_key}, parent {}, {} epochs, ranking weight {}, {members} member{}{joined_runs}{started_from}, outputs scaled by {output_scale:.4}",
         promoted.map_or("none".to_string(), |v| v.to_string()),
         options.epochs,
         options.ranking_weight,
@@ -356,15 +369,14 @@ pub fn retrain(
 }
 
 /// The epochs, every run taking its steps of an epoch in turn: the
-/// trained runs joined, one record per epoch (epoch 0, the starting
-/// networks, first; the loss is the runs' mean) and the joined network's
-/// held-out metrics.
+/// trained runs joined, and one record per epoch (epoch 0, the starting
+/// networks, first; the loss is the runs' mean).
 fn train_epochs(
     starts: Vec<CostNetwork>,
     dataset: &Dataset,
     options: &RetrainOptions,
     progress: Option<&ProgressBar>,
-) -> Result<(CostNetwork, Vec<EpochRecord>, Metrics), RetrainError> {
+) -> Result<(CostNetwork, Vec<EpochRecord>), RetrainError> {
     let mut runs = starts
         .into_iter()
         .enumerate()
@@ -380,8 +392,7 @@ fn train_epochs(
             Ok(Run { trainer: Trainer::new(start, &train_options)?, order, shuffle: ChaCha8Rng::seed_from_u64(seed) })
         })
         .collect::<Result<Vec<_>, RetrainError>>()?;
-    let mut held_out = evaluate(&joined(&runs), &dataset.held_out)?;
-    let mut epochs = vec![EpochRecord { epoch: 0, mean_loss: None, held_out: held_out.clone() }];
+    let mut epochs = vec![EpochRecord { epoch: 0, mean_loss: None, held_out: evaluate(&joined(&runs), &dataset.held_out)? }];
     if let Some(bar) = progress {
         bar.set_length((options.epochs * dataset.train.len() * runs.len()) as u64);
     }
@@ -396,14 +407,14 @@ fn train_epochs(
                 }
             }
         }
-        held_out = evaluate(&joined(&runs), &dataset.held_out)?;
+        let held_out = evaluate(&joined(&runs), &dataset.held_out)?;
         if let Some(bar) = progress {
             bar.set_message(format!("epoch {epoch}: held-out pairwise accuracy {:.3}", held_out.pairwise_accuracy));
         }
         let mean_loss = loss_sum / (dataset.train.len() * runs.len()) as f64;
-        epochs.push(EpochRecord { epoch, mean_loss: Some(mean_loss), held_out: held_out.clone() });
+        epochs.push(EpochRecord { epoch, mean_loss: Some(mean_loss), held_out });
     }
-    Ok((joined(&runs), epochs, held_out))
+    Ok((joined(&runs), epochs))
 }
 
 /// The seed of run `run` of a retraining seeded `seed`.
@@ -424,11 +435,39 @@ fn joined(runs: &[Run]) -> CostNetwork {
     CostNetwork::joined(runs.iter().map(|run| run.trainer.network())).expect("runs of one start's terms version within the members bound")
 }
 
-/// A fresh network scaled so that its median prediction over `train`
-/// matches the median measured runtime: the loss compares inverse relative
-/// runtimes, whose gradient vanishes when predictions start orders of
-/// magnitude too high, so a fresh network would otherwise barely move.
-pub fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]) -> Result<CostNetwork, RetrainError> {
+/// Which centre of the log ratios of measured to predicted runtimes
+/// [`scaled_to_fit`] moves to zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleFit {
+    /// Their median: for a fresh network, whose predictions may start
+    /// orders of magnitude off on a few pipelines. The loss compares
+    /// inverse relative runtimes, whose gradient vanishes when predictions
+    /// start far too high, so a fresh network would otherwise barely move.
+    Median,
+    /// Their mean: the one factor that minimizes the squared error of log
+    /// runtime, for trained weights. The paper's loss charges a prediction
+    /// too slow less than one too fast (`1/p` flattens as `p` grows) and
+    /// the ranking term is blind to scale, so trained weights predict too
+    /// slow by a common factor (1.35x, the AVX-512 EPYC's weights of
+    /// 2026-12-02, on their training pipelines).
+    Mean,
+}
+
+/// How far from zero (in log space) the fitted centre must be for
+/// [`scaled_to_fit`] to scale: weights that already fit to within 0.01%
+/// are left as they are, so fitting twice changes nothing.
+const SCALE_TOLERANCE: f64 = 1e-4;
+
+/// `network` with every prediction multiplied by one factor, fitted over
+/// the samples of `train` as `fit` says, and that factor (1 when there is
+/// nothing to fit, or the weights already fit). A common factor leaves the order of any two
+/// predictions as it was: pairwise accuracy, regret and the search's
+/// picks do not change, only how close the predicted seconds come.
+pub fn scaled_to_fit(
+    network: CostNetwork,
+    train: &[crate::dataset::StoredPipeline],
+    fit: ScaleFit,
+) -> Result<(CostNetwork, f64), RetrainError> {
     let mut log_ratios = vec![];
     for p in train {
         let predicted = crate::train::predict(&network, &p.samples)?;
@@ -439,15 +478,34 @@ pub fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]
         }
     }
     if log_ratios.is_empty() {
-        return Ok(network);
+        return Ok((network, 1.0));
     }
-    log_ratios.sort_by(f64::total_cmp);
-    let factor = log_ratios[log_ratios.len() / 2].exp() as f32;
-    Ok(if factor.is_finite() && factor > 0.0 { network.with_output_scaled(factor) } else { network })
+    let centre = match fit {
+        ScaleFit::Median => {
+            log_ratios.sort_by(f64::total_cmp);
+            log_ratios[log_ratios.len() / 2]
+        }
+        ScaleFit::Mean => log_ratios.iter().sum::<f64>() / log_ratios.len() as f64,
+    };
+    if centre.abs() < SCALE_TOLERANCE {
+        return Ok((network, 1.0));
+    }
+    let factor = centre.exp() as f32;
+    Ok(if factor.is_finite() && factor > 0.0 { (network.with_output_scaled(factor), f64::from(factor)) } else { (network, 1.0) })
+}
+
+/// A fresh network scaled so that its median prediction over `train`
+/// matches the median measured runtime ([`ScaleFit::Median`]).
+pub fn calibrated(network: CostNetwork, train: &[crate::dataset::StoredPipeline]) -> Result<CostNetwork, RetrainError> {
+    Ok(scaled_to_fit(network, train, ScaleFit::Median)?.0)
 }
 
 fn one() -> usize {
     1
+}
+
+fn unit_scale() -> f64 {
+    1.0
 }
 
 /// What the weights were trained on, in words.

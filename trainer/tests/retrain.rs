@@ -2,8 +2,9 @@
 //! dataset is split by pipeline and stable, mismatched pipelines are
 //! skipped, training learns to order held-out pipelines' schedules, the
 //! first weights are promoted and worse ones are not, training can start
-//! from given weights (fine-tuning), rollback works, and the `trainer`
-//! command retrains, evaluates, plots and exports.
+//! from given weights (fine-tuning), trained weights are scaled to the
+//! training runtimes without changing any order, rollback works, and the
+//! `trainer` command retrains, evaluates, calibrates, plots and exports.
 
 mod common;
 
@@ -16,9 +17,9 @@ use std::process::Command;
 use std::sync::Mutex;
 use tempfile::TempDir;
 use trainer::dataset::{host_target, load, split_of, Split};
-use trainer::metrics::Metrics;
-use trainer::retrain::{should_promote, Baseline, StoredMetrics};
-use trainer::{retrain, FirstPromotion, RetrainOptions, Start, WeightsFile};
+use trainer::metrics::{evaluate, Metrics};
+use trainer::retrain::{scaled_to_fit, should_promote, Baseline, ScaleFit, StoredMetrics};
+use trainer::{retrain, CostNetwork, FirstPromotion, RetrainOptions, Start, WeightsFile};
 
 const HELD_OUT_PERCENT: u32 = 20;
 
@@ -161,6 +162,11 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
     assert_eq!(stored.train_pipelines, first.metrics.train_pipelines);
     assert!(promoted.info.training_set.contains("rounds [0, 1]"), "{}", promoted.info.training_set);
     assert_eq!(WeightsFile::decode(&promoted.blob).expect("a weights file"), first.weights);
+    // The kept weights were scaled to the training runtimes.
+    let dataset = load(&store, &key, &TARGET, HELD_OUT_PERCENT).expect("a dataset");
+    let trained = first.weights.to_network().expect("a network");
+    assert!(mean_log_ratio(&trained, &dataset.train).abs() < 1e-4, "{}", mean_log_ratio(&trained, &dataset.train));
+    assert!(first.weights.header.version.contains(&format!("outputs scaled by {:.4}", first.metrics.output_scale)));
 
     // Weights trained from scratch at a learning rate a thousand times too
     // high, as an ensemble of three: stored, judged against the promoted
@@ -206,10 +212,40 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
     let brought = retrain(&mut store, &key, &current, None).expect("retraining");
     assert_eq!(brought.weights.header.terms_version, trainer::terms::TERMS_VERSION);
     assert!(
-        brought.weights.header.version.ends_with(&format!("in terms version {}", trainer::terms::TERMS_VERSION)),
+        brought.weights.header.version.contains(&format!("in terms version {}, outputs scaled by", trainer::terms::TERMS_VERSION)),
         "{}",
         brought.weights.header.version
     );
+}
+
+/// The mean of `ln(measured / predicted)` over the samples of `pipelines`.
+fn mean_log_ratio(network: &CostNetwork, pipelines: &[trainer::StoredPipeline]) -> f64 {
+    let mut ratios = vec![];
+    for p in pipelines {
+        let predicted = trainer::predict(network, &p.samples).expect("predictions");
+        ratios.extend(p.samples.schedules.iter().zip(predicted).map(|(s, q)| (s.runtime_seconds / q).ln()));
+    }
+    ratios.iter().sum::<f64>() / ratios.len() as f64
+}
+
+#[test]
+fn scaling_to_the_training_runtimes_fits_their_scale_and_keeps_every_order() {
+    let (_dir, path) = copy_of_store();
+    let store = Store::open(&path).expect("the store");
+    let dataset = load(&store, &host().key(), &TARGET, HELD_OUT_PERCENT).expect("a dataset");
+    let base = CostNetwork::starting_from_analytical(2, 0);
+    let (_, base_factor) = scaled_to_fit(base.clone(), &dataset.train, ScaleFit::Mean).expect("a fit");
+    let slow = base.with_output_scaled(3.0);
+    let (fitted, factor) = scaled_to_fit(slow.clone(), &dataset.train, ScaleFit::Mean).expect("a fit");
+    assert!((factor * 3.0 / base_factor - 1.0).abs() < 1e-5, "{factor} after 3x, {base_factor} before");
+    assert!(mean_log_ratio(&fitted, &dataset.train).abs() < 1e-4);
+    assert!((mean_log_ratio(&slow, &dataset.train) - (base_factor.ln() - 3f64.ln())).abs() < 1e-4);
+    let (before, after) = (evaluate(&slow, &dataset.held_out).expect("metrics"), evaluate(&fitted, &dataset.held_out).expect("metrics"));
+    assert_eq!((after.pairwise_accuracy, after.top1_regret), (before.pairwise_accuracy, before.top1_regret));
+    assert!(after.r2_log_runtime > before.r2_log_runtime, "R² {} → {}", before.r2_log_runtime, after.r2_log_runtime);
+    // Weights that already fit are left as they are.
+    let (again, unit) = scaled_to_fit(fitted.clone(), &dataset.train, ScaleFit::Mean).expect("a fit");
+    assert_eq!((unit, again.values()), (1.0, fitted.values()));
 }
 
 #[test]
@@ -273,8 +309,18 @@ fn runs_of_a_retraining_are_joined_into_one_ensemble() {
     assert_eq!((two.metrics.members, two.metrics.runs, two.weights.header.shape.members), (4, 2, 4));
     assert!(two.weights.header.version.contains("4 members of 2 runs"), "{}", two.weights.header.version);
     let member = |w: &WeightsFile, k: usize| w.to_network().expect("a network").member(k).expect("a member").values();
+    // Each ensemble's outputs were scaled by its own fitted factor, which
+    // scales the coefficient layers (the last two parameters) alone.
+    let scale_of_two = two.metrics.output_scale / one.metrics.output_scale;
     for k in 0..2 {
-        assert_eq!(member(&two.weights, k), member(&one.weights, k), "run 0's member {k} is the one-run retraining's");
+        let (joined, alone) = (member(&two.weights, k), member(&one.weights, k));
+        assert_eq!(joined[..4], alone[..4], "run 0's member {k} is the one-run retraining's");
+        for (j, a) in joined[4..].iter().flatten().zip(alone[4..].iter().flatten()) {
+            assert!(
+                (f64::from(*j) - f64::from(*a) * scale_of_two).abs() <= 1e-6 * f64::from(a.abs()).max(1e-3),
+                "{j} vs {a} x {scale_of_two}"
+            );
+        }
     }
     assert_ne!(member(&two.weights, 2), member(&two.weights, 0), "run 1 starts from seed 1's weights");
 
@@ -293,7 +339,7 @@ fn trainer(args: &[&str]) -> (bool, String, String) {
 }
 
 #[test]
-fn the_command_retrains_evaluates_plots_and_exports() {
+fn the_command_retrains_evaluates_calibrates_plots_and_exports() {
     let (dir, path) = copy_of_store_for(host_target());
     let db = path.to_str().expect("a UTF-8 path");
     let key = host().key();
@@ -321,6 +367,26 @@ fn the_command_retrains_evaluates_plots_and_exports() {
     assert!(ok, "{out}{err}");
     let (ok, out, err) = trainer(&["evaluate", "--db", db, "--host", &key, "--weights", exported.to_str().expect("a UTF-8 path")]);
     assert!(ok, "{out}{err}");
+
+    // Calibrating writes the weights scaled to the training runtimes
+    // (retraining scaled them already, so by 1) and shows both metrics.
+    let calibrated = dir.path().join("v1-scaled.weights");
+    let (ok, out, err) = trainer(&[
+        "calibrate",
+        "--db",
+        db,
+        "--host",
+        &key,
+        "--weights",
+        exported.to_str().expect("a UTF-8 path"),
+        "--weights-out",
+        calibrated.to_str().expect("a UTF-8 path"),
+    ]);
+    assert!(ok && out.contains("scaled by 1.0000") && out.contains("R² of log runtime"), "{out}{err}");
+    let header = WeightsFile::read(&calibrated).expect("the scaled weights").header;
+    assert!(header.version.contains("outputs scaled by 1.0000 to fit host"), "{}", header.version);
+    let (ok, _, err) = trainer(&["calibrate", "--db", db, "--host", &key, "--weights", "missing.weights", "--weights-out", "out.weights"]);
+    assert!(!ok && err.contains("missing.weights"), "{err}");
 
     let (ok, out, err) =
         trainer(&["retrain", "--db", db, "--host", &key, "--epochs", "1", "--start-from", exported.to_str().expect("a UTF-8 path")]);

@@ -13,8 +13,8 @@ use trainer::dataset::{host_target, load, DEFAULT_HELD_OUT_PERCENT};
 use trainer::metrics::{accuracy_by_gap, analytical_predictions, evaluate, metrics_of, predictions, Metrics, PipelineScore, Predictions};
 use trainer::network::MAX_MEMBERS;
 use trainer::plot::charts;
-use trainer::retrain::{retrain, stored_network, RetrainOptions, Start, DEFAULT_MEMBERS, DEFAULT_RANKING_WEIGHT};
-use trainer::{CostNetwork, WeightsFile};
+use trainer::retrain::{retrain, scaled_to_fit, RetrainOptions, ScaleFit, Start, DEFAULT_MEMBERS, DEFAULT_RANKING_WEIGHT};
+use trainer::WeightsFile;
 
 #[derive(Parser)]
 #[command(about = "Retrain, evaluate and manage the learned cost model's weights in a training store")]
@@ -91,6 +91,17 @@ enum Command {
         /// Also print pairwise accuracy by how far apart the pairs measured (both models).
         #[arg(long)]
         by_gap: bool,
+    },
+    /// Scale the predictions of the promoted weights, a stored version or a weights file by the one factor that fits the host's training pipelines best (least squares of log runtime), and write them to a file. The order of any two predictions stays as it was.
+    Calibrate {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[arg(long, conflicts_with = "weights")]
+        version: Option<u32>,
+        #[arg(long)]
+        weights: Option<PathBuf>,
+        #[arg(long)]
+        weights_out: PathBuf,
     },
     /// Draw PNG charts: held-out predictions, the loss curve, metrics by weights version.
     Plot {
@@ -200,15 +211,8 @@ fn main() -> Result<()> {
         Command::Evaluate { store, version, weights, worst, by_gap } => {
             let host = host_key(store.host)?;
             let db = open(&store.db)?;
-            let (label, network): (String, CostNetwork) = match (version, weights) {
-                (_, Some(path)) => (path.display().to_string(), WeightsFile::read(&path).and_then(|f| f.to_network())?),
-                (Some(v), None) => (format!("v{v}"), stored_network(&db, v)?),
-                (None, None) => {
-                    let promoted = db.promoted_weights(Some(&host))?.with_context(|| format!("no promoted weights for host {host}"))?;
-                    let v = promoted.info.version;
-                    (format!("v{v} (promoted)"), stored_network(&db, v)?)
-                }
-            };
+            let (label, file) = chosen_weights(&db, &host, version, weights)?;
+            let network = file.to_network()?;
             let dataset = load(&db, &host, &host_target(), store.held_out_percent)?;
             if dataset.held_out.is_empty() {
                 bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
@@ -229,6 +233,30 @@ fn main() -> Result<()> {
             if worst > 0 {
                 print_worst(&db, &learned, &analytical, worst)?;
             }
+        }
+        Command::Calibrate { store, version, weights, weights_out } => {
+            let host = host_key(store.host)?;
+            let db = open(&store.db)?;
+            let (label, file) = chosen_weights(&db, &host, version, weights)?;
+            let network = file.to_network()?;
+            let dataset = load(&db, &host, &host_target(), store.held_out_percent)?;
+            if dataset.train.is_empty() || dataset.held_out.is_empty() {
+                bail!(
+                    "host {host} has {} training and {} held-out pipelines in this build's feature layouts: both are needed",
+                    dataset.train.len(),
+                    dataset.held_out.len()
+                );
+            }
+            print_metrics(&label, &evaluate(&network, &dataset.held_out)?);
+            let (scaled, factor) = scaled_to_fit(network, &dataset.train, ScaleFit::Mean)?;
+            print_metrics(&format!("{label}, scaled by {factor:.4}"), &evaluate(&scaled, &dataset.held_out)?);
+            let text = format!(
+                "{}, outputs scaled by {factor:.4} to fit host {host}'s {} training pipelines",
+                file.header.version,
+                dataset.train.len()
+            );
+            WeightsFile::of(&scaled, &text).write(&weights_out)?;
+            println!("wrote the scaled weights to {}", weights_out.display());
         }
         Command::Plot { store, out } => {
             let host = host_key(store.host)?;
@@ -253,6 +281,26 @@ fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The weights a command names: a file, a stored version, or else the
+/// host's promoted version; with a label for them.
+fn chosen_weights(db: &Store, host: &str, version: Option<u32>, file: Option<PathBuf>) -> Result<(String, WeightsFile)> {
+    let stored = |v: u32| -> Result<WeightsFile> {
+        let weights = db.weights(v)?;
+        WeightsFile::decode(&weights.blob).with_context(|| format!("weights version {v}"))
+    };
+    Ok(match (version, file) {
+        (_, Some(path)) => {
+            (path.display().to_string(), WeightsFile::read(&path).with_context(|| format!("the weights {}", path.display()))?)
+        }
+        (Some(v), None) => (format!("v{v}"), stored(v)?),
+        (None, None) => {
+            let promoted = db.promoted_weights(Some(host))?.with_context(|| format!("no promoted weights for host {host}"))?;
+            let v = promoted.info.version;
+            (format!("v{v} (promoted)"), stored(v)?)
+        }
+    })
 }
 
 fn host_key(given: Option<String>) -> Result<String> {
