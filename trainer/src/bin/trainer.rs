@@ -14,7 +14,7 @@ use trainer::metrics::{accuracy_by_gap, analytical_predictions, evaluate, metric
 use trainer::network::MAX_MEMBERS;
 use trainer::plot::charts;
 use trainer::retrain::{retrain, scaled_to_fit, RetrainOptions, ScaleFit, Start, DEFAULT_MEMBERS, DEFAULT_RANKING_WEIGHT};
-use trainer::WeightsFile;
+use trainer::{CostNetwork, Dataset, WeightsFile};
 
 #[derive(Parser)]
 #[command(about = "Retrain, evaluate and manage the learned cost model's weights in a training store")]
@@ -37,6 +37,19 @@ struct StoreArgs {
     /// Percentage of pipelines held out (chosen by a hash of the pipeline).
     #[arg(long, default_value_t = DEFAULT_HELD_OUT_PERCENT)]
     held_out_percent: u32,
+}
+
+/// Which weights a command reads, and the store it judges them on.
+#[derive(Args)]
+struct WeightsArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    /// A stored weights version (default: the host's promoted one).
+    #[arg(long, conflicts_with = "weights")]
+    version: Option<u32>,
+    /// A weights file instead of a stored version.
+    #[arg(long)]
+    weights: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -80,11 +93,7 @@ enum Command {
     /// Print held-out metrics of the promoted weights, a stored version or a weights file (and of each member of an ensemble).
     Evaluate {
         #[command(flatten)]
-        store: StoreArgs,
-        #[arg(long, conflicts_with = "weights")]
-        version: Option<u32>,
-        #[arg(long)]
-        weights: Option<PathBuf>,
+        which: WeightsArgs,
         /// Also list the N held-out pipelines whose schedules the weights order worst, beside the analytical model's scores.
         #[arg(long, default_value_t = 0)]
         worst: usize,
@@ -95,11 +104,7 @@ enum Command {
     /// Scale the predictions of the promoted weights, a stored version or a weights file by the one factor that fits the host's training pipelines best (least squares of log runtime), and write them to a file. The order of any two predictions stays as it was.
     Calibrate {
         #[command(flatten)]
-        store: StoreArgs,
-        #[arg(long, conflicts_with = "weights")]
-        version: Option<u32>,
-        #[arg(long)]
-        weights: Option<PathBuf>,
+        which: WeightsArgs,
         #[arg(long)]
         weights_out: PathBuf,
     },
@@ -208,12 +213,8 @@ fn main() -> Result<()> {
             }
             println!("{}: {}", if outcome.promoted { "promoted" } else { "not promoted" }, outcome.reason);
         }
-        Command::Evaluate { store, version, weights, worst, by_gap } => {
-            let host = host_key(store.host)?;
-            let db = open(&store.db)?;
-            let (label, file) = chosen_weights(&db, &host, version, weights)?;
-            let network = file.to_network()?;
-            let dataset = load(&db, &host, &host_target(), store.held_out_percent)?;
+        Command::Evaluate { which, worst, by_gap } => {
+            let Judged { host, db, label, network, dataset, .. } = judged(&which)?;
             if dataset.held_out.is_empty() {
                 bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
             }
@@ -234,12 +235,8 @@ fn main() -> Result<()> {
                 print_worst(&db, &learned, &analytical, worst)?;
             }
         }
-        Command::Calibrate { store, version, weights, weights_out } => {
-            let host = host_key(store.host)?;
-            let db = open(&store.db)?;
-            let (label, file) = chosen_weights(&db, &host, version, weights)?;
-            let network = file.to_network()?;
-            let dataset = load(&db, &host, &host_target(), store.held_out_percent)?;
+        Command::Calibrate { which, weights_out } => {
+            let Judged { host, label, file, network, dataset, .. } = judged(&which)?;
             if dataset.train.is_empty() || dataset.held_out.is_empty() {
                 bail!(
                     "host {host} has {} training and {} held-out pipelines in this build's feature layouts: both are needed",
@@ -283,24 +280,42 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// The weights a command names: a file, a stored version, or else the
-/// host's promoted version; with a label for them.
-fn chosen_weights(db: &Store, host: &str, version: Option<u32>, file: Option<PathBuf>) -> Result<(String, WeightsFile)> {
+/// The weights a command names and what they are judged on.
+struct Judged {
+    host: String,
+    db: Store,
+    /// Names the weights in what the command prints.
+    label: String,
+    file: WeightsFile,
+    network: CostNetwork,
+    /// The host's samples, split into training and held-out pipelines.
+    dataset: Dataset,
+}
+
+/// Opens the store, reads the weights `which` names (a file, a stored
+/// version, or else the host's promoted version) and loads the host's
+/// samples.
+fn judged(which: &WeightsArgs) -> Result<Judged> {
+    let host = host_key(which.store.host.clone())?;
+    let db = open(&which.store.db)?;
     let stored = |v: u32| -> Result<WeightsFile> {
         let weights = db.weights(v)?;
         WeightsFile::decode(&weights.blob).with_context(|| format!("weights version {v}"))
     };
-    Ok(match (version, file) {
+    let (label, file) = match (which.version, &which.weights) {
         (_, Some(path)) => {
-            (path.display().to_string(), WeightsFile::read(&path).with_context(|| format!("the weights {}", path.display()))?)
+            (path.display().to_string(), WeightsFile::read(path).with_context(|| format!("the weights {}", path.display()))?)
         }
         (Some(v), None) => (format!("v{v}"), stored(v)?),
         (None, None) => {
-            let promoted = db.promoted_weights(Some(host))?.with_context(|| format!("no promoted weights for host {host}"))?;
+            let promoted = db.promoted_weights(Some(&host))?.with_context(|| format!("no promoted weights for host {host}"))?;
             let v = promoted.info.version;
             (format!("v{v} (promoted)"), stored(v)?)
         }
-    })
+    };
+    let network = file.to_network()?;
+    let dataset = load(&db, &host, &host_target(), which.store.held_out_percent)?;
+    Ok(Judged { host, db, label, file, network, dataset })
 }
 
 fn host_key(given: Option<String>) -> Result<String> {
