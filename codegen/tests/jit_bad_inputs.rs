@@ -117,3 +117,28 @@ fn strides_the_code_cannot_honour_are_refused() {
     let RunError::AssertionFailed(msg) = &err else { panic!("expected an assertion, got {err:?}") };
     assert!(msg.contains("buffer input must be dense in dimension 0"), "{msg}");
 }
+
+/// An intermediate Func whose realization has more than 2^31 - 1 elements
+/// is refused by name when the pipeline runs: its size and indices are
+/// 32-bit and would wrap (65,935 x 65,935 elements here wrap to 52 million,
+/// which allocates, and the indices past 2^31 would then write outside the
+/// allocation).
+#[test]
+fn an_intermediate_too_large_for_32_bit_indices_is_refused_by_name() {
+    use compiler::{Expr, Func, Pipeline, Type, Var};
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let sums = Func::new("sums");
+    sums.define(&[&x, &y], compiler::lang::ops::cast(Type::f32(), x.expr() + y.expr()));
+    let out = Func::new("out");
+    out.define(&[&x, &y], sums.at([&x * 66, &y * 66]) + Expr::float(1.0, Type::f32()));
+    let p = Pipeline::new(&[&out]).unwrap();
+    let mut s = Schedule::new();
+    s.func("sums").compute_root();
+    let c = compile(&lower(&p, &s).unwrap()).unwrap();
+    let err = c.run(&BTreeMap::new(), &BTreeMap::new(), &[("out", vec![(0, 1000), (0, 1000)])]).unwrap_err();
+    let RunError::AssertionFailed(message) = &err else { panic!("expected the allocation refused, got {err:?}") };
+    assert!(message.contains("Func sums needs more than 2^31 - 1 elements"), "{message}");
+    // Small enough: runs.
+    let out = c.run(&BTreeMap::new(), &BTreeMap::new(), &[("out", vec![(0, 100), (0, 100)])]).unwrap();
+    assert_eq!(out["out"].get(&[99, 99]).unwrap(), Scalar::Float(f64::from(99.0f32 * 66.0 * 2.0 + 1.0)));
+}

@@ -114,7 +114,9 @@ const FLAT_SEARCH_SHARE: f64 = 0.1;
 /// answer must be legal), unless [`BeamOptions::strict_budget`] asks for
 /// every Func at the root instead. It fails only if the pipeline cannot
 /// be analysed, nothing runs at the estimates, or the caller raised
-/// [`BeamOptions::abandon`].
+/// [`BeamOptions::abandon`]. When no candidate inlined or at the root runs
+/// (a Func too large to allocate whole), a nested candidate turned down
+/// before is the answer ([`last_resort`]), its fallback reason saying so.
 pub fn autoschedule(
     pipeline: &PipelineDef,
     target: &Target,
@@ -141,16 +143,79 @@ pub fn autoschedule(
     }
     let left = end.saturating_duration_since(Instant::now());
     let flat = BeamOptions { nested: false, budget: left.min(options.budget.mul_f64(FLAT_SEARCH_SHARE)), ..options.clone() };
-    let mut result = checked_search(&dag, pipeline, model, &flat, end, true, top_k).map_err(failed)?;
+    let mut rejection = rejection;
+    let nested_reason = format!("no candidate with nested Funcs ran at the estimates as priced ({})", rejection.why());
+    let (mut result, reason) = match checked_search(&dag, pipeline, model, &flat, end, true, top_k) {
+        Ok(result) => (result, format!("{nested_reason}; Funcs are inlined or at the root")),
+        // Nothing inlined or at the root runs (a Func too large to
+        // allocate whole, say): a nested candidate that runs is still an
+        // answer, though it was turned down before.
+        Err(flat_rejection) => match last_resort(pipeline, &mut rejection, options) {
+            Some((schedule, state, how)) => {
+                let reason =
+                    format!("{nested_reason}; none with Funcs inlined or at the root ran either ({}): {how}", flat_rejection.why());
+                let result = AutoSchedule {
+                    stats: flat_rejection.stats,
+                    check_seconds: flat_rejection.check_seconds,
+                    ..explained(&dag, model, schedule, &state)
+                };
+                (result, reason)
+            }
+            None => return Err(failed(flat_rejection)),
+        },
+    };
     result.stats.absorb(&rejection.stats);
     result.check_seconds += rejection.check_seconds;
-    let flat_reason =
-        format!("no candidate with nested Funcs ran at the estimates as priced ({}); Funcs are inlined or at the root", rejection.why());
     result.fallback = Some(match result.fallback.take() {
-        Some(why) => format!("{flat_reason}; then {why}"),
-        None => flat_reason,
+        Some(why) => format!("{reason}; then {why}"),
+        None => reason,
     });
     Ok(result)
+}
+
+/// The nested search's answer when no candidate inlined or at the root
+/// runs at the estimates, and how it was found: its first candidate that
+/// runs there though mispriced, else (unless the budget is strict) its
+/// first candidate whose check ran out of time, checked again without a
+/// deadline (a failure is recorded in `nested`).
+fn last_resort(pipeline: &PipelineDef, nested: &mut Rejection, options: &BeamOptions) -> Option<(Schedule, beam::State, &'static str)> {
+    if options.abandoned() {
+        return None;
+    }
+    if let Some(m) = &nested.mispriced {
+        return Some((m.schedule.clone(), m.state.clone(), "the best nested candidate that runs at the estimates, though mispriced"));
+    }
+    if options.strict_budget {
+        return None;
+    }
+    let unchecked = nested.unchecked.take()?;
+    let (schedule, state) = checked_without_deadline(pipeline, unchecked, nested)?;
+    Some((schedule, state, "the best nested candidate, its check finished past the budget"))
+}
+
+/// `candidate` if it runs at the estimates, checked without a deadline (an
+/// answer must be legal); else `None`, its failure recorded in `rejection`.
+fn checked_without_deadline(
+    pipeline: &PipelineDef,
+    candidate: (Schedule, beam::State),
+    rejection: &mut Rejection,
+) -> Option<(Schedule, beam::State)> {
+    match check_at_estimates(pipeline, &candidate.0, &Limits::default()) {
+        Ok(_) => Some(candidate),
+        Err(e) => {
+            rejection.failed.get_or_insert((e, candidate.0));
+            None
+        }
+    }
+}
+
+/// The first nested candidate whose lowered code allocates far more than
+/// priced, or does not slide what was priced as sliding. It runs at the
+/// estimates: the answer of last resort when nothing else does.
+struct Mispriced {
+    why: String,
+    schedule: Schedule,
+    state: beam::State,
 }
 
 /// Why a search's candidates were all turned down, with what it cost.
@@ -158,9 +223,11 @@ struct Rejection {
     /// The first candidate that failed at the estimates, and how.
     failed: Option<(EstimateError, Schedule)>,
     /// The first candidate whose lowered code allocates far more than priced.
-    mispriced: Option<String>,
+    mispriced: Option<Mispriced>,
     /// Candidates whose check did not finish before the deadline.
     timed_out: usize,
+    /// The first of them.
+    unchecked: Option<(Schedule, beam::State)>,
     stats: SearchStats,
     check_seconds: f64,
 }
@@ -169,7 +236,7 @@ impl Rejection {
     fn why(&self) -> String {
         match (&self.failed, &self.mispriced) {
             (Some((error, _)), _) => format!("the best failed at the estimates: {error}"),
-            (None, Some(why)) => why.clone(),
+            (None, Some(mispriced)) => mispriced.why.clone(),
             (None, None) if self.timed_out > 0 => format!("{} checks did not finish within the budget", self.timed_out),
             (None, None) => "the search yielded none".to_string(),
         }
@@ -200,9 +267,9 @@ fn checked_search(
     let limits = Limits { deadline: Some(check_deadline), ..Limits::default() };
     let mut chosen = None;
     let mut alternatives = vec![];
-    let mut rejection = Rejection { failed: None, mispriced: None, timed_out: 0, stats: SearchStats::default(), check_seconds: 0.0 };
+    let mut rejection =
+        Rejection { failed: None, mispriced: None, timed_out: 0, unchecked: None, stats: SearchStats::default(), check_seconds: 0.0 };
     let mut checked = 0;
-    let mut first_timed_out = None;
     for state in &outcome.complete {
         if options.abandoned() {
             break;
@@ -222,12 +289,12 @@ fn checked_search(
                     None => chosen = Some((schedule, state)),
                     Some(why) => {
                         tracing::debug!(%why, %schedule, "candidate rejected as mispriced");
-                        rejection.mispriced.get_or_insert(why);
+                        rejection.mispriced.get_or_insert_with(|| Mispriced { why, schedule, state: state.clone() });
                     }
                 },
                 Err(EstimateError::Lower(LowerError::DeadlineExceeded { .. })) => {
                     rejection.timed_out += 1;
-                    first_timed_out.get_or_insert((schedule, state));
+                    rejection.unchecked.get_or_insert_with(|| (schedule, state.clone()));
                 }
                 Err(e) => {
                     tracing::debug!(error = %e, %schedule, "candidate rejected");
@@ -244,7 +311,8 @@ fn checked_search(
     }
     let mut chosen = chosen.map(|(schedule, state)| (schedule, state.clone()));
     let mut fallback = None;
-    if let (None, true, false, Some((schedule, state))) = (&chosen, must_answer, options.abandoned(), first_timed_out) {
+    let answer_unchecked = chosen.is_none() && must_answer && !options.abandoned();
+    if let Some((schedule, state)) = rejection.unchecked.take_if(|_| answer_unchecked) {
         if options.strict_budget {
             let roots = beam::all_at_root(dag, model);
             chosen = Some((apply::to_schedule(dag, &roots.root), roots));
@@ -253,12 +321,7 @@ fn checked_search(
                 rejection.timed_out
             ));
         } else {
-            match check_at_estimates(pipeline, &schedule, &Limits::default()) {
-                Ok(_) => chosen = Some((schedule, state.clone())),
-                Err(e) => {
-                    rejection.failed.get_or_insert((e, schedule));
-                }
-            }
+            chosen = checked_without_deadline(pipeline, (schedule, state), &mut rejection);
         }
     }
     let check_seconds = checking.elapsed().as_secs_f64();

@@ -7,6 +7,11 @@
 //! innermost stride 1); inputs and outputs use the same names, bound by the
 //! caller. The element at `c` is at `sum((c[d] - min.d) * stride.d)`.
 //!
+//! Each realized Func's allocations come after an assertion that their
+//! element count is below 2^31 (computed without overflow), so that sizes
+//! and indices, which are 32-bit, never wrap: a realization too large
+//! fails with a message naming the Func instead of corrupting memory.
+//!
 //! A Tuple Func gets one allocation per value (`f.0`, `f.1`, ...) sharing
 //! those lets; its `Provide` computes every value into a let before it
 //! stores any. A Tuple output is one caller buffer per value, each with
@@ -20,6 +25,7 @@
 use super::validate::Plan;
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::types::Type;
 use crate::ir::visit::{mutate_expr_children, mutate_stmt_children, Mutator};
 use crate::lang::ops::CompareExt;
 use crate::lang::pipeline::{buffer_vars, value_buffer, FuncDef};
@@ -40,6 +46,18 @@ fn flat_index(buffer: &str, args: &[Expr], external: bool) -> Expr {
         })
         .reduce(|a, b| a + b)
         .unwrap_or(Expr::i32(0))
+}
+
+/// Whether the allocation of `func` (its extents' product) has at most
+/// `i32::MAX` elements, so that its size and every index into it fit the
+/// 32-bit index type. Computed in 64 bits, each partial product clamped at
+/// 2^31 before the next factor (below 2^31) multiplies it, so nothing
+/// overflows whatever the extents.
+fn elements_fit_the_index_type(func: &str, dims: usize) -> Expr {
+    let limit = || Expr::int(1 << 31, Type::i64());
+    let extent = |d: usize| Expr::max(Expr::cast(Type::i64(), Expr::ivar(buffer_vars::extent(func, d))), Expr::int(0, Type::i64()));
+    let elements = (0..dims).fold(Expr::int(1, Type::i64()), |product, d| Expr::min(product, limit()) * extent(d));
+    elements.lt(limit())
 }
 
 struct Flatten {
@@ -106,6 +124,13 @@ impl Mutator for Flatten {
                     let buffer = value_buffer(func, k, types.len());
                     out = Stmt::new(StmtNode::Allocate { buffer, ty: *ty, size: size.clone(), body: out });
                 }
+                out = Stmt::block(vec![
+                    Stmt::assert(
+                        elements_fit_the_index_type(func, dims),
+                        format!("Func {func} needs more than 2^31 - 1 elements of storage, more than 32-bit indices can address"),
+                    ),
+                    out,
+                ]);
                 // Strides: innermost storage dimension first.
                 let mut lets = vec![];
                 let mut stride = Expr::i32(1);

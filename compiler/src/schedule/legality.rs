@@ -17,7 +17,7 @@
 
 use crate::analysis::interval::{bounds_of, Interval, Scope};
 use crate::error::LowerError;
-use crate::ir::expr::{Expr, Name};
+use crate::ir::expr::{BinOp, Expr, ExprNode, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::visit::{node_count, substitute_map, substitute_map_stmt};
 use crate::lang::pipeline::{buffer_vars, Estimate, PipelineDef};
@@ -243,6 +243,22 @@ fn over_computing_splits(s: &Schedule) -> String {
 /// name, which then ranges over the value's interval.
 const MAX_EXPANDED_NODES: usize = 400;
 
+/// `e` with the lets' values in place of their names, simplified.
+fn expanded(e: &Expr, lets: &HashMap<Name, Expr>) -> Expr {
+    simplify(&substitute_map(lets, e))
+}
+
+/// The largest value of an allocation's `size`, a product of extents:
+/// each factor bounded on its own and the bounds multiplied in 64 bits
+/// (saturating), as folding the product in the 32-bit index type would
+/// wrap past 2^31 elements; `None` when a factor has no bound.
+fn largest_elements(size: &Expr, scope: &Scope, lets: &HashMap<Name, Expr>) -> Option<u64> {
+    if let ExprNode::Binary { op: BinOp::Mul, a, b } = size.node() {
+        return Some(largest_elements(a, scope, lets)?.saturating_mul(largest_elements(b, scope, lets)?));
+    }
+    bounds_of(&expanded(size, lets), scope).max.and_then(|m| simplify(&m).as_int()).map(|n| n.max(0) as u64)
+}
+
 /// The most bytes each `Allocate` of `s` can take, with enclosing loop
 /// variables ranging over their intervals (`None`: unbounded). Lets stand
 /// for their values, expanded (up to [`MAX_EXPANDED_NODES`]) and
@@ -250,10 +266,9 @@ const MAX_EXPANDED_NODES: usize = 400;
 /// extent `max - min + 1` whose ends move together with a loop is as
 /// large as one iteration's, not the distance the loop moves them.
 fn largest_allocations(s: &Stmt, scope: &mut Scope, lets: &mut HashMap<Name, Expr>, out: &mut Vec<(Name, Option<u64>)>) {
-    let expand = |e: &Expr, lets: &HashMap<Name, Expr>| simplify(&substitute_map(lets, e));
     match s.node() {
         StmtNode::For { name, min, extent, body, .. } => {
-            let (min, extent) = (expand(min, lets), expand(extent, lets));
+            let (min, extent) = (expanded(min, lets), expanded(extent, lets));
             let (lo, hi) = (bounds_of(&min, scope), bounds_of(&(min + extent - 1), scope));
             let shadowed = lets.remove(name);
             scope.push(name.clone(), Interval { min: lo.min, max: hi.max });
@@ -264,7 +279,7 @@ fn largest_allocations(s: &Stmt, scope: &mut Scope, lets: &mut HashMap<Name, Exp
             }
         }
         StmtNode::LetStmt { name, value, body } => {
-            let value = expand(value, lets);
+            let value = expanded(value, lets);
             if node_count(&value) <= MAX_EXPANDED_NODES {
                 let shadowed = lets.insert(name.clone(), value);
                 largest_allocations(body, scope, lets, out);
@@ -283,8 +298,7 @@ fn largest_allocations(s: &Stmt, scope: &mut Scope, lets: &mut HashMap<Name, Exp
             }
         }
         StmtNode::Allocate { buffer, ty, size, body } => {
-            let elements = bounds_of(&expand(size, lets), scope).max.and_then(|m| simplify(&m).as_int());
-            let bytes = elements.map(|n| (n.max(0) as u64).saturating_mul(ty.scalar.bytes() as u64));
+            let bytes = largest_elements(size, scope, lets).map(|n| n.saturating_mul(ty.scalar.bytes() as u64));
             out.push((buffer.clone(), bytes));
             largest_allocations(body, scope, lets, out);
         }
