@@ -133,7 +133,7 @@ pub fn autoschedule(
         return checked_search(&dag, pipeline, model, options, end, true, top_k).map_err(failed);
     }
     let nested = BeamOptions { budget: options.budget.mul_f64(NESTED_SEARCH_SHARE), ..options.clone() };
-    let rejection =
+    let mut rejection =
         match checked_search(&dag, pipeline, model, &nested, started + options.budget.mul_f64(NESTED_CHECKS_SHARE), false, top_k) {
             Ok(result) => return Ok(result),
             Err(rejection) => rejection,
@@ -143,7 +143,6 @@ pub fn autoschedule(
     }
     let left = end.saturating_duration_since(Instant::now());
     let flat = BeamOptions { nested: false, budget: left.min(options.budget.mul_f64(FLAT_SEARCH_SHARE)), ..options.clone() };
-    let mut rejection = rejection;
     let nested_reason = format!("no candidate with nested Funcs ran at the estimates as priced ({})", rejection.why());
     let (mut result, reason) = match checked_search(&dag, pipeline, model, &flat, end, true, top_k) {
         Ok(result) => (result, format!("{nested_reason}; Funcs are inlined or at the root")),

@@ -460,9 +460,10 @@ const SCALE_TOLERANCE: f64 = 1e-4;
 
 /// `network` with every prediction multiplied by one factor, fitted over
 /// the samples of `train` as `fit` says, and that factor (1 when there is
-/// nothing to fit, or the weights already fit). A common factor leaves the order of any two
-/// predictions as it was: pairwise accuracy, regret and the search's
-/// picks do not change, only how close the predicted seconds come.
+/// nothing to fit, or the weights already fit). A common factor leaves the
+/// order of any two predictions as it was: pairwise accuracy, regret and
+/// the search's picks do not change, only how close the predicted seconds
+/// come.
 pub fn scaled_to_fit(
     network: CostNetwork,
     train: &[crate::dataset::StoredPipeline],
