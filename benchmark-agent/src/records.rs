@@ -3,7 +3,7 @@
 //! DAG's stage order; a stage a schedule does not place has a row of
 //! zeros, as the trainer reads it).
 
-use crate::sampling::{content_hash, SampledSchedule};
+use crate::sampling::SampledSchedule;
 use crate::Workload;
 use data::{Features, PipelineRecord, ScheduleRecord};
 use featurizer::{Dag, Layout, PipelineFeatures, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
@@ -18,8 +18,7 @@ fn matrix(layout: &Layout, rows: Vec<Vec<f32>>) -> Features {
 /// The pipeline's record: the hash of its definition, how to rebuild it,
 /// its features per stage.
 pub fn pipeline_record(dag: &Dag, workload: &Workload) -> PipelineRecord {
-    let definition = serde_json::to_string(&workload.pipeline).expect("pipeline definitions serialize");
-    PipelineRecord { hash: content_hash(&definition), source: workload.source.clone(), features: pipeline_matrix(dag) }
+    PipelineRecord { hash: proto::definition_hash(&workload.pipeline), source: workload.source.clone(), features: pipeline_matrix(dag) }
 }
 
 /// The pipeline features of the DAG's stages.

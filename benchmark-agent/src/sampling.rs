@@ -15,7 +15,6 @@ use featurizer::Dag;
 use search::cost_model::Cost;
 use search::featurize::StageFeatures;
 use search::{autoschedule, AutoSchedule, BeamOptions, CostModel, RandomModel, SearchError};
-use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,10 +66,7 @@ pub struct SampledSchedule {
     pub predicted_seconds: f64,
 }
 
-/// The hex SHA-256 of `text`.
-pub fn content_hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use proto::content_hash;
 
 /// Samples up to `options.schedules` distinct schedules of `pipeline`;
 /// `seed` makes the probes reproducible.

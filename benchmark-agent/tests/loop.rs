@@ -69,6 +69,7 @@ async fn agents_retraining_and_two_rounds_store_every_sample_once_and_round_one_
     // after a first retraining that had no held-out pipeline.
     let retrainer = Retrainer::new(RetrainSettings { after_samples: 1, options }, &store).unwrap();
     let agents = AgentSettings {
+        session_ttl: service::agent::DEFAULT_SESSION_TTL,
         secret: SECRET.into(),
         lease: Duration::from_secs(30),
         max_attempts: 3,

@@ -38,6 +38,7 @@ async fn serve_on(
 ) -> TestServer {
     let addr = listener.local_addr().unwrap();
     let agents = AgentSettings {
+        session_ttl: service::agent::DEFAULT_SESSION_TTL,
         secret: SECRET.into(),
         lease,
         max_attempts: 5,

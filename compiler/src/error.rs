@@ -34,6 +34,12 @@ pub enum LangError {
     CoordinateType { func: String, callee: String, position: usize, ty: Type },
     #[error("Func {func}: {why}")]
     Invalid { func: String, why: String },
+    #[error(
+        "Func {func}: its definitions have {nodes} expression nodes once their lets are expanded (a let used k times counts k times), more than the {limit} a Func may have; compute the shared parts in Funcs of their own"
+    )]
+    DefinitionTooLarge { func: String, nodes: usize, limit: usize },
+    #[error("the pipeline has {nodes} expression nodes once lets are expanded, more than the {limit} a pipeline may have")]
+    PipelineTooLarge { nodes: usize, limit: usize },
     #[error("Func {func}: `{op}` {why}, in {expr}")]
     Operands { func: String, op: &'static str, why: String, expr: String },
     #[error("Func {func}: the literal {value:e} does not fit {ty}, the type of the float expression it meets (write it in range, or cast the expression to f64)")]

@@ -39,6 +39,12 @@ pub enum StoreError {
     /// A report of a work item that was never leased to the reporting agent.
     #[error("work item {work_id} was never leased to agent {agent_id}")]
     NotLeased { work_id: String, agent_id: i64 },
+    /// A host fingerprint that would not read back as it was given.
+    #[error("host fingerprint: {field} {why}")]
+    Fingerprint { field: &'static str, why: String },
+    /// An agent name that is empty, too long or not printable.
+    #[error("agent name: {0}")]
+    AgentName(String),
     #[error("no registered agent {0}")]
     UnknownAgent(i64),
     #[error("no weights version {0}")]

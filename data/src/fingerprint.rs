@@ -64,6 +64,15 @@ fn gpu_model(information: &str) -> Option<String> {
     })
 }
 
+/// The longest CPU model or GPU name a fingerprint may carry.
+pub const MAX_TEXT_BYTES: usize = 256;
+/// The longest ISA feature or cache kind.
+pub const MAX_TOKEN_BYTES: usize = 64;
+/// The most ISA features a fingerprint may list.
+pub const MAX_FEATURES: usize = 512;
+/// The most caches a fingerprint may list.
+pub const MAX_CACHES: usize = 32;
+
 /// What a host's hardware is, as far as timing schedules goes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct HostFingerprint {
@@ -123,6 +132,54 @@ impl HostFingerprint {
             caches,
             gpu: None,
         }
+    }
+
+    /// Checks that the fingerprint reads back from the store exactly as it
+    /// is (its key is computed from the fields, and a store row must give
+    /// the same key): a printable CPU model and GPU name of at most
+    /// [`MAX_TEXT_BYTES`], ISA features that are sorted, distinct tokens of
+    /// letters, digits, `_`, `.` and `-` (the store keeps them space-separated,
+    /// the key comma-separated), at most [`MAX_FEATURES`] of them and
+    /// [`MAX_CACHES`] caches whose kinds are such tokens too.
+    pub fn check(&self) -> Result<(), StoreError> {
+        let bad = |field: &'static str, why: String| Err(StoreError::Fingerprint { field, why });
+        let printable = |field: &'static str, text: &str| {
+            if text.is_empty() || text.len() > MAX_TEXT_BYTES {
+                return bad(field, format!("must have 1 to {MAX_TEXT_BYTES} bytes, not {}", text.len()));
+            }
+            if text.chars().any(char::is_control) {
+                return bad(field, "must not hold control characters (line breaks, tabs)".to_string());
+            }
+            Ok(())
+        };
+        let token = |field: &'static str, t: &str| {
+            let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+            if t.is_empty() || t.len() > MAX_TOKEN_BYTES || !t.chars().all(allowed) {
+                let shown: String = t.chars().take(MAX_TOKEN_BYTES).collect();
+                return bad(field, format!("{shown:?} is not a token of 1 to {MAX_TOKEN_BYTES} letters, digits, '_', '.' or '-'"));
+            }
+            Ok(())
+        };
+        printable("cpu_model", &self.cpu_model)?;
+        if let Some(gpu) = &self.gpu {
+            printable("gpu", gpu)?;
+        }
+        if self.isa_features.len() > MAX_FEATURES {
+            return bad("isa_features", format!("has {} entries, more than {MAX_FEATURES}", self.isa_features.len()));
+        }
+        for f in &self.isa_features {
+            token("isa_features", f)?;
+        }
+        if let Some(w) = self.isa_features.windows(2).find(|w| w[0] >= w[1]) {
+            return bad("isa_features", format!("must be sorted and distinct ({:?} comes before {:?})", w[0], w[1]));
+        }
+        if self.caches.len() > MAX_CACHES {
+            return bad("caches", format!("has {} entries, more than {MAX_CACHES}", self.caches.len()));
+        }
+        for c in &self.caches {
+            token("caches", &c.kind)?;
+        }
+        Ok(())
     }
 
     /// The canonical text the key hashes: one `name=value` line per field, lists comma-separated.
@@ -227,6 +284,26 @@ mod tests {
         assert_eq!(parse_size("512"), Some(512));
         assert_eq!(parse_size("K"), None);
         assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn fingerprints_that_would_not_read_back_are_refused() {
+        let good = HostFingerprint::from_sources(CPUINFO_2, vec![]);
+        good.check().unwrap();
+        let with = |f: &dyn Fn(&mut HostFingerprint)| {
+            let mut h = good.clone();
+            f(&mut h);
+            h.check().unwrap_err().to_string()
+        };
+        assert!(with(&|h| h.isa_features = vec!["avx2 fma".into()]).contains("isa_features"));
+        assert!(with(&|h| h.isa_features = vec!["fma".into(), "avx2".into()]).contains("sorted"));
+        assert!(with(&|h| h.isa_features = vec!["avx2".into(), "avx2".into()]).contains("sorted and distinct"));
+        assert!(with(&|h| h.isa_features = vec!["".into()]).contains("token"));
+        assert!(with(&|h| h.cpu_model = "a\nisa=x".into()).contains("control"));
+        assert!(with(&|h| h.cpu_model = "x".repeat(MAX_TEXT_BYTES + 1)).contains("cpu_model"));
+        assert!(with(&|h| h.gpu = Some(String::new())).contains("gpu"));
+        assert!(with(&|h| h.caches = vec![CacheInfo { level: 1, kind: "Data, L1".into(), size_bytes: 1 }]).contains("caches"));
+        assert!(HostFingerprint::detect().unwrap().check().is_ok());
     }
 
     #[test]

@@ -34,7 +34,9 @@ pub use model::{
     ExportRow, FailureClass, Features, LayoutId, NewWeights, Outcome, PipelineInfo, PipelineRecord, PipelineSamples, PipelineSource,
     Report, ReportOutcome, Runtime, SampleRecord, ScheduleRecord, ScheduleSample, Summary, Weights, WeightsInfo,
 };
-pub use queue::{AgentSession, Completion, LeaseState, NewWork, SamplingSettings, WorkCounts, WorkItemState, WorkLease, WorkResult};
+pub use queue::{
+    AgentSession, Completion, LeaseState, NewWork, SamplingSettings, WorkCounts, WorkItemState, WorkLease, WorkResult, MAX_AGENT_NAME_BYTES,
+};
 pub use relayout::StoredSchedule;
 pub use schema::SCHEMA_VERSION;
 pub use store::{Store, BUSY_TIMEOUT};

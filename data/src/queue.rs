@@ -163,7 +163,9 @@ const NEXT_FREE_ITEM: &str = "SELECT id, work_id, round, seed, generator, sampli
 impl Store {
     /// Registers an agent (the same name on the same host is the same
     /// agent, its capabilities updated) with a new session whose token
-    /// hashes to `token_hash`.
+    /// hashes to `token_hash`, which replaces the agent's earlier sessions
+    /// (one session per agent). The name is 1 to [`MAX_AGENT_NAME_BYTES`]
+    /// bytes without control characters ([`StoreError::AgentName`]).
     pub fn register_agent(
         &mut self,
         name: &str,
@@ -171,6 +173,7 @@ impl Store {
         capabilities: &serde_json::Value,
         token_hash: &str,
     ) -> Result<AgentSession, StoreError> {
+        check_agent_name(name)?;
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let host_id = upsert_host(&tx, host)?;
         let capabilities = serde_json::to_string(capabilities)?;
@@ -180,12 +183,25 @@ impl Store {
             params![name, host_id, capabilities, unix_now()],
         )?;
         let agent_id: i64 = tx.query_row("SELECT id FROM agents WHERE name = ?1 AND host_id = ?2", params![name, host_id], |r| r.get(0))?;
+        tx.execute("DELETE FROM agent_sessions WHERE agent_id = ?1", [agent_id])?;
         tx.execute(
-            "INSERT INTO agent_sessions (token_hash, agent_id, created_at) VALUES (?1, ?2, ?3)",
+            "INSERT INTO agent_sessions (token_hash, agent_id, created_at, last_used) VALUES (?1, ?2, ?3, ?3)",
             params![token_hash, agent_id, unix_now()],
         )?;
         tx.commit()?;
         Ok(AgentSession { token_hash: token_hash.to_string(), agent_id, agent: name.to_string(), host_key: host.key() })
+    }
+
+    /// Deletes the sessions unused since `unused_since` (seconds since the
+    /// epoch); how many.
+    pub fn expire_sessions(&mut self, unused_since: i64) -> Result<usize, StoreError> {
+        Ok(self.conn.execute("DELETE FROM agent_sessions WHERE last_used < ?1", [unused_since])?)
+    }
+
+    /// Records that the session of `token_hash` was used now.
+    pub fn touch_session(&mut self, token_hash: &str) -> Result<(), StoreError> {
+        self.conn.execute("UPDATE agent_sessions SET last_used = ?2 WHERE token_hash = ?1", params![token_hash, unix_now()])?;
+        Ok(())
     }
 
     /// Every session of every agent.
@@ -337,6 +353,16 @@ impl Store {
         Ok(Completion { outcome, already_done: false })
     }
 
+    /// The generator parameters (as queued) of work item `work_id`.
+    pub fn work_generator(&self, work_id: &str) -> Result<serde_json::Value, StoreError> {
+        let generator: Option<String> = self
+            .conn
+            .prepare_cached("SELECT generator FROM work_items WHERE work_id = ?1")?
+            .query_row([work_id], |r| r.get(0))
+            .optional()?;
+        Ok(serde_json::from_str(&generator.ok_or_else(|| StoreError::UnknownWork(work_id.to_string()))?)?)
+    }
+
     /// How many items are in each state now, with `max_attempts` per item.
     pub fn work_counts(&self, max_attempts: u32) -> Result<WorkCounts, StoreError> {
         let (waiting, leased, done, exhausted, reissued): (i64, i64, i64, i64, i64) = self.conn.query_row(
@@ -380,6 +406,20 @@ impl Store {
         })
         .collect()
     }
+}
+
+/// The longest agent name.
+pub const MAX_AGENT_NAME_BYTES: usize = 128;
+
+/// An agent name is 1 to [`MAX_AGENT_NAME_BYTES`] bytes without control characters.
+fn check_agent_name(name: &str) -> Result<(), StoreError> {
+    if name.is_empty() || name.len() > MAX_AGENT_NAME_BYTES {
+        return Err(StoreError::AgentName(format!("must have 1 to {MAX_AGENT_NAME_BYTES} bytes, not {}", name.len())));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(StoreError::AgentName("must not hold control characters".into()));
+    }
+    Ok(())
 }
 
 /// The host key of a registered agent.
@@ -609,9 +649,29 @@ mod tests {
         assert_eq!(store.agent_sessions().unwrap(), std::slice::from_ref(&session));
         assert_eq!(store.work_counts(3).unwrap(), WorkCounts { waiting: 1, leased: 1, done: 0, exhausted: 0, reissued: 0 });
         assert_eq!(store.lease_work(session.agent_id, LONG, 3).unwrap().unwrap().work_id, "round0/seed1");
-        // The same agent registering again gets the same id and a second session.
+        // The same agent registering again gets the same id and a session
+        // that replaces its first.
         let again = store.register_agent("a", &host("cpu"), &serde_json::json!({"gpus": 1}), "token-hash-2").unwrap();
         assert_eq!(again.agent_id, session.agent_id);
+        assert_eq!(store.agent_sessions().unwrap(), [again]);
+    }
+
+    #[test]
+    fn sessions_are_one_per_agent_and_expire_unused() {
+        let mut store = Store::open_in_memory().unwrap();
+        for i in 0..500 {
+            store.register_agent("a", &host("cpu"), &serde_json::json!({}), &format!("token-{i}")).unwrap();
+        }
+        store.register_agent("b", &host("cpu"), &serde_json::json!({}), "token-b").unwrap();
         assert_eq!(store.agent_sessions().unwrap().len(), 2);
+        store.conn.execute("UPDATE agent_sessions SET last_used = 0 WHERE token_hash = 'token-b'", []).unwrap();
+        assert_eq!(store.expire_sessions(unix_now() - 60).unwrap(), 1);
+        assert_eq!(store.agent_sessions().unwrap().iter().map(|s| s.agent.as_str()).collect::<Vec<_>>(), ["a"]);
+        store.touch_session("token-499").unwrap();
+        assert_eq!(store.expire_sessions(unix_now() - 60).unwrap(), 0);
+        for bad in ["", "a\nb", &"n".repeat(MAX_AGENT_NAME_BYTES + 1)] {
+            let err = store.register_agent(bad, &host("cpu"), &serde_json::json!({}), "t").unwrap_err();
+            assert!(matches!(err, StoreError::AgentName(_)), "{bad:?}: {err}");
+        }
     }
 }

@@ -152,6 +152,12 @@ const MIGRATIONS: &[&str] = &[
     DROP INDEX work_items_open;
     CREATE INDEX work_items_open_in_order ON work_items(id) WHERE done_report IS NULL;
     ",
+    // 5: sessions expire when unused: when each was last used (seconds
+    // since the epoch; its creation until the server records a use).
+    "
+    ALTER TABLE agent_sessions ADD COLUMN last_used INTEGER;
+    UPDATE agent_sessions SET last_used = created_at;
+    ",
 ];
 
 /// The schema version this build writes.

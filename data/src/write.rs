@@ -101,8 +101,10 @@ pub(crate) fn record_in(tx: &Transaction<'_>, report: &Report) -> Result<(Report
     Ok((outcome, report_id))
 }
 
-/// The host's row id, inserting it first if it is new.
+/// The host's row id, inserting it first if it is new; a fingerprint that
+/// would not read back exactly is refused ([`HostFingerprint::check`]).
 pub(crate) fn upsert_host(tx: &Transaction<'_>, host: &HostFingerprint) -> Result<i64, StoreError> {
+    host.check()?;
     let key = host.key();
     let existing = tx.prepare_cached("SELECT id FROM hosts WHERE key = ?1")?.query_row([&key], |r| r.get(0)).optional()?;
     if let Some(id) = existing {

@@ -601,9 +601,13 @@ fn is_identity(args: &[Expr], vars: &[Name]) -> bool {
 /// The natural vector width of the narrowest non-bool type in `exprs`
 /// (or of the Func's own types).
 fn stage_vector_size(exprs: &[Expr], own: &[Type], target: &Target) -> i64 {
-    struct Narrowest(Option<ScalarType>);
+    struct Narrowest(Option<ScalarType>, HashSet<usize>);
     impl Visitor for Narrowest {
+        /// Each shared node once.
         fn visit_expr(&mut self, e: &Expr) {
+            if e.is_shared() && !self.1.insert(e.address()) {
+                return;
+            }
             let t = e.ty().scalar;
             if !t.is_bool() && self.0.is_none_or(|n| t.bytes() < n.bytes()) {
                 self.0 = Some(t);
@@ -611,7 +615,7 @@ fn stage_vector_size(exprs: &[Expr], own: &[Type], target: &Target) -> i64 {
             walk_expr(self, e)
         }
     }
-    let mut n = Narrowest(own.iter().map(|t| t.scalar).filter(|t| !t.is_bool()).min_by_key(|t| t.bytes()));
+    let mut n = Narrowest(own.iter().map(|t| t.scalar).filter(|t| !t.is_bool()).min_by_key(|t| t.bytes()), HashSet::new());
     exprs.iter().for_each(|e| n.visit_expr(e));
     target.natural_lanes(n.0.unwrap_or(own[0].scalar))
 }

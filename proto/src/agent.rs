@@ -4,6 +4,10 @@
 //! [`FromWireError`] naming the field (`samples[3].features: ...`).
 
 use crate::error::FromWireError;
+use crate::limits::{
+    check_id, quote, MAX_FEATURE_MAGNITUDE, MAX_REPORTED_SECONDS, MAX_REPORT_SAMPLES, MAX_SCHEDULE_TEXT_BYTES, MAX_TIMING_SAMPLES,
+    MIN_REPORTED_SECONDS,
+};
 use crate::v1;
 use data::{
     FailureClass, Features, HostFingerprint, LayoutId, Outcome, Runtime, SampleRecord, SamplingSettings, ScheduleRecord, WorkResult,
@@ -31,7 +35,8 @@ impl TryFrom<&v1::HostFingerprint> for HostFingerprint {
     type Error = FromWireError;
 
     /// The fingerprint as sent (the agent detected it; its key is computed
-    /// from these fields, so they are taken as they are).
+    /// from these fields, so they are taken as they are), refused unless it
+    /// would read back from the store exactly ([`HostFingerprint::check`]).
     fn try_from(h: &v1::HostFingerprint) -> Result<Self, FromWireError> {
         if h.cpu_model.is_empty() {
             return Err(FromWireError::missing("host", "cpu_model"));
@@ -49,14 +54,16 @@ impl TryFrom<&v1::HostFingerprint> for HostFingerprint {
                 Ok(data::CacheInfo { level, kind: c.kind.clone(), size_bytes: c.size_bytes })
             })
             .collect::<Result<_, FromWireError>>()?;
-        Ok(HostFingerprint {
+        let host = HostFingerprint {
             cpu_model: h.cpu_model.clone(),
             isa_features: h.isa_features.clone(),
             logical_cores: h.logical_cores,
             physical_cores: h.physical_cores,
             caches,
             gpu: h.gpu.clone(),
-        })
+        };
+        host.check().map_err(|e| FromWireError::invalid("host", e.to_string()))?;
+        Ok(host)
     }
 }
 
@@ -84,6 +91,12 @@ fn features(f: Option<&v1::Features>, at: &str) -> Result<Features, FromWireErro
     let layout = f.layout.as_ref().ok_or_else(|| FromWireError::missing(at, "layout"))?;
     let features = Features { layout: layout.into(), stages: f.stages, values: f.values.clone() };
     features.check_shape(at).map_err(|e| FromWireError::invalid(at, e.to_string()))?;
+    if let Some(i) = features.values.iter().position(|v| !(v.is_finite() && v.abs() <= MAX_FEATURE_MAGNITUDE)) {
+        return Err(FromWireError::invalid(
+            at,
+            format!("value {i} is {}, not a finite feature of magnitude at most {MAX_FEATURE_MAGNITUDE:e}", features.values[i]),
+        ));
+    }
     Ok(features)
 }
 
@@ -121,10 +134,29 @@ fn sample_from_wire(s: &v1::ScheduleSample, at: &str) -> Result<(ScheduleRecord,
     if s.hash.is_empty() {
         return Err(FromWireError::missing(at, "hash"));
     }
+    check_id(&s.hash, "the schedule hash", at)?;
+    if s.text.len() > MAX_SCHEDULE_TEXT_BYTES {
+        return Err(FromWireError::invalid(at, format!("a schedule text of {} bytes, more than {MAX_SCHEDULE_TEXT_BYTES}", s.text.len())));
+    }
+    if let Some(t) = s.compile_time_s {
+        if !(0.0..=MAX_REPORTED_SECONDS).contains(&t) {
+            return Err(FromWireError::invalid(at, format!("compile_time_s {t} is not a time from 0 to {MAX_REPORTED_SECONDS} s")));
+        }
+    }
     let outcome = match s.outcome.as_ref().ok_or_else(|| FromWireError::missing(at, "outcome"))? {
         v1::schedule_sample::Outcome::Runtime(r) => {
-            if !(r.min_s > 0.0 && r.min_s <= r.median_s && r.median_s.is_finite() && r.samples > 0) {
-                return Err(FromWireError::invalid(&format!("{at}.runtime"), format!("{r:?} is not a timing")));
+            let seconds = MIN_REPORTED_SECONDS..=MAX_REPORTED_SECONDS;
+            if !(seconds.contains(&r.min_s)
+                && seconds.contains(&r.median_s)
+                && r.min_s <= r.median_s
+                && (1..=MAX_TIMING_SAMPLES).contains(&r.samples))
+            {
+                return Err(FromWireError::invalid(
+                    &format!("{at}.runtime"),
+                    format!(
+                        "{r:?} is not a timing (min_s <= median_s, both from {MIN_REPORTED_SECONDS:e} to {MAX_REPORTED_SECONDS} s, 1 to {MAX_TIMING_SAMPLES} samples)"
+                    ),
+                ));
             }
             Outcome::Measured(Runtime { min_s: r.min_s, median_s: r.median_s, samples: r.samples })
         }
@@ -167,8 +199,18 @@ impl TryFrom<&v1::ReportSamplesRequest> for WorkResult {
         if r.work_id.is_empty() {
             return Err(FromWireError::missing("report", "work_id"));
         }
+        check_id(&r.work_id, "work_id", "report")?;
         if r.pipeline_hash.is_empty() {
             return Err(FromWireError::missing("report", "pipeline_hash"));
+        }
+        if !crate::is_content_hash(&r.pipeline_hash) {
+            return Err(FromWireError::invalid("report", format!("pipeline_hash {:?} is not a SHA-256 in hex", quote(&r.pipeline_hash))));
+        }
+        if r.samples.len() > MAX_REPORT_SAMPLES {
+            return Err(FromWireError::invalid(
+                "report",
+                format!("{} samples, more than the {MAX_REPORT_SAMPLES} a report may carry", r.samples.len()),
+            ));
         }
         let pipeline_features = features(r.pipeline_features.as_ref(), "pipeline_features")?;
         let mut seen = std::collections::HashSet::new();
@@ -264,7 +306,7 @@ mod tests {
         let schedule = |i: usize| ScheduleRecord { hash: format!("h{i}"), source: format!("f.split({i})"), features: features(i as f32) };
         WorkResult {
             work_id: "round0/seed3".into(),
-            pipeline_hash: "p".into(),
+            pipeline_hash: crate::content_hash("p"),
             pipeline_features: features(0.5),
             schedules: (0..2).map(schedule).collect(),
             samples: vec![
@@ -311,5 +353,31 @@ mod tests {
         let mut wire = v1::ReportSamplesRequest::from(&result());
         wire.work_id.clear();
         assert_eq!(WorkResult::try_from(&wire).unwrap_err().to_string(), "report: missing work_id");
+    }
+
+    #[test]
+    fn numbers_no_measurement_gives_are_refused() {
+        let refused = |change: &dyn Fn(&mut v1::ReportSamplesRequest)| {
+            let mut wire = v1::ReportSamplesRequest::from(&result());
+            change(&mut wire);
+            WorkResult::try_from(&wire).unwrap_err().to_string()
+        };
+        let timing = |min_s, median_s, samples| Some(v1::schedule_sample::Outcome::Runtime(v1::Runtime { min_s, median_s, samples }));
+        for t in [-5.0, f64::INFINITY, f64::NAN, 1e9] {
+            assert!(refused(&|w| w.samples[0].compile_time_s = Some(t)).contains("compile_time_s"), "{t}");
+        }
+        for (min_s, median_s, samples) in [(1e-300, 1e-3, 5), (1e-3, 1e300, 5), (1e-3, 2e-3, u32::MAX), (f64::NAN, 1.0, 1), (2.0, 1.0, 1)] {
+            let err = refused(&|w| w.samples[0].outcome = timing(min_s, median_s, samples));
+            assert!(err.starts_with("samples[0].runtime:"), "{err}");
+        }
+        for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e38] {
+            let err = refused(&|w| w.samples[1].features.as_mut().unwrap().values[0] = v);
+            assert!(err.starts_with("samples[1].features:"), "{v}: {err}");
+            let err = refused(&|w| w.pipeline_features.as_mut().unwrap().values[1] = v);
+            assert!(err.starts_with("pipeline_features:"), "{v}: {err}");
+        }
+        assert!(refused(&|w| w.pipeline_hash = "another item's pipeline".into()).contains("not a SHA-256"));
+        assert!(refused(&|w| w.work_id = "w".repeat(1 << 20)).contains("1048576 bytes"));
+        assert!(refused(&|w| w.samples[0].hash = "h\n".into()).contains("control"));
     }
 }

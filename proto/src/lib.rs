@@ -19,6 +19,7 @@ pub mod agent;
 pub mod error;
 mod expr;
 pub mod fingerprint;
+pub mod limits;
 pub mod pipeline;
 pub mod schedule;
 pub mod target;
@@ -26,7 +27,8 @@ mod types;
 
 pub use error::{FromWireError, ToWireError};
 pub use expr::MAX_EXPR_DEPTH;
-pub use fingerprint::{fingerprint, Fingerprint};
+pub use fingerprint::{content_hash, definition_hash, fingerprint, is_content_hash, Fingerprint};
+pub use limits::quote;
 
 /// The generated messages, client and server of package `scheduler.v1`.
 pub mod v1 {

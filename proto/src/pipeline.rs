@@ -1,7 +1,8 @@
 //! Pipelines on the wire: `TryFrom<&PipelineDef> for v1::Pipeline` and
 //! `TryFrom<&v1::Pipeline> for PipelineDef`.
 //!
-//! From the wire, the declarations are read first (Funcs, inputs and
+//! From the wire, the message is first checked against the limits of
+//! [`crate::limits`] (names, Funcs, expression nodes), then the declarations are read (Funcs, inputs and
 //! params, each name once), then every definition in a scope that knows
 //! them (see [`crate::expr`]), then the shape of the whole (outputs name
 //! Funcs, estimates one per dimension or none), and finally the compiler's
@@ -125,6 +126,7 @@ impl TryFrom<&v1::Pipeline> for PipelineDef {
     type Error = FromWireError;
 
     fn try_from(w: &v1::Pipeline) -> Result<PipelineDef, FromWireError> {
+        crate::limits::check_pipeline(w)?;
         let decls = declarations(w)?;
         let funcs = w.funcs.iter().enumerate().map(|(index, f)| func_from_wire(f, index, &decls)).collect::<Result<Vec<_>, _>>()?;
         let inputs = w

@@ -8,7 +8,14 @@
 //! Bearer <secret>` and returns a session token (random, 256 bits; the
 //! store keeps only its SHA-256), which every other call presents the same
 //! way. Sessions are also held in memory, so a call without a valid token is
-//! `UNAUTHENTICATED` before the store sees anything of it.
+//! `UNAUTHENTICATED` before the store sees anything of it. An agent has one
+//! session (registering again replaces it), and a session unused for
+//! [`AgentSettings::session_ttl`] expires (the agent registers again).
+//!
+//! Validation: names, ids and lists have limits ([`proto::limits`]), every
+//! number of a report is a plausible measurement, and a report's pipeline
+//! must be the one its work item names (the server rebuilds it from the
+//! item's generator parameters and compares the hashes).
 //!
 //! With a [`Retrainer`], every report's newly stored samples are counted
 //! for the agent's host, which retrains the host's model once enough
@@ -24,9 +31,10 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::future::Future;
 use std::ops::Range;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tonic::metadata::MetadataMap;
+use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 use tracing::{field, info, info_span, Instrument};
 
@@ -82,7 +90,12 @@ pub struct AgentSettings {
     pub retry_after: Duration,
     /// Queued when the server starts (items queued before are kept as they are).
     pub work: WorkSource,
+    /// How long a session may go unused before it expires.
+    pub session_ttl: Duration,
 }
+
+/// Sessions expire after this long unused unless told otherwise.
+pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(3600);
 
 /// The `Agent` service.
 pub struct AgentService {
@@ -90,8 +103,16 @@ pub struct AgentService {
     secret_hash: [u8; 32],
     store: Arc<Mutex<Store>>,
     /// Sessions by token hash.
-    sessions: RwLock<HashMap<String, AgentSession>>,
+    sessions: Arc<Mutex<HashMap<String, LiveSession>>>,
     retrainer: Option<Retrainer>,
+}
+
+/// A session held in memory, and when it was last used and last recorded
+/// as used in the store.
+struct LiveSession {
+    session: AgentSession,
+    used: Instant,
+    recorded: Instant,
 }
 
 fn sha256(bytes: &[u8]) -> [u8; 32] {
@@ -100,6 +121,11 @@ fn sha256(bytes: &[u8]) -> [u8; 32] {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Seconds since the Unix epoch.
+fn unix_seconds() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 /// The bearer token of a call's `authorization` metadata.
@@ -114,9 +140,11 @@ fn store_status(e: StoreError) -> Status {
     match e {
         StoreError::UnknownWork(_) | StoreError::UnknownWeights(_) | StoreError::NoPromotedWeights(_) => Status::not_found(e.to_string()),
         StoreError::NotLeased { .. } | StoreError::UnknownAgent(_) => Status::failed_precondition(e.to_string()),
-        StoreError::UnknownSchedule { .. } | StoreError::ReportConflict { .. } | StoreError::FeatureShape { .. } => {
-            Status::invalid_argument(e.to_string())
-        }
+        StoreError::UnknownSchedule { .. }
+        | StoreError::ReportConflict { .. }
+        | StoreError::FeatureShape { .. }
+        | StoreError::Fingerprint { .. }
+        | StoreError::AgentName(_) => Status::invalid_argument(e.to_string()),
         e => Status::internal(format!("training store: {e}")),
     }
 }
@@ -129,25 +157,71 @@ impl AgentService {
             let mut s = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let added = s.enqueue_work(&settings.work.items())?;
             info!(round = settings.work.round, seeds = ?settings.work.seeds, added, "work queued");
-            s.agent_sessions()?.into_iter().map(|session| (session.token_hash.clone(), session)).collect()
+            let expired = s.expire_sessions(unix_seconds() - settings.session_ttl.as_secs() as i64)?;
+            let now = Instant::now();
+            let sessions: HashMap<String, LiveSession> = s
+                .agent_sessions()?
+                .into_iter()
+                .map(|session| (session.token_hash.clone(), LiveSession { session, used: now, recorded: now }))
+                .collect();
+            info!(expired, live = sessions.len(), "sessions loaded");
+            sessions
         };
         let secret_hash = sha256(settings.secret.as_bytes());
-        Ok(AgentService { settings, secret_hash, store, sessions: RwLock::new(sessions), retrainer })
+        Ok(AgentService { settings, secret_hash, store, sessions: Arc::new(Mutex::new(sessions)), retrainer })
     }
 
-    /// The service as tonic serves it, with the server's message size limits.
-    pub fn into_server(self) -> AgentServer<AgentService> {
-        AgentServer::new(self).max_decoding_message_size(MAX_MESSAGE_BYTES).max_encoding_message_size(MAX_MESSAGE_BYTES)
+    /// The service as tonic serves it, with the server's message size
+    /// limits, behind its [`AgentGate`].
+    pub fn into_server(self) -> InterceptedService<AgentServer<AgentService>, AgentGate> {
+        let gate = AgentGate { secret_hash: self.secret_hash, sessions: self.sessions.clone() };
+        let server = AgentServer::new(self).max_decoding_message_size(MAX_MESSAGE_BYTES).max_encoding_message_size(MAX_MESSAGE_BYTES);
+        InterceptedService::new(server, gate)
     }
 
-    /// The session of the call's token.
+    /// The session of the call's token, marked as used now (in the store
+    /// too, at most every quarter of the session's lifetime).
     fn authenticate(&self, metadata: &MetadataMap) -> Result<AgentSession, Status> {
         let token = bearer(metadata).ok_or_else(|| Status::unauthenticated("no session token (authorization: Bearer <token>)"))?;
-        let sessions = self.sessions.read().map_err(|_| Status::internal("the sessions' lock is poisoned"))?;
-        let session = sessions.get(&hex(&sha256(token.as_bytes()))).cloned();
-        let session = session.ok_or_else(|| Status::unauthenticated("unknown session token: register first"))?;
+        let token_hash = hex(&sha256(token.as_bytes()));
+        let ttl = self.settings.session_ttl;
+        let mut sessions = self.sessions.lock().map_err(|_| Status::internal("the sessions' lock is poisoned"))?;
+        let live = sessions.get_mut(&token_hash).ok_or_else(|| Status::unauthenticated("unknown session token: register first"))?;
+        let now = Instant::now();
+        if now.duration_since(live.used) > ttl {
+            sessions.remove(&token_hash);
+            return Err(Status::unauthenticated(format!("the session expired after {} s unused: register again", ttl.as_secs())));
+        }
+        live.used = now;
+        if now.duration_since(live.recorded) > ttl / 4 {
+            live.recorded = now;
+            let (store, token_hash) = (self.store.clone(), token_hash.clone());
+            tokio::task::spawn_blocking(move || {
+                if let Ok(mut store) = store.lock() {
+                    if let Err(e) = store.touch_session(&token_hash) {
+                        tracing::warn!(error = %e, "cannot record a session's use");
+                    }
+                }
+            });
+        }
+        let session = live.session.clone();
         tracing::Span::current().record("agent", session.agent_id);
         Ok(session)
+    }
+
+    /// The hash of the pipeline work item `work_id` names, rebuilt from its
+    /// generator parameters (`NOT_FOUND` for an unknown item).
+    async fn expected_pipeline_hash(&self, work_id: String) -> Result<String, Status> {
+        let generator = self.store(move |s| s.work_generator(&work_id)).await?;
+        tokio::task::spawn_blocking(move || {
+            let params: GeneratorParams = serde_json::from_value(generator)
+                .map_err(|e| Status::internal(format!("a queued item's generator parameters do not read back: {e}")))?;
+            let generated = random_pipelines::generate(&params)
+                .map_err(|e| Status::internal(format!("a queued item's pipeline cannot be generated: {e}")))?;
+            Ok(proto::definition_hash(&generated.pipeline))
+        })
+        .await
+        .map_err(|e| Status::internal(format!("rebuilding the item's pipeline failed: {e}")))?
     }
 
     /// Runs `f` on the store on a blocking thread.
@@ -162,14 +236,37 @@ impl AgentService {
     }
 }
 
+/// Refuses a call before its message is decoded unless it carries the
+/// shared secret or a session token the server holds (`UNAUTHENTICATED`):
+/// a caller without either costs the server its headers only. Each handler
+/// then checks the token it needs (the secret for `Register`, a live
+/// session for the rest).
+#[derive(Clone)]
+pub struct AgentGate {
+    secret_hash: [u8; 32],
+    sessions: Arc<Mutex<HashMap<String, LiveSession>>>,
+}
+
+impl tonic::service::Interceptor for AgentGate {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let token = bearer(request.metadata())
+            .ok_or_else(|| Status::unauthenticated("no token (authorization: Bearer <shared secret or session token>)"))?;
+        let hash = sha256(token.as_bytes());
+        let known = hash == self.secret_hash || self.sessions.lock().is_ok_and(|s| s.contains_key(&hex(&hash)));
+        if known {
+            Ok(request)
+        } else {
+            Err(Status::unauthenticated("unknown token: register with the shared secret for a session token"))
+        }
+    }
+}
+
 /// Runs a handler in an `agent` span that records the call's outcome and wall time.
 async fn traced<T>(rpc: &'static str, handler: impl Future<Output = Result<T, Status>>) -> Result<Response<T>, Status> {
     let span = info_span!("agent", rpc, agent = field::Empty, work_id = field::Empty, outcome = field::Empty, wall_ms = field::Empty);
     async move {
         let started = Instant::now();
-        let result = handler.await;
-        record_outcome(started, &result);
-        result.map(Response::new)
+        record_outcome(started, handler.await).map(Response::new)
     }
     .instrument(span)
     .await
@@ -188,6 +285,7 @@ impl Agent for AgentService {
             if r.agent_name.is_empty() {
                 return Err(Status::invalid_argument("agent_name: missing"));
             }
+            proto::limits::check_id(&r.agent_name, "agent_name", "register").map_err(|e| Status::invalid_argument(e.to_string()))?;
             let host = r.host.as_ref().ok_or_else(|| Status::invalid_argument("host: missing"))?;
             let host = data::HostFingerprint::try_from(host).map_err(|e| Status::invalid_argument(e.to_string()))?;
             let capabilities = r.capabilities.as_ref();
@@ -210,10 +308,12 @@ impl Agent for AgentService {
                 lease_ms: self.settings.lease.as_millis() as u64,
                 heartbeat_interval_ms: (self.settings.lease / 3).as_millis() as u64,
             };
-            self.sessions
-                .write()
-                .map_err(|_| Status::internal("the sessions' lock is poisoned"))?
-                .insert(session.token_hash.clone(), session);
+            let mut sessions = self.sessions.lock().map_err(|_| Status::internal("the sessions' lock is poisoned"))?;
+            // The agent's earlier session is replaced; expired ones go.
+            let now = Instant::now();
+            let ttl = self.settings.session_ttl;
+            sessions.retain(|_, live| live.session.agent_id != session.agent_id && now.duration_since(live.used) <= ttl);
+            sessions.insert(session.token_hash.clone(), LiveSession { session, used: now, recorded: now });
             Ok(reply)
         })
         .await
@@ -247,6 +347,13 @@ impl Agent for AgentService {
         traced("heartbeat", async {
             let session = self.authenticate(request.metadata())?;
             let work_ids = request.into_inner().work_ids;
+            if work_ids.len() > proto::limits::MAX_HEARTBEAT_IDS {
+                let why = format!("a heartbeat lists {} work ids, more than {}", work_ids.len(), proto::limits::MAX_HEARTBEAT_IDS);
+                return Err(Status::invalid_argument(why));
+            }
+            for id in &work_ids {
+                proto::limits::check_id(id, "a work id", "heartbeat").map_err(|e| Status::invalid_argument(e.to_string()))?;
+            }
             let lease = self.settings.lease;
             let states = self.store(move |s| s.heartbeat(session.agent_id, &work_ids, lease)).await?;
             let mut reply = v1::HeartbeatReply::default();
@@ -265,7 +372,15 @@ impl Agent for AgentService {
         traced("report_samples", async {
             let session = self.authenticate(request.metadata())?;
             let result = data::WorkResult::try_from(request.get_ref()).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            drop(request);
             tracing::Span::current().record("work_id", result.work_id.as_str());
+            let expected = self.expected_pipeline_hash(result.work_id.clone()).await?;
+            if result.pipeline_hash != expected {
+                return Err(Status::invalid_argument(format!(
+                    "report of {}: pipeline_hash {} is not the hash of the pipeline the work item names ({expected})",
+                    result.work_id, result.pipeline_hash
+                )));
+            }
             let agent_id = session.agent_id;
             let completion = self.store(move |s| s.complete_work(agent_id, &result)).await?;
             if let Some(retrainer) = &self.retrainer {

@@ -97,9 +97,53 @@ impl SchedulerService {
         SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, in_flight, cores }
     }
 
+    /// The gate that admits calls before their messages are decoded
+    /// (install it with `InterceptedService`; calls that did not pass it
+    /// are admitted by the handler itself).
+    pub fn admission(&self) -> Admission {
+        Admission { in_flight: self.in_flight.clone(), max: self.settings.max_in_flight }
+    }
+
     /// Searches running per core now (this one included, its slot held).
     fn sharing(&self) -> f64 {
         (self.max_concurrent - self.slots.available_permits()) as f64 / self.cores as f64
+    }
+}
+
+/// Admission control before decoding: a call is admitted if fewer than
+/// `max_in_flight` calls are in flight, else refused `RESOURCE_EXHAUSTED`
+/// before its message is read, so a flood of large requests costs their
+/// headers, not their decoding. The permit travels in the request's
+/// extensions to the handler, and with the call's search until it ends.
+#[derive(Clone)]
+pub struct Admission {
+    in_flight: Arc<Semaphore>,
+    max: usize,
+}
+
+impl Admission {
+    fn admit(&self) -> Result<OwnedSemaphorePermit, Status> {
+        self.in_flight.clone().try_acquire_owned().map_err(|_| {
+            Status::resource_exhausted(format!("the server has {} calls in flight, the most it admits at once; call again later", self.max))
+        })
+    }
+}
+
+impl tonic::service::Interceptor for Admission {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        let permit = self.admit()?;
+        request.extensions_mut().insert(Admitted(Arc::new(Mutex::new(Some(permit)))));
+        Ok(request)
+    }
+}
+
+/// The admission permit of a call, from [`Admission`] to its handler.
+#[derive(Clone)]
+struct Admitted(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
+
+impl Admitted {
+    fn take(&self) -> Option<OwnedSemaphorePermit> {
+        self.0.lock().ok()?.take()
     }
 }
 
@@ -161,15 +205,16 @@ impl SchedulerService {
         let deadline =
             request.metadata().get("grpc-timeout").and_then(|v| v.to_str().ok()).and_then(parse_grpc_timeout).map(|d| started + d);
         let span = tracing::Span::current();
-        let mut job = self.job(request.get_ref())?;
+        // Admitted before its message was decoded ([`Admission`]), or now.
+        let admitted = match request.extensions().get::<Admitted>().and_then(Admitted::take) {
+            Some(permit) => permit,
+            None => self.admission().admit()?,
+        };
+        // The wire message goes as soon as it is converted: a call holds
+        // the compiler's pipeline, never the (larger) decoded message.
+        let mut job = self.job(&request.into_inner())?;
         let fingerprint = proto::fingerprint(&job.pipeline).map_err(invalid)?;
         span.record("fingerprint", field::display(fingerprint));
-        let admitted = self.in_flight.clone().try_acquire_owned().map_err(|_| {
-            Status::resource_exhausted(format!(
-                "the server has {} calls in flight, the most it admits at once; call again later",
-                self.settings.max_in_flight
-            ))
-        })?;
         let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         job.options.budget = search_budget(job.requested, remaining)
             .ok_or_else(|| Status::deadline_exceeded("too little time is left before the deadline to search"))?;
@@ -367,8 +412,7 @@ impl Scheduler for SchedulerService {
             wall_ms = field::Empty
         );
         async move {
-            let result = self.run(request, started).await;
-            record_outcome(started, &result);
+            let result = record_outcome(started, self.run(request, started).await);
             if let Ok(r) = &result {
                 info!(
                     predicted_seconds = r.predicted_seconds,

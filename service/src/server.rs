@@ -16,12 +16,18 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use thiserror::Error;
 use tokio::net::TcpListener;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
 use tonic_health::ServingStatus;
 
-/// The largest message the server reads or writes.
+/// The largest message the server writes, and the largest an agent may send.
 pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+
+/// The largest `Schedule` request the server reads: many times the largest
+/// real pipeline (local Laplacian at 8 levels encodes to a few tens of KiB),
+/// small enough that the calls in flight cannot hold much memory.
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
 
 /// How the server runs.
 pub struct ServerConfig {
@@ -74,9 +80,16 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    let scheduler = SchedulerServer::new(SchedulerService::new(config.settings, store, config.max_concurrent))
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    let models = match &store {
+        Some(shared) => Some(reading_connection(shared)?),
+        None => None,
+    };
+    let scheduler = SchedulerService::new(config.settings, models, config.max_concurrent);
+    let admission = scheduler.admission();
+    let scheduler = InterceptedService::new(
+        SchedulerServer::new(scheduler).max_decoding_message_size(MAX_REQUEST_BYTES).max_encoding_message_size(MAX_MESSAGE_BYTES),
+        admission,
+    );
     let serves_agents = agents.is_some();
     let shutdown = async move {
         shutdown.await;
@@ -92,17 +105,56 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
         .add_service(reflection)
         .add_service(scheduler)
         .add_optional_service(agents)
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;
     Ok(())
 }
 
+/// The store connection the `Schedule` RPC reads models through: one of
+/// its own on the same file, so that choosing a model never waits for the
+/// agents' traffic on the shared connection (SQLite's WAL lets it read
+/// while they write); the shared one for a store in memory, which has no
+/// second connection.
+fn reading_connection(shared: &Arc<Mutex<Store>>) -> Result<Arc<Mutex<Store>>, StoreError> {
+    let path = shared.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).path().map(std::path::Path::to_path_buf);
+    match path {
+        Some(path) => Ok(Arc::new(Mutex::new(Store::open(path)?))),
+        None => Ok(shared.clone()),
+    }
+}
+
+/// The longest status message the server sends or logs: a message quoting
+/// user input is cut (gRPC clients commonly refuse metadata over 16 KiB).
+pub const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
+
+/// `status` with its message cut to [`MAX_STATUS_MESSAGE_BYTES`].
+pub(crate) fn bounded(status: tonic::Status) -> tonic::Status {
+    if status.message().len() <= MAX_STATUS_MESSAGE_BYTES {
+        return status;
+    }
+    let message = status.message();
+    let mut end = MAX_STATUS_MESSAGE_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    tonic::Status::new(status.code(), format!("{}... ({} bytes)", &message[..end], message.len()))
+}
+
+/// The connections `listener` accepts, with Nagle's algorithm off: a reply
+/// is a few small HTTP/2 frames, which would otherwise wait for the
+/// client's delayed acknowledgement (40 ms on Linux) before leaving.
+fn incoming(listener: TcpListener) -> TcpIncoming {
+    TcpIncoming::from(listener).with_nodelay(Some(true))
+}
+
 /// Records a call's wall time (since `started`) and outcome on the current
-/// span (an RPC's), and logs why a refused call was refused.
-pub(crate) fn record_outcome<T>(started: std::time::Instant, result: &Result<T, tonic::Status>) {
+/// span (an RPC's), and logs why a refused call was refused; the result,
+/// its status message cut to [`MAX_STATUS_MESSAGE_BYTES`] ([`bounded`]).
+pub(crate) fn record_outcome<T>(started: std::time::Instant, result: Result<T, tonic::Status>) -> Result<T, tonic::Status> {
+    let result = result.map_err(bounded);
     let span = tracing::Span::current();
     span.record("wall_ms", started.elapsed().as_secs_f64() * 1e3);
-    match result {
+    match &result {
         Ok(_) => {
             span.record("outcome", "ok");
         }
@@ -111,4 +163,5 @@ pub(crate) fn record_outcome<T>(started: std::time::Instant, result: &Result<T, 
             tracing::info!(message = status.message(), "refused");
         }
     }
+    result
 }

@@ -96,7 +96,7 @@ async fn agent(channel: Channel, name: String, end: Instant) -> Tally {
             .await;
             assert_eq!(beat.renewed.len(), 1, "{beat:?}");
         }
-        let message = synthetic_report(&item.work_id);
+        let message = synthetic_report(&item);
         let reply = until_acknowledged(&mut tally, &c, |mut c| {
             let r = authorized(message.clone(), &token);
             async move { c.report_samples(r).await }
@@ -132,6 +132,7 @@ async fn simulated_agents_report_at_a_sustained_rate_and_no_report_is_lost_or_st
         sampling: SamplingSettings { schedules: 2, beam: 2, random_dropout: 50, budget_ms: 100, sliding: false },
     };
     let settings = AgentSettings {
+        session_ttl: service::agent::DEFAULT_SESSION_TTL,
         secret: SECRET.into(),
         lease: Duration::from_secs(600),
         max_attempts: 3,

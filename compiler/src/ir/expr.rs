@@ -464,6 +464,12 @@ impl Expr {
         Arc::as_ptr(&self.0) as usize
     }
 
+    /// Whether another handle holds this node too (it may be met again
+    /// in a walk of a shared expression).
+    pub fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+
     /// The type of the value this expression computes.
     pub fn ty(&self) -> Type {
         self.0.ty

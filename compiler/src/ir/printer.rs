@@ -8,6 +8,42 @@ use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::types::ScalarType;
 use std::fmt::{self, Display, Formatter, Write};
 
+/// The most bytes of an expression an error message quotes.
+pub const QUOTED_BYTES: usize = 240;
+
+/// `x` as text, cut after [`QUOTED_BYTES`] (`...` marks the cut): an
+/// expression quoted in an error stays short however large it is, and
+/// printing stops at the cut, so quoting a huge (or widely shared)
+/// expression costs no more than a short one.
+pub fn abbreviated(x: &impl Display) -> String {
+    struct Bounded {
+        out: String,
+        cut: bool,
+    }
+    impl Write for Bounded {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            let room = QUOTED_BYTES - self.out.len();
+            if s.len() <= room {
+                self.out.push_str(s);
+                return Ok(());
+            }
+            let mut end = room;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.out.push_str(&s[..end]);
+            self.cut = true;
+            Err(fmt::Error)
+        }
+    }
+    let mut b = Bounded { out: String::new(), cut: false };
+    let _ = write!(b, "{x}");
+    if b.cut {
+        b.out.push_str("...");
+    }
+    b.out
+}
+
 fn cmp_symbol(op: CmpOp) -> &'static str {
     match op {
         CmpOp::Eq => "==",

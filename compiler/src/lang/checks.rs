@@ -5,9 +5,10 @@
 
 use crate::error::LangError;
 use crate::ir::expr::{float_fits, BinOp, CallTarget, DefRef, Expr, ExprNode, MathFn, Name, RDomDef};
+use crate::ir::printer::abbreviated;
 use crate::ir::types::Type;
 use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
-use crate::lang::pipeline::{for_each_expr, PipelineDef, UpdateDef};
+use crate::lang::pipeline::{for_each_expr, PipelineDef, UpdateDef, MAX_DEFINITION_NODES, MAX_PIPELINE_NODES};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -190,6 +191,26 @@ pub(super) fn check_names(def: &PipelineDef) -> Result<(), LangError> {
     Ok(())
 }
 
+/// No Func's definitions are larger than [`MAX_DEFINITION_NODES`] once
+/// their lets are expanded, nor the pipeline's than [`MAX_PIPELINE_NODES`]
+/// (measured in time linear in the distinct nodes,
+/// [`crate::ir::visit::expanded_node_count`]).
+pub(super) fn check_sizes(p: &PipelineDef) -> Result<(), LangError> {
+    let mut total = 0usize;
+    for f in &p.funcs {
+        let mut nodes = 0usize;
+        for_each_expr(f, |e| nodes = nodes.saturating_add(crate::ir::visit::expanded_node_count(e)));
+        if nodes > MAX_DEFINITION_NODES {
+            return Err(LangError::DefinitionTooLarge { func: f.name.to_string(), nodes, limit: MAX_DEFINITION_NODES });
+        }
+        total = total.saturating_add(nodes);
+    }
+    if total > MAX_PIPELINE_NODES {
+        return Err(LangError::PipelineTooLarge { nodes: total, limit: MAX_PIPELINE_NODES });
+    }
+    Ok(())
+}
+
 /// Every call names something defined (a value a Tuple Func has), with
 /// the right number of integer coordinates and the callee's type.
 pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
@@ -311,11 +332,11 @@ pub(super) fn check_operands(p: &PipelineDef) -> Result<(), LangError> {
                 ExprNode::Binary { op, a, b } => {
                     if let Some(why) = operand_problem(*op, a, b) {
                         let op = op.symbol().unwrap_or("min/max");
-                        self.err = Some(LangError::Operands { func: self.func.to_string(), op, why, expr: e.to_string() });
+                        self.err = Some(LangError::Operands { func: self.func.to_string(), op, why, expr: abbreviated(e) });
                     }
                 }
                 ExprNode::Reinterpret { ty, value } if !value.ty().scalar.reinterprets_as(ty.scalar) => {
-                    let (from, to, expr) = (value.ty(), *ty, value.to_string());
+                    let (from, to, expr) = (value.ty(), *ty, abbreviated(value));
                     self.err = Some(LangError::Reinterpret { func: self.func.to_string(), from, to, expr });
                 }
                 ExprNode::FloatImm { value, ty } if !float_fits(*value, ty.scalar) => {

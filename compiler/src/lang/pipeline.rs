@@ -10,7 +10,7 @@ use crate::error::LangError;
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name, RDomDef};
 use crate::ir::types::{ScalarType, Type};
 use crate::ir::visit::{walk_expr, Visitor};
-use crate::lang::checks::{check_calls, check_names, check_operands};
+use crate::lang::checks::{check_calls, check_names, check_operands, check_sizes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -201,13 +201,17 @@ impl PipelineDef {
         self.outputs.iter().any(|o| &**o == name)
     }
 
-    /// The checks `Pipeline::new` runs once a pipeline is collected (names
+    /// The checks `Pipeline::new` runs once a pipeline is collected (sizes
+    /// first: no Func larger than [`MAX_DEFINITION_NODES`] and the whole no
+    /// larger than [`MAX_PIPELINE_NODES`] once lets are expanded, so that
+    /// every later walk, shared or not, is bounded; names
     /// free of reserved characters; every call names something defined,
     /// with the right arity, integer coordinates and the callee's type;
     /// operands of one type that their operator accepts, float literals
     /// that fit their type), also for a `PipelineDef` built some other way
     /// (decoded from the wire).
     pub fn check(&self) -> Result<(), LangError> {
+        check_sizes(self)?;
         check_names(self)?;
         check_calls(self)?;
         check_operands(self)
@@ -220,6 +224,13 @@ impl std::ops::Index<FuncId> for PipelineDef {
         &self.funcs[id.index()]
     }
 }
+
+/// The most expression nodes a Func's definitions may have once their
+/// lets are expanded (as many as lowering accepts after inlining).
+pub const MAX_DEFINITION_NODES: usize = crate::lower::MAX_INLINED_NODES;
+
+/// The most expression nodes a pipeline may have once lets are expanded.
+pub const MAX_PIPELINE_NODES: usize = 1 << 18;
 
 /// Buffer metadata variable names, shared by lowering and every executor.
 pub mod buffer_vars {

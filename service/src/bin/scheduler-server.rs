@@ -119,6 +119,9 @@ struct AgentArgs {
     /// Leases an item gets before it is given up on.
     #[arg(long, default_value_t = 3)]
     max_attempts: u32,
+    /// How long an agent's session may go unused before it expires, in seconds.
+    #[arg(long, default_value_t = service::agent::DEFAULT_SESSION_TTL.as_secs())]
+    session_ttl_secs: u64,
 }
 
 impl AgentArgs {
@@ -133,6 +136,7 @@ impl AgentArgs {
             lease,
             max_attempts: self.max_attempts,
             retry_after: Duration::from_secs(1),
+            session_ttl: Duration::from_secs(self.session_ttl_secs),
             work: WorkSource {
                 round: self.round,
                 seeds: self.first_seed..self.first_seed + self.seeds,

@@ -2,9 +2,13 @@
 
 use proto::v1::{self, schedule_sample::Outcome};
 
-/// A report of `work_id` with two schedules of its own (hashes
-/// `{work_id}/schedule-{i}`), one timed and one failed.
-pub fn synthetic_report(work_id: &str) -> v1::ReportSamplesRequest {
+/// A report of work item `item` (of the pipeline its generator parameters
+/// make) with two schedules of its own (hashes `{work_id}/schedule-{i}`),
+/// one timed and one failed.
+pub fn synthetic_report(item: &v1::WorkItem) -> v1::ReportSamplesRequest {
+    let params = random_pipelines::GeneratorParams::from(item.generator.as_ref().expect("a work item has generator parameters"));
+    let pipeline = random_pipelines::generate(&params).expect("a queued item's pipeline generates").pipeline;
+    let work_id = item.work_id.as_str();
     let features =
         |v: f32| v1::Features { layout: Some(v1::LayoutId { version: 1, names_hash: 7, len: 2 }), stages: 1, values: vec![v, 1.0] };
     let sample = |i: u32, outcome| v1::ScheduleSample {
@@ -16,7 +20,7 @@ pub fn synthetic_report(work_id: &str) -> v1::ReportSamplesRequest {
     };
     v1::ReportSamplesRequest {
         work_id: work_id.into(),
-        pipeline_hash: format!("pipeline-{work_id}"),
+        pipeline_hash: proto::definition_hash(&pipeline),
         pipeline_features: Some(features(0.5)),
         samples: vec![
             sample(0, Outcome::Runtime(v1::Runtime { min_s: 1e-3, median_s: 2e-3, samples: 3 })),

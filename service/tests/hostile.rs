@@ -1,0 +1,464 @@
+//! Hostile requests against a real server on loopback: work that would be
+//! exponential in the request, memory amplified before admission, strings
+//! that would flood replies and logs. Each was once a way to take the
+//! server down for everyone; each is answered within its budget now.
+
+#[path = "common/raw.rs"]
+mod raw;
+
+use compiler::PipelineDef;
+use prost::Message;
+use proto::v1::scheduler_client::SchedulerClient;
+use proto::v1::{self, ScheduleRequest};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use random_pipelines::{generate, GeneratorParams};
+use service::scheduler::DEFAULT_MAX_IN_FLIGHT;
+use service::{serve, SchedulerSettings, ServerConfig};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+use tonic::Code;
+
+struct TestServer {
+    addr: SocketAddr,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn start(max_concurrent: usize, max_in_flight: usize) -> TestServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let settings = SchedulerSettings { max_in_flight, ..SchedulerSettings::new("test-host".into()) };
+    let config = ServerConfig { settings, store: None, max_concurrent, agents: None, retrainer: None };
+    tokio::spawn(async move {
+        serve(listener, config, async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap()
+    });
+    TestServer { addr, _shutdown: tx }
+}
+
+async fn channel(addr: SocketAddr) -> Channel {
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
+    for _ in 0..50 {
+        if let Ok(c) = endpoint.connect().await {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the server at {addr} does not accept connections")
+}
+
+async fn client(addr: SocketAddr) -> SchedulerClient<Channel> {
+    SchedulerClient::new(channel(addr).await).max_decoding_message_size(service::MAX_MESSAGE_BYTES)
+}
+
+fn pipeline() -> PipelineDef {
+    generate(&GeneratorParams { seed: 3, max_stages: 4, input_size: (64, 64, 3), ..Default::default() }).unwrap().pipeline
+}
+
+fn request(wire: v1::Pipeline, budget_ms: u64) -> ScheduleRequest {
+    ScheduleRequest { pipeline: Some(wire), target: None, budget_ms, beam: 8, seed: 1, weights_version: None, top_k: 1, sliding: false }
+}
+
+fn var(name: &str, ty: i32) -> v1::Expr {
+    v1::Expr { node: Some(v1::expr::Node::Var(v1::Var { name: name.into(), r#type: ty })) }
+}
+
+/// The output's value `v` replaced by `let a0 = v in let a1 = a0 + a0 in
+/// ... in a{levels-1}`: each level uses the one before it twice.
+fn let_chain(levels: usize) -> v1::Pipeline {
+    let mut wire = v1::Pipeline::try_from(&pipeline()).unwrap();
+    let out = wire.funcs.last_mut().unwrap();
+    let ty = out.r#type;
+    let mut body = var(&format!("a{}", levels - 1), ty);
+    for k in (1..levels).rev() {
+        let sum = v1::Expr {
+            node: Some(v1::expr::Node::Binary(Box::new(v1::Binary {
+                op: v1::BinaryOp::Add as i32,
+                a: Some(Box::new(var(&format!("a{}", k - 1), ty))),
+                b: Some(Box::new(var(&format!("a{}", k - 1), ty))),
+            }))),
+        };
+        body = v1::Expr {
+            node: Some(v1::expr::Node::LetIn(Box::new(v1::LetIn {
+                name: format!("a{k}"),
+                value: Some(Box::new(sum)),
+                body: Some(Box::new(body)),
+            }))),
+        };
+    }
+    out.value = Some(v1::Expr {
+        node: Some(v1::expr::Node::LetIn(Box::new(v1::LetIn {
+            name: "a0".into(),
+            value: out.value.take().map(Box::new),
+            body: Some(Box::new(body)),
+        }))),
+    });
+    wire
+}
+
+/// A chain of `levels` Funcs after the pipeline's own, each the sum of
+/// two calls of the one before it: inlined all the way, the output's
+/// definition doubles per level.
+fn func_chain(levels: usize) -> v1::Pipeline {
+    let mut wire = v1::Pipeline::try_from(&pipeline()).unwrap();
+    let last = wire.funcs.last().unwrap().clone();
+    let call = |name: &str| v1::Expr {
+        node: Some(v1::expr::Node::Call(v1::Call {
+            target: Some(v1::call::Target::Func(name.into())),
+            args: last.args.iter().map(|a| var(a, v1::ScalarType::I32 as i32)).collect(),
+            r#type: last.r#type,
+            value_index: 0,
+        })),
+    };
+    let mut previous = last.name.clone();
+    for k in 0..levels {
+        let name = format!("chain{k}");
+        let sum = v1::Expr {
+            node: Some(v1::expr::Node::Binary(Box::new(v1::Binary {
+                op: v1::BinaryOp::Add as i32,
+                a: Some(Box::new(call(&previous))),
+                b: Some(Box::new(call(&previous))),
+            }))),
+        };
+        wire.funcs.push(v1::FuncDef {
+            name: name.clone(),
+            value: Some(sum),
+            updates: vec![],
+            tuple_types: vec![],
+            tuple_values: vec![],
+            ..last.clone()
+        });
+        previous = name;
+    }
+    wire.outputs = vec![previous];
+    wire
+}
+
+/// Asks for a schedule of `wire` with a 100 ms budget; the time to the
+/// answer, which is a schedule or `INVALID_ARGUMENT`.
+async fn answered_in(c: &mut SchedulerClient<Channel>, wire: v1::Pipeline) -> Duration {
+    let started = Instant::now();
+    let mut r = tonic::Request::new(request(wire, 100));
+    r.set_timeout(Duration::from_secs(30));
+    let reply = c.schedule(r).await;
+    let took = started.elapsed();
+    if let Ok(r) = &reply {
+        let r = r.get_ref();
+        println!("  answered at the server after {:.1} ms; fallback: {:?}", r.answered_after_ms, r.fallback);
+    }
+    if let Err(s) = &reply {
+        assert_eq!(s.code(), Code::InvalidArgument, "{s:?}");
+        assert!(s.message().len() < 1024, "{}", s.message());
+    }
+    took
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chains_that_double_per_level_are_answered_within_their_budget() {
+    let server = start(2, DEFAULT_MAX_IN_FLIGHT).await;
+    let mut c = client(server.addr).await;
+    for levels in [4, 8, 12, 14, 15, 16, 20, 29] {
+        let took = answered_in(&mut c, let_chain(levels)).await;
+        println!("let chain of {levels} levels answered in {took:?}");
+        assert!(took < Duration::from_millis(110), "a let chain of {levels} levels answered after {took:?}");
+    }
+    for levels in [4, 8, 16, 30, 60] {
+        let took = answered_in(&mut c, func_chain(levels)).await;
+        println!("Func chain of {levels} levels answered in {took:?}");
+        assert!(took < Duration::from_millis(110), "a Func chain of {levels} levels answered after {took:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_chains_leave_every_permit_free_within_their_budget() {
+    // Two calls admitted at most: two chains whose clients give up at
+    // 300 ms, then a plain call 50 ms after, which must be admitted.
+    let server = start(1, 2).await;
+    let c = client(server.addr).await;
+    let deadline = Duration::from_millis(300);
+    let abandoned: Vec<_> = [let_chain(12), func_chain(40)]
+        .into_iter()
+        .map(|wire| {
+            let mut c = c.clone();
+            tokio::spawn(async move {
+                let mut r = tonic::Request::new(request(wire, 5000));
+                r.set_timeout(deadline);
+                c.schedule(r).await.map(|_| ()).map_err(|s| s.code())
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    for a in abandoned {
+        let _ = a.await.unwrap();
+    }
+    tokio::time::sleep_until((started + deadline + Duration::from_millis(50)).into()).await;
+    let mut c = c.clone();
+    let mut r = tonic::Request::new(request(v1::Pipeline::try_from(&pipeline()).unwrap(), 100));
+    r.set_timeout(Duration::from_secs(10));
+    let reply = c.schedule(r).await;
+    assert!(reply.is_ok(), "a call after the abandoned ones: {:?}", reply.err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_name_gets_a_short_error_naming_it() {
+    let server = start(2, DEFAULT_MAX_IN_FLIGHT).await;
+    let mut c = client(server.addr).await;
+    let mut wire = v1::Pipeline::try_from(&pipeline()).unwrap();
+    let name = "p".repeat(20_000);
+    wire.params.push(v1::ParamDef { name: name.clone(), r#type: wire.funcs[0].r#type, estimate: None });
+    let status = c.schedule(request(wire, 100)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().len() < 400 && status.message().contains("20000 bytes"), "{}", status.message());
+    // A name past the request size limit is refused by size.
+    let mut wire = v1::Pipeline::try_from(&pipeline()).unwrap();
+    wire.funcs[0].name = "f".repeat(service::MAX_REQUEST_BYTES + 1);
+    let status = c.schedule(request(wire, 100)).await.unwrap_err();
+    assert!(matches!(status.code(), Code::OutOfRange | Code::ResourceExhausted), "{status:?}");
+    assert!(status.message().len() < 1024, "{}", status.message());
+}
+
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The worst requests of the largest size the server reads: a Func value
+/// that is a call with as many empty arguments as fit (two bytes each on
+/// the wire, a whole expression each once decoded), and as many constant
+/// expression nodes as fit (past the node limit).
+fn worst_requests() -> Vec<(&'static str, Vec<u8>)> {
+    let fill = |arg: v1::Expr, bytes_each: usize| {
+        let mut wire = v1::Pipeline::try_from(&pipeline()).unwrap();
+        let n = (service::MAX_REQUEST_BYTES - 4096) / bytes_each;
+        wire.funcs.last_mut().unwrap().value = Some(v1::Expr {
+            node: Some(v1::expr::Node::Call(v1::Call {
+                target: Some(v1::call::Target::Func(wire.funcs[0].name.clone())),
+                args: vec![arg; n],
+                r#type: wire.funcs[0].r#type,
+                value_index: 0,
+            })),
+        });
+        let bytes = request(wire, 100).encode_to_vec();
+        assert!(bytes.len() <= service::MAX_REQUEST_BYTES, "{}", bytes.len());
+        bytes
+    };
+    let constant = v1::Expr { node: Some(v1::expr::Node::IntImm(v1::IntImm { value: 1, r#type: v1::ScalarType::I32 as i32 })) };
+    let constant_bytes = constant.encoded_len() + 2;
+    vec![("empty arguments", fill(v1::Expr::default(), 2)), ("constant arguments", fill(constant, constant_bytes))]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_concurrent_worst_requests_of_the_largest_size_stay_under_a_gibibyte() {
+    let server = start(2, DEFAULT_MAX_IN_FLIGHT).await;
+    let channel = channel(server.addr).await;
+    let before = peak_rss_kib();
+    for (what, bytes) in worst_requests() {
+        let started = Instant::now();
+        let calls: Vec<_> = (0..64)
+            .map(|_| {
+                let (channel, bytes) = (channel.clone(), bytes.clone());
+                tokio::spawn(async move { raw::call_raw(&channel, bytes, Duration::from_secs(30)).await })
+            })
+            .collect();
+        for call in calls {
+            let status = call.await.unwrap().unwrap_err();
+            assert!(matches!(status.code(), Code::InvalidArgument | Code::ResourceExhausted), "{what}: {status:?}");
+            assert!(status.message().len() < 1024);
+        }
+        println!("64 requests of {what} ({} bytes each) refused in {:?}", bytes.len(), started.elapsed());
+    }
+    let peak = peak_rss_kib();
+    println!("peak RSS of the test process (server and clients): {} MiB, {} MiB before", peak / 1024, before / 1024);
+    assert!(peak < 1 << 20, "peak RSS {peak} KiB");
+}
+
+/// Calls `f` on every expression of `wire`'s definitions, outermost first,
+/// until it returns true.
+fn visit_exprs(wire: &mut v1::Pipeline, f: &mut dyn FnMut(&mut v1::Expr) -> bool) {
+    fn walk(e: &mut v1::Expr, f: &mut dyn FnMut(&mut v1::Expr) -> bool) -> bool {
+        use v1::expr::Node;
+        if f(e) {
+            return true;
+        }
+        let children: Vec<&mut v1::Expr> = match e.node.as_mut() {
+            Some(Node::Cast(c)) => c.value.as_deref_mut().into_iter().collect(),
+            Some(Node::Reinterpret(r)) => r.value.as_deref_mut().into_iter().collect(),
+            Some(Node::Binary(b)) => b.a.as_deref_mut().into_iter().chain(b.b.as_deref_mut()).collect(),
+            Some(Node::Compare(b)) => b.a.as_deref_mut().into_iter().chain(b.b.as_deref_mut()).collect(),
+            Some(Node::LogicalAnd(b)) => b.a.as_deref_mut().into_iter().chain(b.b.as_deref_mut()).collect(),
+            Some(Node::LogicalOr(b)) => b.a.as_deref_mut().into_iter().chain(b.b.as_deref_mut()).collect(),
+            Some(Node::LogicalNot(n)) => n.a.as_deref_mut().into_iter().collect(),
+            Some(Node::Select(x)) => {
+                x.condition.as_deref_mut().into_iter().chain(x.if_true.as_deref_mut()).chain(x.if_false.as_deref_mut()).collect()
+            }
+            Some(Node::LetIn(l)) => l.value.as_deref_mut().into_iter().chain(l.body.as_deref_mut()).collect(),
+            Some(Node::Call(c)) => c.args.iter_mut().collect(),
+            _ => vec![],
+        };
+        children.into_iter().any(|c| walk(c, f))
+    }
+    for func in &mut wire.funcs {
+        let updates = func.updates.iter_mut().flat_map(|u| u.args.iter_mut().chain(u.value.iter_mut()));
+        let mut all = func.value.iter_mut().chain(func.tuple_values.iter_mut()).chain(updates);
+        if all.any(|e| walk(e, f)) {
+            return;
+        }
+    }
+}
+
+const NAMES: [&str; 9] = ["x", "y", "c", "f0", "ghost", "", "a.b", "input", "out"];
+
+fn odd_name(rng: &mut ChaCha8Rng) -> String {
+    NAMES[rng.random_range(0..NAMES.len())].to_string()
+}
+
+fn odd_int(rng: &mut ChaCha8Rng) -> i64 {
+    [0i64, -1, 1, i32::MAX as i64, i32::MIN as i64, i64::MAX, i64::MIN, 1 << 40][rng.random_range(0..8)]
+}
+
+/// A node of kind `kind` to put in `e`'s place (some built around `e`).
+fn mutated(e: &v1::Expr, kind: u32, rng: &mut ChaCha8Rng) -> Option<v1::expr::Node> {
+    use v1::expr::Node;
+    let leaf = |rng: &mut ChaCha8Rng| v1::Expr { node: Some(Node::Var(v1::Var { name: odd_name(rng), r#type: rng.random_range(0..12) })) };
+    match kind {
+        0 => None,
+        1 => Some(Node::IntImm(v1::IntImm { value: odd_int(rng), r#type: rng.random_range(0..12) })),
+        2 => Some(Node::FloatImm(v1::FloatImm {
+            value: [f64::NAN, f64::INFINITY, 1e300, -0.0][rng.random_range(0..4)],
+            r#type: rng.random_range(0..12),
+        })),
+        3 => leaf(rng).node,
+        4 => Some(Node::Call(v1::Call {
+            target: Some(v1::call::Target::Func(odd_name(rng))),
+            args: (0..rng.random_range(0..4)).map(|_| leaf(rng)).collect(),
+            r#type: rng.random_range(0..12),
+            value_index: rng.random_range(0..3),
+        })),
+        5 => Some(Node::Binary(Box::new(v1::Binary {
+            op: rng.random_range(-1..15),
+            a: Some(Box::new(e.clone())),
+            b: Some(Box::new(leaf(rng))),
+        }))),
+        6 => Some(Node::LetIn(Box::new(v1::LetIn {
+            name: odd_name(rng),
+            value: Some(Box::new(e.clone())),
+            body: Some(Box::new(leaf(rng))),
+        }))),
+        7 => Some(Node::Call(v1::Call {
+            target: Some(v1::call::Target::Math(rng.random_range(-1..25))),
+            args: vec![e.clone(); rng.random_range(0..3)],
+            r#type: rng.random_range(0..12),
+            value_index: 0,
+        })),
+        _ => Some(Node::Cast(Box::new(v1::Cast { r#type: rng.random_range(-1..20), value: Some(Box::new(e.clone())) }))),
+    }
+}
+
+/// `wire` with one hostile change to its content (valid protobuf): a node
+/// replaced, a name, type, operator or number set to something odd, a
+/// declaration dropped or repeated.
+fn mutate_message(wire: &v1::Pipeline, rng: &mut ChaCha8Rng) -> v1::Pipeline {
+    let mut wire = wire.clone();
+    match rng.random_range(0..10) {
+        0..=5 => {
+            let mut count = 0;
+            visit_exprs(&mut wire, &mut |_| {
+                count += 1;
+                false
+            });
+            let (chosen, mut seen) = (rng.random_range(0..count.max(1)), 0);
+            let kind = rng.random_range(0..9);
+            let mut change = |e: &mut v1::Expr| {
+                if seen != chosen {
+                    seen += 1;
+                    return false;
+                }
+                e.node = mutated(e, kind, rng);
+                true
+            };
+            visit_exprs(&mut wire, &mut change);
+        }
+        6 => {
+            let f = rng.random_range(0..wire.funcs.len());
+            match rng.random_range(0..4) {
+                0 => {
+                    wire.funcs[f].estimates =
+                        vec![
+                            v1::DimEstimate { estimate: Some(v1::Estimate { min: odd_int(rng), extent: odd_int(rng) }) };
+                            wire.funcs[f].args.len()
+                        ]
+                }
+                1 => wire.funcs[f].args.push(odd_name(rng)),
+                2 => wire.funcs[f].r#type = rng.random_range(-1..20),
+                _ => wire.funcs[f].name = odd_name(rng),
+            }
+        }
+        7 => {
+            if !wire.inputs.is_empty() {
+                let i = rng.random_range(0..wire.inputs.len());
+                match rng.random_range(0..3) {
+                    0 => wire.inputs[i].dims = rng.random_range(0..40),
+                    1 => {
+                        wire.inputs[i].estimates =
+                            vec![
+                                v1::DimEstimate { estimate: Some(v1::Estimate { min: odd_int(rng), extent: odd_int(rng) }) };
+                                wire.inputs[i].dims as usize
+                            ]
+                    }
+                    _ => {
+                        wire.inputs.remove(i);
+                    }
+                }
+            }
+        }
+        8 => {
+            let f = wire.funcs[rng.random_range(0..wire.funcs.len())].clone();
+            let at = rng.random_range(0..=wire.funcs.len());
+            wire.funcs.insert(at, f);
+        }
+        _ => wire.outputs = vec![odd_name(rng)],
+    }
+    wire
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_content_in_valid_messages_gets_a_named_error_or_a_schedule_never_internal() {
+    // `FUZZ_REQUESTS` (default 300) requests whose encoding is valid and
+    // whose content is hostile; none may be INTERNAL (a panic caught in the
+    // search, a failure of ours) and each is answered within its budget.
+    let requests: usize = std::env::var("FUZZ_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let server = start(2, DEFAULT_MAX_IN_FLIGHT).await;
+    let mut c = client(server.addr).await;
+    let valid = v1::Pipeline::try_from(&pipeline()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(62);
+    let mut codes = std::collections::BTreeMap::<String, usize>::new();
+    let mut slowest = Duration::ZERO;
+    for _ in 0..requests {
+        let mut wire = mutate_message(&valid, &mut rng);
+        for _ in 0..rng.random_range(0..3) {
+            wire = mutate_message(&wire, &mut rng);
+        }
+        let started = Instant::now();
+        let mut r = tonic::Request::new(request(wire, 50));
+        r.set_timeout(Duration::from_secs(10));
+        let code = match c.schedule(r).await {
+            Ok(_) => Code::Ok,
+            Err(s) => {
+                assert!(matches!(s.code(), Code::InvalidArgument | Code::FailedPrecondition | Code::NotFound), "{s:?}");
+                assert!(s.message().len() <= 1100, "{}", s.message());
+                s.code()
+            }
+        };
+        slowest = slowest.max(started.elapsed());
+        *codes.entry(format!("{code:?}")).or_default() += 1;
+    }
+    println!("{requests} hostile messages: {codes:?}; slowest answer {slowest:?}");
+    assert!(slowest < Duration::from_millis(150), "{slowest:?} for a 50 ms budget");
+    assert!(codes.get("Ok").copied().unwrap_or(0) > 0 && codes.get("InvalidArgument").copied().unwrap_or(0) > 0, "{codes:?}");
+}
