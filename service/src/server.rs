@@ -16,6 +16,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use thiserror::Error;
 use tokio::net::TcpListener;
+use tonic::body::Body;
+use tonic::codegen::http::Response;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
@@ -101,6 +103,7 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
         tracing::info!("shutting down: in-flight calls finish first");
     };
     Server::builder()
+        .layer(tower::util::MapResponseLayer::new(oversized_as_resource_exhausted))
         .add_service(health)
         .add_service(reflection)
         .add_service(scheduler)
@@ -138,6 +141,18 @@ pub(crate) fn bounded(status: tonic::Status) -> tonic::Status {
         end -= 1;
     }
     tonic::Status::new(status.code(), format!("{}... ({} bytes)", &message[..end], message.len()))
+}
+
+/// A reply refusing a message over the size limit, which tonic's decoder
+/// makes `OUT_OF_RANGE` (before reading the body), as gRPC's convention has
+/// it: `RESOURCE_EXHAUSTED`. Every other reply passes unchanged.
+fn oversized_as_resource_exhausted(reply: Response<Body>) -> Response<Body> {
+    match tonic::Status::from_header_map(reply.headers()) {
+        Some(status) if status.code() == tonic::Code::OutOfRange && status.message().contains("message length too large") => {
+            tonic::Status::resource_exhausted(format!("the message is too large for this server: {}", status.message())).into_http()
+        }
+        _ => reply,
+    }
 }
 
 /// The connections `listener` accepts, with Nagle's algorithm off: a reply
