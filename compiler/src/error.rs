@@ -35,10 +35,10 @@ pub enum LangError {
     #[error("Func {func}: {why}")]
     Invalid { func: String, why: String },
     #[error(
-        "Func {func}: its definitions have {nodes} expression nodes once their lets are expanded (a let used k times counts k times), more than the {limit} a Func may have; compute the shared parts in Funcs of their own"
+        "Func {func}: its definitions have {nodes} expression nodes (a subexpression shared k times counts k times), more than the {limit} a Func may have; compute parts of it in Funcs of their own"
     )]
     DefinitionTooLarge { func: String, nodes: usize, limit: usize },
-    #[error("the pipeline has {nodes} expression nodes once lets are expanded, more than the {limit} a pipeline may have")]
+    #[error("the pipeline has {nodes} expression nodes, more than the {limit} a pipeline may have")]
     PipelineTooLarge { nodes: usize, limit: usize },
     #[error("Func {func}: `{op}` {why}, in {expr}")]
     Operands { func: String, op: &'static str, why: String, expr: String },

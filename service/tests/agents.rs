@@ -6,10 +6,13 @@
 use data::{HostFingerprint, SamplingSettings, Store, WorkCounts};
 use proto::v1::agent_client::AgentClient;
 mod common;
+#[path = "common/server.rs"]
+mod server;
 
 use common::synthetic_report;
 use proto::v1;
-use service::{serve, AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
+use server::{channel, serve_on_loopback, TestServer};
+use service::{AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
@@ -20,19 +23,12 @@ const SECRET: &str = "test-secret";
 
 /// A server on `127.0.0.1:0` over the store at `db`, handing out seeds
 /// 0..3 of round 4; shut down when dropped.
-struct TestServer {
-    addr: SocketAddr,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
-}
-
 async fn start(db: &Path, lease: Duration) -> TestServer {
     start_expiring(db, lease, service::agent::DEFAULT_SESSION_TTL).await
 }
 
 /// [`start`] with sessions that expire after `session_ttl` unused.
 async fn start_expiring(db: &Path, lease: Duration, session_ttl: Duration) -> TestServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let agents = AgentSettings {
         session_ttl,
         secret: SECRET.into(),
@@ -54,26 +50,11 @@ async fn start_expiring(db: &Path, lease: Duration, session_ttl: Duration) -> Te
         agents: Some(agents),
         retrainer: None,
     };
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        serve(listener, config, async {
-            let _ = rx.await;
-        })
-        .await
-        .unwrap()
-    });
-    TestServer { addr, _shutdown: tx }
+    serve_on_loopback(config).await
 }
 
 async fn client(addr: SocketAddr) -> AgentClient<Channel> {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
-    for _ in 0..50 {
-        if let Ok(c) = endpoint.connect().await {
-            return AgentClient::new(c);
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the server at {addr} does not accept connections")
+    AgentClient::new(channel(addr).await)
 }
 
 /// `message` with `authorization: Bearer <token>`.

@@ -5,6 +5,8 @@
 
 #[path = "common/raw.rs"]
 mod raw;
+#[path = "common/server.rs"]
+mod server;
 
 use compiler::PipelineDef;
 use prost::Message;
@@ -13,43 +15,17 @@ use proto::v1::{self, ScheduleRequest};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use random_pipelines::{generate, GeneratorParams};
+use server::{channel, serve_on_loopback, TestServer};
 use service::scheduler::DEFAULT_MAX_IN_FLIGHT;
-use service::{serve, SchedulerSettings, ServerConfig};
+use service::{SchedulerSettings, ServerConfig};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 use tonic::Code;
 
-struct TestServer {
-    addr: SocketAddr,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
-}
-
 async fn start(max_concurrent: usize, max_in_flight: usize) -> TestServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let settings = SchedulerSettings { max_in_flight, ..SchedulerSettings::new("test-host".into()) };
-    let config = ServerConfig { settings, store: None, max_concurrent, agents: None, retrainer: None };
-    tokio::spawn(async move {
-        serve(listener, config, async {
-            let _ = rx.await;
-        })
-        .await
-        .unwrap()
-    });
-    TestServer { addr, _shutdown: tx }
-}
-
-async fn channel(addr: SocketAddr) -> Channel {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
-    for _ in 0..50 {
-        if let Ok(c) = endpoint.connect().await {
-            return c;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the server at {addr} does not accept connections")
+    serve_on_loopback(ServerConfig { settings, store: None, max_concurrent, agents: None, retrainer: None }).await
 }
 
 async fn client(addr: SocketAddr) -> SchedulerClient<Channel> {

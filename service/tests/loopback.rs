@@ -9,6 +9,8 @@
 mod mutate;
 #[path = "common/raw.rs"]
 mod raw;
+#[path = "common/server.rs"]
+mod server;
 
 use compiler::schedule::legality::{check_at_estimates, Limits};
 use compiler::schedule::text::parse_schedule;
@@ -21,18 +23,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random_pipelines::{generate, GeneratorParams};
 use raw::call_raw;
+use server::{channel, serve_on_loopback, TestServer};
 use service::scheduler::DEFAULT_MAX_IN_FLIGHT;
 use service::{serve, SchedulerSettings, ServerConfig};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
-
-/// A server on `127.0.0.1:0`, shut down when dropped.
-struct TestServer {
-    addr: SocketAddr,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
-}
 
 async fn start(max_concurrent: usize) -> TestServer {
     start_with(max_concurrent, None).await
@@ -51,18 +48,7 @@ fn config(max_concurrent: usize, store: Option<data::Store>, max_in_flight: usiz
 /// A server with `max_concurrent` search slots admitting at most
 /// `max_in_flight` calls at once.
 async fn start_admitting(max_concurrent: usize, store: Option<data::Store>, max_in_flight: usize) -> TestServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let config = config(max_concurrent, store, max_in_flight);
-    tokio::spawn(async move {
-        serve(listener, config, async {
-            let _ = rx.await;
-        })
-        .await
-        .unwrap()
-    });
-    TestServer { addr, _shutdown: tx }
+    serve_on_loopback(config(max_concurrent, store, max_in_flight)).await
 }
 
 /// A server with `max_concurrent` search slots on a runtime of its own
@@ -86,17 +72,6 @@ fn start_apart(max_concurrent: usize) -> TestServer {
         })
     });
     TestServer { addr, _shutdown: tx }
-}
-
-async fn channel(addr: SocketAddr) -> Channel {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
-    for _ in 0..50 {
-        if let Ok(c) = endpoint.connect().await {
-            return c;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the server at {addr} does not accept connections")
 }
 
 async fn client(addr: SocketAddr) -> SchedulerClient<Channel> {

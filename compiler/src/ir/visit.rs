@@ -556,56 +556,19 @@ pub fn expr_any_node(e: &Expr, pred: impl Fn(&ExprNode) -> bool) -> bool {
 /// subtrees costs no more to measure than to hold; saturates at
 /// `usize::MAX`.
 pub fn node_count(e: &Expr) -> usize {
-    TreeSize { expand_lets: false, lets: vec![], done: vec![HashMap::new()] }.of(e)
-}
-
-/// [`node_count`] with every let's value counted at each use of its
-/// variable: the size of `e` once its lets are substituted, which is what
-/// a walk that substitutes lets (or does not share what they share) visits.
-/// `let a1 = a0 + a0 in let a2 = a1 + a1 in ...` doubles per level.
-pub fn expanded_node_count(e: &Expr) -> usize {
-    TreeSize { expand_lets: true, lets: vec![], done: vec![HashMap::new()] }.of(e)
-}
-
-/// Tree sizes, remembered per shared node within each let scope.
-struct TreeSize {
-    expand_lets: bool,
-    /// The sizes of the values of the enclosing lets.
-    lets: Vec<(Name, usize)>,
-    /// Per let scope: the size of each shared node met in it.
-    done: Vec<HashMap<usize, usize>>,
-}
-
-impl TreeSize {
-    fn of(&mut self, e: &Expr) -> usize {
+    fn count(e: &Expr, done: &mut HashMap<usize, usize>) -> usize {
         let shared = e.is_shared();
         if shared {
-            if let Some(&n) = self.done.last().and_then(|d| d.get(&e.address())) {
+            if let Some(&n) = done.get(&e.address()) {
                 return n;
             }
         }
-        let n = match e.node() {
-            ExprNode::Let { name, value, body } if self.expand_lets => {
-                let v = self.of(value);
-                self.lets.push((name.clone(), v));
-                self.done.push(HashMap::new());
-                let b = self.of(body);
-                self.done.pop();
-                self.lets.pop();
-                v.saturating_add(b).saturating_add(1)
-            }
-            ExprNode::Var { name, .. } if self.expand_lets => self.lets.iter().rev().find(|(n, _)| n == name).map_or(1, |&(_, v)| v),
-            node => {
-                let mut n = 1usize;
-                for_each_child(node, |c| n = n.saturating_add(self.of(c)));
-                n
-            }
-        };
+        let mut n = 1usize;
+        for_each_child(e.node(), |c| n = n.saturating_add(count(c, done)));
         if shared {
-            if let Some(d) = self.done.last_mut() {
-                d.insert(e.address(), n);
-            }
+            done.insert(e.address(), n);
         }
         n
     }
+    count(e, &mut HashMap::new())
 }

@@ -191,15 +191,14 @@ pub(super) fn check_names(def: &PipelineDef) -> Result<(), LangError> {
     Ok(())
 }
 
-/// No Func's definitions are larger than [`MAX_DEFINITION_NODES`] once
-/// their lets are expanded, nor the pipeline's than [`MAX_PIPELINE_NODES`]
-/// (measured in time linear in the distinct nodes,
-/// [`crate::ir::visit::expanded_node_count`]).
+/// No Func's definitions are larger than [`MAX_DEFINITION_NODES`] counted
+/// as trees, nor the pipeline's than [`MAX_PIPELINE_NODES`] (measured in
+/// time linear in the distinct nodes, [`crate::ir::visit::node_count`]).
 pub(super) fn check_sizes(p: &PipelineDef) -> Result<(), LangError> {
     let mut total = 0usize;
     for f in &p.funcs {
         let mut nodes = 0usize;
-        for_each_expr(f, |e| nodes = nodes.saturating_add(crate::ir::visit::expanded_node_count(e)));
+        for_each_expr(f, |e| nodes = nodes.saturating_add(crate::ir::visit::node_count(e)));
         if nodes > MAX_DEFINITION_NODES {
             return Err(LangError::DefinitionTooLarge { func: f.name.to_string(), nodes, limit: MAX_DEFINITION_NODES });
         }

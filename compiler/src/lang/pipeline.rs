@@ -203,8 +203,7 @@ impl PipelineDef {
 
     /// The checks `Pipeline::new` runs once a pipeline is collected (sizes
     /// first: no Func larger than [`MAX_DEFINITION_NODES`] and the whole no
-    /// larger than [`MAX_PIPELINE_NODES`] once lets are expanded, so that
-    /// every later walk, shared or not, is bounded; names
+    /// larger than [`MAX_PIPELINE_NODES`], counted as trees; names
     /// free of reserved characters; every call names something defined,
     /// with the right arity, integer coordinates and the callee's type;
     /// operands of one type that their operator accepts, float literals
@@ -225,11 +224,11 @@ impl std::ops::Index<FuncId> for PipelineDef {
     }
 }
 
-/// The most expression nodes a Func's definitions may have once their
-/// lets are expanded (as many as lowering accepts after inlining).
+/// The most expression nodes a Func's definitions may have, counted as
+/// trees (as many as lowering accepts after inlining).
 pub const MAX_DEFINITION_NODES: usize = crate::lower::MAX_INLINED_NODES;
 
-/// The most expression nodes a pipeline may have once lets are expanded.
+/// The most expression nodes a pipeline may have, counted as trees.
 pub const MAX_PIPELINE_NODES: usize = 1 << 18;
 
 /// Buffer metadata variable names, shared by lowering and every executor.
