@@ -192,10 +192,10 @@ impl Store {
         Ok(AgentSession { token_hash: token_hash.to_string(), agent_id, agent: name.to_string(), host_key: host.key() })
     }
 
-    /// Deletes the sessions unused since `unused_since` (seconds since the
-    /// epoch); how many.
-    pub fn expire_sessions(&mut self, unused_since: i64) -> Result<usize, StoreError> {
-        Ok(self.conn.execute("DELETE FROM agent_sessions WHERE last_used < ?1", [unused_since])?)
+    /// Deletes the sessions unused for longer than `unused_for`; how many.
+    pub fn expire_sessions(&mut self, unused_for: Duration) -> Result<usize, StoreError> {
+        let cutoff = unix_now().saturating_sub(i64::try_from(unused_for.as_secs()).unwrap_or(i64::MAX));
+        Ok(self.conn.execute("DELETE FROM agent_sessions WHERE last_used < ?1", [cutoff])?)
     }
 
     /// Records that the session of `token_hash` was used now.
@@ -665,10 +665,10 @@ mod tests {
         store.register_agent("b", &host("cpu"), &serde_json::json!({}), "token-b").unwrap();
         assert_eq!(store.agent_sessions().unwrap().len(), 2);
         store.conn.execute("UPDATE agent_sessions SET last_used = 0 WHERE token_hash = 'token-b'", []).unwrap();
-        assert_eq!(store.expire_sessions(unix_now() - 60).unwrap(), 1);
+        assert_eq!(store.expire_sessions(Duration::from_secs(60)).unwrap(), 1);
         assert_eq!(store.agent_sessions().unwrap().iter().map(|s| s.agent.as_str()).collect::<Vec<_>>(), ["a"]);
         store.touch_session("token-499").unwrap();
-        assert_eq!(store.expire_sessions(unix_now() - 60).unwrap(), 0);
+        assert_eq!(store.expire_sessions(Duration::from_secs(60)).unwrap(), 0);
         for bad in ["", "a\nb", &"n".repeat(MAX_AGENT_NAME_BYTES + 1)] {
             let err = store.register_agent(bad, &host("cpu"), &serde_json::json!({}), "t").unwrap_err();
             assert!(matches!(err, StoreError::AgentName(_)), "{bad:?}: {err}");

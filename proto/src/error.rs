@@ -21,8 +21,8 @@ pub enum FromWireError {
     DuplicateFunc { name: String },
     #[error("{at}: {why}")]
     Invalid { at: String, why: String },
-    #[error("{at}: {what} is named {name}, longer than the {max} bytes a name may have")]
-    TooLong { at: String, what: String, name: String, max: usize },
+    #[error("{at}: {what} {text} is longer than the {max} bytes it may have")]
+    TooLong { at: String, what: String, text: String, max: usize },
     #[error("the pipeline has more {what} than the {max} a request may have")]
     TooLarge { what: &'static str, max: usize },
     #[error("the pipeline fails the compiler's checks: {0}")]

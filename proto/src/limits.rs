@@ -72,37 +72,27 @@ pub fn quote(s: &str) -> Cow<'_, str> {
     Cow::Owned(format!("{}... ({} bytes)", &s[..end], s.len()))
 }
 
-/// `name`, which names `what` at `at`, checked to be non-empty and at most
-/// [`MAX_NAME_BYTES`] long.
-pub fn check_name(name: &str, what: &str, at: &str) -> Result<(), FromWireError> {
-    if name.is_empty() {
-        return Err(FromWireError::Invalid { at: quote(at).into_owned(), why: format!("{what} has an empty name") });
+/// `text`, which is `what` at `at`, checked to be non-empty and at most
+/// `max` bytes long.
+fn check_length(text: &str, what: &str, at: &str, max: usize) -> Result<(), FromWireError> {
+    if text.is_empty() {
+        return Err(FromWireError::Invalid { at: quote(at).into_owned(), why: format!("{what} is empty") });
     }
-    if name.len() > MAX_NAME_BYTES {
-        return Err(FromWireError::TooLong {
-            at: quote(at).into_owned(),
-            what: what.to_string(),
-            name: quote(name).into_owned(),
-            max: MAX_NAME_BYTES,
-        });
+    if text.len() > max {
+        return Err(FromWireError::TooLong { at: quote(at).into_owned(), what: what.to_string(), text: quote(text).into_owned(), max });
     }
     Ok(())
 }
 
-/// An identifier (agent name, work id, schedule hash) `what`: 1 to
-/// [`MAX_ID_BYTES`] bytes without control characters.
+/// The name of `what` at `at`: 1 to [`MAX_NAME_BYTES`] bytes.
+pub fn check_name(name: &str, what: &str, at: &str) -> Result<(), FromWireError> {
+    check_length(name, &format!("the name of {what}"), at, MAX_NAME_BYTES)
+}
+
+/// An identifier (work id, schedule hash) `what`: 1 to [`MAX_ID_BYTES`]
+/// bytes without control characters.
 pub fn check_id(id: &str, what: &str, at: &str) -> Result<(), FromWireError> {
-    if id.is_empty() {
-        return Err(FromWireError::Invalid { at: quote(at).into_owned(), why: format!("{what} is empty") });
-    }
-    if id.len() > MAX_ID_BYTES {
-        return Err(FromWireError::TooLong {
-            at: quote(at).into_owned(),
-            what: what.to_string(),
-            name: quote(id).into_owned(),
-            max: MAX_ID_BYTES,
-        });
-    }
+    check_length(id, what, at, MAX_ID_BYTES)?;
     if id.chars().any(char::is_control) {
         return Err(FromWireError::Invalid { at: quote(at).into_owned(), why: format!("{what} {:?} holds control characters", quote(id)) });
     }

@@ -123,11 +123,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Seconds since the Unix epoch.
-fn unix_seconds() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
-}
-
 /// The bearer token of a call's `authorization` metadata.
 fn bearer(metadata: &MetadataMap) -> Option<&str> {
     metadata.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")
@@ -157,7 +152,7 @@ impl AgentService {
             let mut s = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let added = s.enqueue_work(&settings.work.items())?;
             info!(round = settings.work.round, seeds = ?settings.work.seeds, added, "work queued");
-            let expired = s.expire_sessions(unix_seconds() - settings.session_ttl.as_secs() as i64)?;
+            let expired = s.expire_sessions(settings.session_ttl)?;
             let now = Instant::now();
             let sessions: HashMap<String, LiveSession> = s
                 .agent_sessions()?
@@ -285,7 +280,6 @@ impl Agent for AgentService {
             if r.agent_name.is_empty() {
                 return Err(Status::invalid_argument("agent_name: missing"));
             }
-            proto::limits::check_id(&r.agent_name, "agent_name", "register").map_err(|e| Status::invalid_argument(e.to_string()))?;
             let host = r.host.as_ref().ok_or_else(|| Status::invalid_argument("host: missing"))?;
             let host = data::HostFingerprint::try_from(host).map_err(|e| Status::invalid_argument(e.to_string()))?;
             let capabilities = r.capabilities.as_ref();
