@@ -34,14 +34,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 
 /// Why the networked agent stopped.
 #[derive(Debug, Error)]
 pub enum RemoteError {
-    #[error("server address {0:?}: {1}")]
-    Address(String, tonic::transport::Error),
+    #[error(transparent)]
+    Endpoint(#[from] proto::transport::EndpointError),
     #[error("{call}: {status}")]
     Call { call: &'static str, status: Status },
     #[error("{0}")]
@@ -62,8 +62,11 @@ pub struct Backoff {
 /// How the agent runs.
 #[derive(Clone, Debug)]
 pub struct RemoteOptions {
-    /// The server, e.g. `http://127.0.0.1:50051`.
+    /// The server, e.g. `http://127.0.0.1:50051` (`https://` for TLS).
     pub server: String,
+    /// The CA certificate (PEM) to trust for an `https://` server; the
+    /// system's roots without one.
+    pub tls_ca: Option<PathBuf>,
     /// The shared secret to register with.
     pub secret: String,
     /// The agent's name (stable across restarts).
@@ -138,7 +141,7 @@ impl Session {
     /// Registers with the server (retrying while it is unreachable; `stop`
     /// gives up).
     pub async fn register(options: &RemoteOptions, host: &HostFingerprint, stop: &AtomicBool) -> Result<Session, RemoteError> {
-        let endpoint = Endpoint::from_shared(options.server.clone()).map_err(|e| RemoteError::Address(options.server.clone(), e))?;
+        let endpoint = proto::transport::endpoint(&options.server, options.tls_ca.as_deref())?;
         let client = AgentClient::new(endpoint.connect_lazy()).max_decoding_message_size(64 << 20);
         let target = Target::host();
         let request = v1::RegisterRequest {

@@ -82,6 +82,7 @@ async fn agents_retraining_and_two_rounds_store_every_sample_once_and_round_one_
         max_concurrent: 1,
         agents: Some(agents),
         retrainer: Some(retrainer.clone()),
+        tls: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -95,6 +96,7 @@ async fn agents_retraining_and_two_rounds_store_every_sample_once_and_round_one_
         .map(|i| {
             let options = RemoteOptions {
                 server: format!("http://{addr}"),
+                tls_ca: None,
                 secret: SECRET.into(),
                 name: format!("agent-{i}"),
                 timing_passes: 1,

@@ -5,7 +5,8 @@
 //! stored once; an agent killed mid-work loses nothing; an agent started
 //! before its server retries until it is up; SIGTERM reports what was
 //! measured; an agent killed while its report waits for a server that is
-//! away leaves it in its spool, and its next run sends it.
+//! away leaves it in its spool, and its next run sends it; an agent and a
+//! scheduling client reach a server over TLS, and plain text does not.
 
 use benchmark_agent::remote::{measure_item, run, Backoff, RemoteOptions, RemoteStats, Session};
 use benchmark_agent::spool::Spool;
@@ -36,6 +37,18 @@ async fn serve_on(
     seeds: std::ops::Range<u64>,
     budget_ms: u64,
 ) -> TestServer {
+    serve_on_with_tls(listener, db, lease, seeds, budget_ms, None).await
+}
+
+/// [`serve_on`], over TLS with `tls` when given.
+async fn serve_on_with_tls(
+    listener: tokio::net::TcpListener,
+    db: &Path,
+    lease: Duration,
+    seeds: std::ops::Range<u64>,
+    budget_ms: u64,
+    tls: Option<tonic::transport::Identity>,
+) -> TestServer {
     let addr = listener.local_addr().unwrap();
     let agents = AgentSettings {
         session_ttl: service::agent::DEFAULT_SESSION_TTL,
@@ -57,6 +70,7 @@ async fn serve_on(
         max_concurrent: 1,
         agents: Some(agents),
         retrainer: None,
+        tls,
     };
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
@@ -77,6 +91,7 @@ fn options(addr: SocketAddr, name: &str, spool: &Path) -> RemoteOptions {
     RemoteOptions {
         spool: spool.to_path_buf(),
         server: format!("http://{addr}"),
+        tls_ca: None,
         secret: SECRET.into(),
         name: name.into(),
         timing_passes: 1,
@@ -296,4 +311,55 @@ async fn a_report_left_in_the_spool_by_a_killed_agent_is_sent_by_its_next_run() 
     assert!(spool.pending().unwrap().is_empty(), "the acknowledged report is gone from the spool");
     let kept: Vec<_> = std::fs::read_dir(&spool_dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(kept.len(), 1, "the refused report is kept aside: {kept:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_and_a_client_reach_a_tls_server_and_plain_text_does_not() {
+    use proto::v1::scheduler_client::SchedulerClient;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let (cert_pem, key_pem) = (certified.cert.pem(), certified.signing_key.serialize_pem());
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &cert_pem).unwrap();
+    let identity = tonic::transport::Identity::from_pem(&cert_pem, &key_pem);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = serve_on_with_tls(listener, &db, Duration::from_secs(20), 50..51, 100, Some(identity)).await;
+    let url = format!("https://127.0.0.1:{}", server.addr.port());
+
+    // The agent registers, leases and heartbeats over TLS.
+    let stop = AtomicBool::new(false);
+    let options = RemoteOptions { server: url.clone(), tls_ca: Some(ca.clone()), ..options(server.addr, "tls", &dir.path().join("spool")) };
+    let session = Session::register(&options, &HostFingerprint::detect().unwrap(), &stop).await.unwrap();
+    let item = session.lease(&stop).await.unwrap().item.unwrap();
+    assert_eq!(session.heartbeat(std::slice::from_ref(&item.work_id)).await.unwrap().renewed.len(), 1);
+
+    // A scheduling client gets a schedule over TLS.
+    let pipeline = random_pipelines::generate(&random_pipelines::GeneratorParams {
+        seed: 3,
+        max_stages: 3,
+        input_size: (64, 64, 3),
+        ..Default::default()
+    })
+    .unwrap()
+    .pipeline;
+    let request = || proto::v1::ScheduleRequest {
+        pipeline: Some(proto::v1::Pipeline::try_from(&pipeline).unwrap()),
+        budget_ms: 100,
+        beam: 4,
+        top_k: 1,
+        ..Default::default()
+    };
+    let channel = proto::transport::endpoint(&url, Some(&ca)).unwrap().connect().await.unwrap();
+    let reply = SchedulerClient::new(channel).schedule(request()).await.unwrap().into_inner();
+    assert_eq!(reply.pipeline_fingerprint, proto::fingerprint(&pipeline).unwrap().0.to_vec());
+
+    // Plain text to the TLS port gets nothing; nor does TLS that does not trust the certificate.
+    let plain = proto::transport::endpoint(&format!("http://{}", server.addr), None).unwrap().connect_lazy();
+    assert!(SchedulerClient::new(plain).schedule(request()).await.is_err());
+    let untrusted = proto::transport::endpoint(&url, None).unwrap().connect().await;
+    assert!(untrusted.is_err(), "a certificate no root vouches for is refused");
+    // A CA for a plain-text address is a mistake, said as one.
+    let err = proto::transport::endpoint("http://127.0.0.1:1", Some(&ca)).unwrap_err();
+    assert!(err.to_string().contains("https://"), "{err}");
 }

@@ -4,7 +4,8 @@
 //! descriptor set that reflection serves, and conversion between wire
 //! messages and the compiler's values ([`pipeline`], [`schedule`],
 //! [`target`]) and the training store's ([`agent`]: host fingerprints,
-//! work items, reports).
+//! work items, reports), and how clients reach a server ([`transport`]:
+//! plain text or TLS).
 //!
 //! Invariants: compiler → wire → bytes → wire → compiler gives back an
 //! equal value for every pipeline `Pipeline::new` accepts and every
@@ -23,6 +24,7 @@ pub mod limits;
 pub mod pipeline;
 pub mod schedule;
 pub mod target;
+pub mod transport;
 mod types;
 
 pub use error::{FromWireError, ToWireError};

@@ -41,7 +41,7 @@ pub use client::{AppRequest, ClientError};
 pub use retraining::{RetrainSettings, Retrained, Retrainer, RetrainingError};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
-pub use server::{serve, ServeError, ServerConfig, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES};
+pub use server::{serve, tls_identity, ServeError, ServerConfig, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES};
 
 /// The message a panic carried, when it was a string.
 pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> Option<&str> {

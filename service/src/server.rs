@@ -20,7 +20,7 @@ use tonic::body::Body;
 use tonic::codegen::http::Response;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
-use tonic::transport::Server;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
 /// The largest message the server writes, and the largest an agent may send.
@@ -43,6 +43,17 @@ pub struct ServerConfig {
     /// Retrain as the agents' samples arrive (it needs the agent service;
     /// make it with [`Retrainer::new`] over the same store).
     pub retrainer: Option<Retrainer>,
+    /// Serve over TLS with this certificate and key (see [`tls_identity`]);
+    /// plain text without.
+    pub tls: Option<Identity>,
+}
+
+/// The TLS identity in the PEM files `cert` (the chain, leaf first) and
+/// `key` (its private key), as Kubernetes TLS Secrets hold them.
+pub fn tls_identity(cert: &std::path::Path, key: &std::path::Path) -> Result<Identity, ServeError> {
+    let read =
+        |path: &std::path::Path| std::fs::read(path).map_err(|source| ServeError::TlsFile { path: path.display().to_string(), source });
+    Ok(Identity::from_pem(read(cert)?, read(key)?))
 }
 
 /// Why the server could not start or stopped with an error.
@@ -58,6 +69,8 @@ pub enum ServeError {
     RetrainingWithoutAgents,
     #[error("training store: {0}")]
     Store(#[from] StoreError),
+    #[error("reading {path}: {source}")]
+    TlsFile { path: String, source: std::io::Error },
 }
 
 /// Serves on `listener` until `shutdown` completes.
@@ -102,7 +115,11 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
         reporter.set_service_status("", ServingStatus::NotServing).await;
         tracing::info!("shutting down: in-flight calls finish first");
     };
-    Server::builder()
+    let builder = match config.tls {
+        Some(identity) => Server::builder().tls_config(ServerTlsConfig::new().identity(identity))?,
+        None => Server::builder(),
+    };
+    builder
         .layer(tower::util::MapResponseLayer::new(oversized_as_resource_exhausted))
         .add_service(health)
         .add_service(reflection)

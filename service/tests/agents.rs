@@ -49,6 +49,7 @@ async fn start_expiring(db: &Path, lease: Duration, session_ttl: Duration) -> Te
         max_concurrent: 1,
         agents: Some(agents),
         retrainer: None,
+        tls: None,
     };
     serve_on_loopback(config).await
 }

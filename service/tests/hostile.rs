@@ -25,7 +25,7 @@ use tonic::Code;
 
 async fn start(max_concurrent: usize, max_in_flight: usize) -> TestServer {
     let settings = SchedulerSettings { max_in_flight, ..SchedulerSettings::new("test-host".into()) };
-    serve_on_loopback(ServerConfig { settings, store: None, max_concurrent, agents: None, retrainer: None }).await
+    serve_on_loopback(ServerConfig { settings, store: None, max_concurrent, agents: None, retrainer: None, tls: None }).await
 }
 
 async fn client(addr: SocketAddr) -> SchedulerClient<Channel> {

@@ -42,7 +42,7 @@ async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> TestSe
 /// A scheduling server's configuration for the tests: no agents.
 fn config(max_concurrent: usize, store: Option<data::Store>, max_in_flight: usize) -> ServerConfig {
     let settings = SchedulerSettings { max_in_flight, ..SchedulerSettings::new("test-host".into()) };
-    ServerConfig { settings, store, max_concurrent, agents: None, retrainer: None }
+    ServerConfig { settings, store, max_concurrent, agents: None, retrainer: None, tls: None }
 }
 
 /// A server with `max_concurrent` search slots admitting at most
@@ -393,6 +393,7 @@ async fn shutdown_lets_the_call_in_flight_finish() {
         max_concurrent: 1,
         agents: None,
         retrainer: None,
+        tls: None,
     };
     let serving = tokio::spawn(serve(listener, config, async {
         let _ = stopped.await;

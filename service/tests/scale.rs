@@ -145,6 +145,7 @@ async fn simulated_agents_report_at_a_sustained_rate_and_no_report_is_lost_or_st
         max_concurrent: 1,
         agents: Some(settings),
         retrainer: None,
+        tls: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -26,6 +26,10 @@ struct Args {
     /// The scheduling server.
     #[arg(long, default_value = "http://127.0.0.1:50051")]
     server: String,
+    /// The CA certificate (PEM) to trust for an https:// server (default:
+    /// the system's roots).
+    #[arg(long)]
+    tls_ca: Option<PathBuf>,
     /// The shared secret (else $SCHEDULER_AGENT_TOKEN).
     #[arg(long)]
     token: Option<String>,
@@ -92,6 +96,7 @@ async fn main() -> Result<()> {
     let options = RemoteOptions {
         spool,
         server: args.server,
+        tls_ca: args.tls_ca,
         secret,
         name: args.name,
         timing_passes: args.timing_passes,

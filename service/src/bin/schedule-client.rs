@@ -22,6 +22,10 @@ struct Args {
     /// The server's address.
     #[arg(long, default_value = "http://127.0.0.1:50051")]
     server: String,
+    /// The CA certificate (PEM) to trust for an https:// server (default:
+    /// the system's roots).
+    #[arg(long)]
+    tls_ca: Option<std::path::PathBuf>,
     /// Seed of the random pipeline to schedule.
     #[arg(long, required_unless_present = "app", conflicts_with = "app")]
     random: Option<u64>,
@@ -123,7 +127,8 @@ async fn main() -> anyhow::Result<()> {
         }
         (None, None) => anyhow::bail!("--random SEED or --app NAME"),
     };
-    let mut client = SchedulerClient::connect(args.server.clone()).await.with_context(|| format!("connecting to {}", args.server))?;
+    let endpoint = proto::transport::endpoint(&args.server, args.tls_ca.as_deref())?;
+    let mut client = SchedulerClient::new(endpoint.connect().await.with_context(|| format!("connecting to {}", args.server))?);
     let mut request = tonic::Request::new(ScheduleRequest {
         pipeline: Some(pipeline),
         target: None,

@@ -1,10 +1,13 @@
 //! `scheduler-server --listen 127.0.0.1:50051 [--db FILE] [--max-concurrent N]
-//! [--max-in-flight N] [--agent-token SECRET --seeds N ...] [--retrain-after N ...]`: serves the
+//! [--max-in-flight N] [--tls-cert PEM --tls-key PEM | --plaintext]
+//! [--agent-token SECRET --seeds N ...] [--retrain-after N ...]`: serves the
 //! `Scheduler` RPC, gRPC health and reflection, and with a shared secret for
 //! agents (`--agent-token` or `SCHEDULER_AGENT_TOKEN`) and a store the
 //! `Agent` service, which hands out the seeds of one round and, with
 //! `--retrain-after`, retrains a host's model after that many new samples;
-//! until SIGTERM or ctrl-c (in-flight calls finish first). Logs go to stderr (`RUST_LOG` filters them; `info` by
+//! until SIGTERM or ctrl-c (in-flight calls finish first). Over TLS with
+//! a certificate and key; in plain text only on a loopback address or with
+//! `--plaintext` (the agents' secret and session tokens cross the network). Logs go to stderr (`RUST_LOG` filters them; `info` by
 //! default).
 
 use anyhow::Context;
@@ -40,6 +43,16 @@ struct Args {
     /// replying); more are refused at once with RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = service::scheduler::DEFAULT_MAX_IN_FLIGHT as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_in_flight: u64,
+    /// Serve over TLS with this certificate chain (PEM, leaf first).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Serve in plain text on an address other than loopback (the agents'
+    /// secret and tokens then cross the network in clear).
+    #[arg(long, conflicts_with = "tls_cert")]
+    plaintext: bool,
     #[command(flatten)]
     agents: AgentArgs,
     #[command(flatten)]
@@ -184,9 +197,18 @@ async fn main() -> anyhow::Result<()> {
         .as_deref()
         .map(|p| data::Store::open(p).with_context(|| format!("opening the training store {}", p.display())))
         .transpose()?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(service::tls_identity(cert, key)?),
+        _ => None,
+    };
+    anyhow::ensure!(
+        tls.is_some() || args.plaintext || args.listen.ip().is_loopback(),
+        "refusing to serve in plain text on {}: give --tls-cert and --tls-key, or --plaintext to accept it",
+        args.listen
+    );
     let max_concurrent = args.max_concurrent.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
-    tracing::info!(address = %listener.local_addr()?, host_key, max_concurrent, store = ?args.db, "serving");
+    tracing::info!(address = %listener.local_addr()?, host_key, max_concurrent, store = ?args.db, tls = tls.is_some(), "serving");
     let agents = args.agents.settings()?;
     anyhow::ensure!(agents.is_none() || store.is_some(), "the agent service (--agent-token or ${TOKEN_ENV}) needs a training store (--db)");
     tracing::info!(agents = agents.is_some(), "agent service");
@@ -200,7 +222,7 @@ async fn main() -> anyhow::Result<()> {
         (None, _) => None,
     };
     let settings = SchedulerSettings { max_in_flight: args.max_in_flight as usize, ..SchedulerSettings::new(host_key) };
-    let config = ServerConfig { settings, store, max_concurrent, agents, retrainer };
+    let config = ServerConfig { settings, store, max_concurrent, agents, retrainer, tls };
     serve(listener, config, shutdown_signal()).await?;
     Ok(())
 }
