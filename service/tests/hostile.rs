@@ -438,3 +438,22 @@ async fn hostile_content_in_valid_messages_gets_a_named_error_or_a_schedule_neve
     assert!(slowest < Duration::from_millis(150), "{slowest:?} for a 50 ms budget");
     assert!(codes.get("Ok").copied().unwrap_or(0) > 0 && codes.get("InvalidArgument").copied().unwrap_or(0) > 0, "{codes:?}");
 }
+
+#[test]
+fn every_apps_request_is_far_below_the_request_limits() {
+    // The limits are meant to refuse nothing real: each app at the size it
+    // runs at encodes to a small fraction of it.
+    let target = compiler::Target::host();
+    for name in apps::names() {
+        let app = apps::build(name, apps::Size::Paper, &target).unwrap();
+        let pipeline = app.pipeline_estimated_as_run();
+        let mut nodes = 0;
+        for f in &pipeline.funcs {
+            compiler::lang::pipeline::for_each_expr(f, |e| nodes += compiler::ir::visit::node_count(e));
+        }
+        let bytes = request(v1::Pipeline::try_from(&pipeline).unwrap(), 100).encode_to_vec().len();
+        println!("{name}: {bytes} bytes, {nodes} expression nodes");
+        assert!(bytes * 16 < service::MAX_REQUEST_BYTES, "{name}: {bytes} bytes");
+        assert!(nodes * 8 < proto::limits::MAX_EXPR_NODES, "{name}: {nodes} nodes");
+    }
+}
