@@ -70,6 +70,7 @@ async fn agents_retraining_and_two_rounds_store_every_sample_once_and_round_one_
     let retrainer = Retrainer::new(RetrainSettings { after_samples: 1, options }, &store).unwrap();
     let agents = AgentSettings {
         session_ttl: service::agent::DEFAULT_SESSION_TTL,
+        refresh: service::agent::DEFAULT_REFRESH,
         secret: SECRET.into(),
         lease: Duration::from_secs(30),
         max_attempts: 3,

@@ -52,6 +52,7 @@ async fn serve_on_with_tls(
     let addr = listener.local_addr().unwrap();
     let agents = AgentSettings {
         session_ttl: service::agent::DEFAULT_SESSION_TTL,
+        refresh: service::agent::DEFAULT_REFRESH,
         secret: SECRET.into(),
         lease,
         max_attempts: 5,

@@ -45,6 +45,8 @@ pub enum StoreError {
     /// An agent name that is empty, too long or not printable.
     #[error("agent name: {0}")]
     AgentName(String),
+    #[error("no token was issued for agent {0}")]
+    UnknownAgentToken(String),
     #[error("no registered agent {0}")]
     UnknownAgent(i64),
     #[error("no weights version {0}")]

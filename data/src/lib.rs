@@ -11,7 +11,9 @@
 //! layout asked for. The scheduling server hands work to benchmark agents
 //! through the queue ([`Store::lease_work`], [`Store::heartbeat`],
 //! [`Store::complete_work`]): leases live in the store, and an item's
-//! samples are stored once however many agents report it. The schema grows by numbered migrations ([`schema`]).
+//! samples are stored once however many agents report it; agents present
+//! tokens whose hashes the store keeps ([`tokens`]: sessions, and per-agent
+//! tokens an operator issues and revokes). The schema grows by numbered migrations ([`schema`]).
 //! This crate depends on no other crate of the workspace.
 
 pub mod blob;
@@ -24,6 +26,7 @@ mod queue;
 mod relayout;
 pub mod schema;
 mod store;
+pub mod tokens;
 mod weights;
 mod write;
 
@@ -40,3 +43,4 @@ pub use queue::{
 pub use relayout::StoredSchedule;
 pub use schema::SCHEMA_VERSION;
 pub use store::{Store, BUSY_TIMEOUT};
+pub use tokens::{new_token, token_hash, AgentToken};

@@ -412,7 +412,7 @@ impl Store {
 pub const MAX_AGENT_NAME_BYTES: usize = 128;
 
 /// An agent name is 1 to [`MAX_AGENT_NAME_BYTES`] bytes without control characters.
-fn check_agent_name(name: &str) -> Result<(), StoreError> {
+pub(crate) fn check_agent_name(name: &str) -> Result<(), StoreError> {
     if name.is_empty() || name.len() > MAX_AGENT_NAME_BYTES {
         return Err(StoreError::AgentName(format!("must have 1 to {MAX_AGENT_NAME_BYTES} bytes, not {}", name.len())));
     }

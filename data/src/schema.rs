@@ -158,6 +158,15 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE agent_sessions ADD COLUMN last_used INTEGER;
     UPDATE agent_sessions SET last_used = created_at;
     ",
+    // 6: per-agent tokens an operator issues and revokes (their hashes).
+    "
+    CREATE TABLE agent_tokens (
+        name TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        issued_at INTEGER NOT NULL,
+        revoked_at INTEGER
+    ) WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this build writes.

@@ -47,3 +47,17 @@ fn the_store_command_summarises_exports_and_lists_weights() {
     assert!(weights.lines().nth(1).is_some_and(|l| l.contains("yes") && l.contains(r#"{"loss":0.5}"#)), "{weights}");
     assert_eq!(store_command(&db, &["check"]), "ok\n");
 }
+
+#[test]
+fn the_store_command_issues_lists_and_revokes_agent_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let token = store_command(&db, &["agent-token", "issue", "node-7"]);
+    let token = token.trim();
+    assert_eq!(token.len(), 64, "{token}");
+    assert_eq!(Store::open(&db).unwrap().agent_token_name(&data::token_hash(token)).unwrap().as_deref(), Some("node-7"));
+    assert!(store_command(&db, &["agent-token", "list"]).starts_with("node-7"));
+    assert!(store_command(&db, &["agent-token", "revoke", "node-7"]).contains("revoked the token of node-7"));
+    assert!(store_command(&db, &["agent-token", "list"]).contains("revoked at"));
+    assert_eq!(Store::open(&db).unwrap().agent_token_name(&data::token_hash(token)).unwrap(), None);
+}

@@ -27,11 +27,10 @@ use data::{AgentSession, NewWork, SamplingSettings, Store, StoreError};
 use proto::v1;
 use proto::v1::agent_server::{Agent, AgentServer};
 use random_pipelines::GeneratorParams;
-use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tonic::metadata::MetadataMap;
 use tonic::service::interceptor::InterceptedService;
@@ -92,18 +91,31 @@ pub struct AgentSettings {
     pub work: WorkSource,
     /// How long a session may go unused before it expires.
     pub session_ttl: Duration,
+    /// How often the server rereads the sessions and per-agent tokens the
+    /// store holds (an operator's `store agent-token` issues and
+    /// revocations take effect within it).
+    pub refresh: Duration,
 }
 
 /// Sessions expire after this long unused unless told otherwise.
 pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(3600);
 
+/// The server rereads sessions and tokens this often unless told otherwise.
+pub const DEFAULT_REFRESH: Duration = Duration::from_secs(10);
+
+/// Hashes of the live per-agent tokens, with the agent names they are for.
+type Tokens = Arc<Mutex<HashMap<String, String>>>;
+
+/// The live sessions by token hash.
+type Sessions = Arc<Mutex<HashMap<String, LiveSession>>>;
+
 /// The `Agent` service.
 pub struct AgentService {
     settings: AgentSettings,
-    secret_hash: [u8; 32],
+    secret_hash: String,
     store: Arc<Mutex<Store>>,
-    /// Sessions by token hash.
-    sessions: Arc<Mutex<HashMap<String, LiveSession>>>,
+    sessions: Sessions,
+    tokens: Tokens,
     retrainer: Option<Retrainer>,
 }
 
@@ -111,16 +123,17 @@ pub struct AgentService {
 /// as used in the store.
 struct LiveSession {
     session: AgentSession,
+    /// When this server came to hold it.
+    since: Instant,
     used: Instant,
     recorded: Instant,
 }
 
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+impl LiveSession {
+    fn new(session: AgentSession) -> LiveSession {
+        let now = Instant::now();
+        LiveSession { session, since: now, used: now, recorded: now }
+    }
 }
 
 /// The bearer token of a call's `authorization` metadata.
@@ -153,23 +166,24 @@ impl AgentService {
             let added = s.enqueue_work(&settings.work.items())?;
             info!(round = settings.work.round, seeds = ?settings.work.seeds, added, "work queued");
             let expired = s.expire_sessions(settings.session_ttl)?;
-            let now = Instant::now();
-            let sessions: HashMap<String, LiveSession> = s
-                .agent_sessions()?
-                .into_iter()
-                .map(|session| (session.token_hash.clone(), LiveSession { session, used: now, recorded: now }))
-                .collect();
-            info!(expired, live = sessions.len(), "sessions loaded");
-            sessions
+            let sessions: HashMap<String, LiveSession> =
+                s.agent_sessions()?.into_iter().map(|session| (session.token_hash.clone(), LiveSession::new(session))).collect();
+            let tokens: HashMap<String, String> = s.live_agent_tokens()?.into_iter().collect();
+            info!(expired, live = sessions.len(), agent_tokens = tokens.len(), "sessions loaded");
+            (sessions, tokens)
         };
-        let secret_hash = sha256(settings.secret.as_bytes());
-        Ok(AgentService { settings, secret_hash, store, sessions: Arc::new(Mutex::new(sessions)), retrainer })
+        let (sessions, tokens) = (Arc::new(Mutex::new(sessions.0)), Arc::new(Mutex::new(sessions.1)));
+        let secret_hash = data::token_hash(&settings.secret);
+        Ok(AgentService { settings, secret_hash, store, sessions, tokens, retrainer })
     }
 
     /// The service as tonic serves it, with the server's message size
     /// limits, behind its [`AgentGate`].
+    /// Starts the task that rereads sessions and tokens every
+    /// [`AgentSettings::refresh`] (it ends with the service).
     pub fn into_server(self) -> InterceptedService<AgentServer<AgentService>, AgentGate> {
-        let gate = AgentGate { secret_hash: self.secret_hash, sessions: self.sessions.clone() };
+        tokio::spawn(refresh(self.store.clone(), Arc::downgrade(&self.sessions), Arc::downgrade(&self.tokens), self.settings.refresh));
+        let gate = AgentGate { secret_hash: self.secret_hash.clone(), sessions: self.sessions.clone(), tokens: self.tokens.clone() };
         let server = AgentServer::new(self).max_decoding_message_size(MAX_MESSAGE_BYTES).max_encoding_message_size(MAX_MESSAGE_BYTES);
         InterceptedService::new(server, gate)
     }
@@ -178,7 +192,7 @@ impl AgentService {
     /// too, at most every quarter of the session's lifetime).
     fn authenticate(&self, metadata: &MetadataMap) -> Result<AgentSession, Status> {
         let token = bearer(metadata).ok_or_else(|| Status::unauthenticated("no session token (authorization: Bearer <token>)"))?;
-        let token_hash = hex(&sha256(token.as_bytes()));
+        let token_hash = data::token_hash(token);
         let ttl = self.settings.session_ttl;
         let mut sessions = self.sessions.lock().map_err(|_| Status::internal("the sessions' lock is poisoned"))?;
         let live = sessions.get_mut(&token_hash).ok_or_else(|| Status::unauthenticated("unknown session token: register first"))?;
@@ -238,20 +252,61 @@ impl AgentService {
 /// session for the rest).
 #[derive(Clone)]
 pub struct AgentGate {
-    secret_hash: [u8; 32],
-    sessions: Arc<Mutex<HashMap<String, LiveSession>>>,
+    secret_hash: String,
+    sessions: Sessions,
+    tokens: Tokens,
 }
 
 impl tonic::service::Interceptor for AgentGate {
     fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
         let token = bearer(request.metadata())
-            .ok_or_else(|| Status::unauthenticated("no token (authorization: Bearer <shared secret or session token>)"))?;
-        let hash = sha256(token.as_bytes());
-        let known = hash == self.secret_hash || self.sessions.lock().is_ok_and(|s| s.contains_key(&hex(&hash)));
+            .ok_or_else(|| Status::unauthenticated("no token (authorization: Bearer <secret, agent token or session token>)"))?;
+        let hash = data::token_hash(token);
+        let known = hash == self.secret_hash
+            || self.sessions.lock().is_ok_and(|s| s.contains_key(&hash))
+            || self.tokens.lock().is_ok_and(|t| t.contains_key(&hash));
         if known {
             Ok(request)
         } else {
-            Err(Status::unauthenticated("unknown token: register with the shared secret for a session token"))
+            Err(Status::unauthenticated("unknown token: register with the shared secret or an agent token for a session token"))
+        }
+    }
+}
+
+/// Every `every`, rereads the sessions and per-agent tokens the store
+/// holds: a session the store no longer has (revoked, expired, replaced)
+/// is dropped unless this server came to hold it after the read began,
+/// and the tokens are replaced. Ends once the service is gone.
+async fn refresh(
+    store: Arc<Mutex<Store>>,
+    sessions: Weak<Mutex<HashMap<String, LiveSession>>>,
+    tokens: Weak<Mutex<HashMap<String, String>>>,
+    every: Duration,
+) {
+    loop {
+        tokio::time::sleep(every).await;
+        let (Some(sessions), Some(tokens)) = (sessions.upgrade(), tokens.upgrade()) else {
+            return;
+        };
+        let read_at = Instant::now();
+        let store = store.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            let store = store.lock().map_err(|_| "the training store's lock is poisoned".to_string())?;
+            let live: HashSet<String> = store.agent_sessions().map_err(|e| e.to_string())?.into_iter().map(|s| s.token_hash).collect();
+            Ok::<_, String>((live, store.live_agent_tokens().map_err(|e| e.to_string())?))
+        })
+        .await;
+        match read {
+            Ok(Ok((live, live_tokens))) => {
+                if let Ok(mut sessions) = sessions.lock() {
+                    sessions.retain(|hash, s| live.contains(hash) || s.since >= read_at);
+                }
+                if let Ok(mut tokens) = tokens.lock() {
+                    *tokens = live_tokens.into_iter().collect();
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(error = e, "cannot reread the sessions and tokens"),
+            Err(e) => tracing::warn!(error = %e, "cannot reread the sessions and tokens"),
         }
     }
 }
@@ -271,15 +326,16 @@ async fn traced<T>(rpc: &'static str, handler: impl Future<Output = Result<T, St
 impl Agent for AgentService {
     async fn register(&self, request: Request<v1::RegisterRequest>) -> Result<Response<v1::RegisterReply>, Status> {
         traced("register", async {
-            let secret =
-                bearer(request.metadata()).ok_or_else(|| Status::unauthenticated("no shared secret (authorization: Bearer <secret>)"))?;
-            if sha256(secret.as_bytes()) != self.secret_hash {
-                return Err(Status::unauthenticated("wrong shared secret"));
-            }
+            let credential = bearer(request.metadata())
+                .ok_or_else(|| Status::unauthenticated("no shared secret or agent token (authorization: Bearer <token>)"))?;
+            let credential_hash = data::token_hash(credential);
             let r = request.get_ref();
             if r.agent_name.is_empty() {
                 return Err(Status::invalid_argument("agent_name: missing"));
             }
+            // The shared secret registers any name; an agent token only the
+            // name it was issued for, and only while the store holds it.
+            let by_token = credential_hash != self.secret_hash;
             let host = r.host.as_ref().ok_or_else(|| Status::invalid_argument("host: missing"))?;
             let host = data::HostFingerprint::try_from(host).map_err(|e| Status::invalid_argument(e.to_string()))?;
             let capabilities = r.capabilities.as_ref();
@@ -289,10 +345,23 @@ impl Agent for AgentService {
                     "vector_bytes": t.vector_bytes, "threads": t.threads, "host_key": t.host_key,
                 })),
             });
-            let token = hex(&rand::random::<[u8; 32]>());
-            let token_hash = hex(&sha256(token.as_bytes()));
+            let token = data::new_token();
+            let token_hash = data::token_hash(&token);
             let name = r.agent_name.clone();
-            let session = self.store(move |s| s.register_agent(&name, &host, &capabilities, &token_hash)).await?;
+            let session = self
+                .store(move |s| {
+                    if by_token {
+                        match s.agent_token_name(&credential_hash)? {
+                            Some(issued_for) if issued_for == name => {}
+                            Some(issued_for) => {
+                                return Ok(Err(Status::permission_denied(format!("the agent token is for {issued_for}, not {name}"))))
+                            }
+                            None => return Ok(Err(Status::unauthenticated("neither the shared secret nor a live agent token"))),
+                        }
+                    }
+                    s.register_agent(&name, &host, &capabilities, &token_hash).map(Ok)
+                })
+                .await??;
             tracing::Span::current().record("agent", session.agent_id);
             info!(name = session.agent, host_key = session.host_key, "registered");
             let reply = v1::RegisterReply {
@@ -307,7 +376,7 @@ impl Agent for AgentService {
             let now = Instant::now();
             let ttl = self.settings.session_ttl;
             sessions.retain(|_, live| live.session.agent_id != session.agent_id && now.duration_since(live.used) <= ttl);
-            sessions.insert(session.token_hash.clone(), LiveSession { session, used: now, recorded: now });
+            sessions.insert(session.token_hash.clone(), LiveSession::new(session));
             Ok(reply)
         })
         .await

@@ -21,6 +21,9 @@ use tonic::{Code, Request};
 
 const SECRET: &str = "test-secret";
 
+/// How often the test servers reread sessions and agent tokens.
+const REFRESH: Duration = Duration::from_millis(200);
+
 /// A server on `127.0.0.1:0` over the store at `db`, handing out seeds
 /// 0..3 of round 4; shut down when dropped.
 async fn start(db: &Path, lease: Duration) -> TestServer {
@@ -31,6 +34,7 @@ async fn start(db: &Path, lease: Duration) -> TestServer {
 async fn start_expiring(db: &Path, lease: Duration, session_ttl: Duration) -> TestServer {
     let agents = AgentSettings {
         session_ttl,
+        refresh: REFRESH,
         secret: SECRET.into(),
         lease,
         max_attempts: 3,
@@ -344,4 +348,32 @@ async fn a_schedule_call_does_not_wait_for_agent_traffic_on_the_store() {
     assert!(reply.model.contains("analytical"), "{}", reply.model);
     writer.execute_batch("ROLLBACK").unwrap();
     assert_eq!(report.await.unwrap().unwrap().into_inner().inserted, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_token_registers_its_agent_until_it_is_revoked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    let token = Store::open(&db).unwrap().issue_agent_token("node-7").unwrap();
+    let server = start(&db, Duration::from_secs(60)).await;
+    let mut c = client(server.addr).await;
+    let session = c.register(authorized(registration("node-7"), &token)).await.unwrap().into_inner().session_token;
+    let status = c.register(authorized(registration("node-8"), &token)).await.unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    assert!(status.message().contains("node-7"), "{}", status.message());
+    c.lease_work(authorized(v1::LeaseWorkRequest {}, &session)).await.unwrap();
+
+    // Revoked by an operator through the store: the session ends, and the
+    // token registers no more.
+    assert_eq!(Store::open(&db).unwrap().revoke_agent_token("node-7").unwrap(), 1);
+    tokio::time::sleep(REFRESH * 3).await;
+    let status = c.lease_work(authorized(v1::LeaseWorkRequest {}, &session)).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    let status = c.register(authorized(registration("node-7"), &token)).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+
+    // A token issued while the server runs registers once it is reread.
+    let fresh = Store::open(&db).unwrap().issue_agent_token("node-8").unwrap();
+    tokio::time::sleep(REFRESH * 3).await;
+    c.register(authorized(registration("node-8"), &fresh)).await.unwrap();
 }

@@ -133,6 +133,7 @@ async fn simulated_agents_report_at_a_sustained_rate_and_no_report_is_lost_or_st
     };
     let settings = AgentSettings {
         session_ttl: service::agent::DEFAULT_SESSION_TTL,
+        refresh: service::agent::DEFAULT_REFRESH,
         secret: SECRET.into(),
         lease: Duration::from_secs(600),
         max_attempts: 3,

@@ -1,5 +1,6 @@
 //! `store`: inspect a training store (counts, CSV export, weights versions),
-//! and this machine's hardware fingerprint as a store would record it.
+//! issue and revoke per-agent tokens, and show this machine's hardware
+//! fingerprint as a store would record it.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -36,8 +37,25 @@ enum Command {
     Weights,
     /// `PRAGMA integrity_check`; fails unless the file is sound.
     Check,
+    /// Per-agent tokens: a token lets one agent name register with the
+    /// server instead of the shared secret, until it is revoked.
+    #[command(subcommand)]
+    AgentToken(TokenCommand),
     /// This machine's fingerprint (the canonical text its key hashes), its key, and the GPUs an agent would report (opens no store).
     Host,
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Issue a token for an agent name and print it (once: the store keeps
+    /// only its hash); a token issued for the name before is replaced and
+    /// the agent's sessions end.
+    Issue { name: String },
+    /// Revoke the token of an agent name and end the agent's sessions (the
+    /// server notices within its refresh interval).
+    Revoke { name: String },
+    /// Every token's name, issue time and revocation.
+    List,
 }
 
 fn main() -> Result<()> {
@@ -99,6 +117,17 @@ fn main() -> Result<()> {
                     w.created_at,
                     w.metrics
                 );
+            }
+        }
+        Command::AgentToken(TokenCommand::Issue { name }) => println!("{}", open()?.issue_agent_token(&name)?),
+        Command::AgentToken(TokenCommand::Revoke { name }) => {
+            let ended = open()?.revoke_agent_token(&name)?;
+            println!("revoked the token of {name}; {ended} session(s) ended");
+        }
+        Command::AgentToken(TokenCommand::List) => {
+            for t in open()?.agent_tokens()? {
+                let revoked = t.revoked_at.map_or("live".to_string(), |at| format!("revoked at {at}"));
+                println!("{:<32} issued at {:<12} {revoked}", t.name, t.issued_at);
             }
         }
         Command::Check => {

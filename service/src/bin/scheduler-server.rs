@@ -150,6 +150,7 @@ impl AgentArgs {
             max_attempts: self.max_attempts,
             retry_after: Duration::from_secs(1),
             session_ttl: Duration::from_secs(self.session_ttl_secs),
+            refresh: service::agent::DEFAULT_REFRESH,
             work: WorkSource {
                 round: self.round,
                 seeds: self.first_seed..self.first_seed + self.seeds,
