@@ -9,7 +9,7 @@ mod common;
 #[path = "common/server.rs"]
 mod server;
 
-use common::synthetic_report;
+use common::{authorized, synthetic_report};
 use proto::v1;
 use server::{channel, serve_on_loopback, TestServer};
 use service::{AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
@@ -60,13 +60,6 @@ async fn start_expiring(db: &Path, lease: Duration, session_ttl: Duration) -> Te
 
 async fn client(addr: SocketAddr) -> AgentClient<Channel> {
     AgentClient::new(channel(addr).await)
-}
-
-/// `message` with `authorization: Bearer <token>`.
-fn authorized<T>(message: T, token: &str) -> Request<T> {
-    let mut r = Request::new(message);
-    r.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
-    r
 }
 
 fn registration(name: &str) -> v1::RegisterRequest {

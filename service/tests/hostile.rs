@@ -1,8 +1,12 @@
 //! Hostile requests against a real server on loopback: work that would be
 //! exponential in the request, memory amplified before admission, strings
 //! that would flood replies and logs. Each was once a way to take the
-//! server down for everyone; each is answered within its budget now.
+//! server down for everyone; each is answered within its budget now. And a
+//! soak: all of it at once with valid calls and agent traffic.
 
+mod common;
+#[path = "../../proto/tests/common/mutate.rs"]
+mod mutate;
 #[path = "common/raw.rs"]
 mod raw;
 #[path = "common/server.rs"]
@@ -456,4 +460,161 @@ fn every_apps_request_is_far_below_the_request_limits() {
         assert!(bytes * 16 < service::MAX_REQUEST_BYTES, "{name}: {bytes} bytes");
         assert!(nodes * 8 < proto::limits::MAX_EXPR_NODES, "{name}: {nodes} nodes");
     }
+}
+
+/// Counts of a soak's traffic.
+#[derive(Default, Debug)]
+struct Soak {
+    valid: usize,
+    valid_in_budget: usize,
+    valid_refused: usize,
+    slowest_valid_ms: f64,
+    malformed: usize,
+    worst: usize,
+    reports_acknowledged: usize,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_soak_of_valid_malformed_worst_case_and_agent_traffic_keeps_valid_calls_in_budget_and_the_store_sound() {
+    // `SOAK_SECS` seconds (default 4; a run by hand: `SOAK_SECS=300 cargo
+    // test --release -p service --test hostile soak -- --nocapture`) of two
+    // valid callers (200 ms budgets), one caller of mutated encodings, one
+    // of worst-case requests and two agents registering, leasing,
+    // heartbeating and reporting. Valid calls must be answered within their
+    // budget at the server (the reply's answered_after_ms) unless refused
+    // by admission; nothing may be INTERNAL but a decode failure; at the
+    // end health says SERVING, the store is sound and holds each
+    // acknowledged report once.
+    let secs: u64 = std::env::var("SOAK_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("train.sqlite");
+    const SECRET: &str = "soak-secret";
+    let agents = service::AgentSettings {
+        secret: SECRET.into(),
+        lease: Duration::from_secs(60),
+        max_attempts: 3,
+        retry_after: Duration::from_millis(50),
+        work: service::WorkSource {
+            round: 0,
+            seeds: 0..100_000,
+            max_stages: Some(3),
+            image_side: Some(64),
+            sampling: data::SamplingSettings { schedules: 2, beam: 2, random_dropout: 50, budget_ms: 100, sliding: false },
+        },
+        session_ttl: service::agent::DEFAULT_SESSION_TTL,
+        refresh: Duration::from_millis(500),
+    };
+    let settings = SchedulerSettings::new("test-host".into());
+    let store = Some(data::Store::open(&db).unwrap());
+    let server =
+        serve_on_loopback(ServerConfig { settings, store, max_concurrent: 2, agents: Some(agents), retrainer: None, tls: None }).await;
+    let channel = channel(server.addr).await;
+    let before = peak_rss_kib();
+    let end = Instant::now() + Duration::from_secs(secs);
+    let soak = std::sync::Arc::new(std::sync::Mutex::new(Soak::default()));
+    let internal_only_on_decode = |s: &tonic::Status| assert!(s.code() != Code::Internal || s.message().contains("decode"), "{s:?}");
+    let mut tasks = vec![];
+    for caller in 0..2u64 {
+        let (channel, soak) = (channel.clone(), soak.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut c = SchedulerClient::new(channel);
+            let mut seed = caller * 1_000_000;
+            while Instant::now() < end {
+                seed += 1;
+                let p =
+                    generate(&GeneratorParams { seed, max_stages: 5, input_size: (128, 128, 3), ..Default::default() }).unwrap().pipeline;
+                let mut r = tonic::Request::new(request(v1::Pipeline::try_from(&p).unwrap(), 200));
+                r.set_timeout(Duration::from_secs(10));
+                let reply = c.schedule(r).await;
+                let mut soak = soak.lock().unwrap();
+                soak.valid += 1;
+                match reply {
+                    Ok(reply) => {
+                        let reply = reply.into_inner();
+                        soak.slowest_valid_ms = soak.slowest_valid_ms.max(reply.answered_after_ms);
+                        soak.valid_in_budget += usize::from(reply.answered_after_ms <= reply.budget_ms as f64);
+                    }
+                    Err(s) => {
+                        internal_only_on_decode(&s);
+                        assert_eq!(s.code(), Code::ResourceExhausted, "a valid call: {s:?}");
+                        soak.valid_refused += 1;
+                    }
+                }
+            }
+        }));
+    }
+    {
+        let (channel, soak) = (channel.clone(), soak.clone());
+        tasks.push(tokio::spawn(async move {
+            let valid = request(v1::Pipeline::try_from(&pipeline()).unwrap(), 50).encode_to_vec();
+            let mut rng = ChaCha8Rng::seed_from_u64(7);
+            while Instant::now() < end {
+                if let Err(s) = raw::call_raw(&channel, mutate::mutate(&valid, &mut rng), Duration::from_secs(5)).await {
+                    internal_only_on_decode(&s);
+                }
+                soak.lock().unwrap().malformed += 1;
+            }
+        }));
+    }
+    {
+        let (channel, soak) = (channel.clone(), soak.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut worst: Vec<Vec<u8>> = worst_requests().into_iter().map(|(_, b)| b).collect();
+            worst.push(request(let_chain(29), 100).encode_to_vec());
+            worst.push(request(func_chain(60), 100).encode_to_vec());
+            let mut i = 0;
+            while Instant::now() < end {
+                if let Err(s) = raw::call_raw(&channel, worst[i % worst.len()].clone(), Duration::from_secs(5)).await {
+                    internal_only_on_decode(&s);
+                }
+                i += 1;
+                soak.lock().unwrap().worst += 1;
+            }
+        }));
+    }
+    for agent in 0..2 {
+        let (channel, soak) = (channel.clone(), soak.clone());
+        tasks.push(tokio::spawn(async move {
+            use common::authorized;
+            use proto::v1::agent_client::AgentClient;
+            let mut c = AgentClient::new(channel);
+            let registration = v1::RegisterRequest {
+                host: Some((&data::HostFingerprint::detect().unwrap()).into()),
+                agent_name: format!("soak-{agent}"),
+                capabilities: None,
+            };
+            let token = c.register(authorized(registration, SECRET)).await.unwrap().into_inner().session_token;
+            while Instant::now() < end {
+                let item = c.lease_work(authorized(v1::LeaseWorkRequest {}, &token)).await.unwrap().into_inner().item.unwrap();
+                c.heartbeat(authorized(v1::HeartbeatRequest { work_ids: vec![item.work_id.clone()] }, &token)).await.unwrap();
+                let reply = c.report_samples(authorized(common::synthetic_report(&item), &token)).await.unwrap().into_inner();
+                assert!(reply.inserted == 2 && !reply.already_done, "{reply:?}");
+                soak.lock().unwrap().reports_acknowledged += 1;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let soak = std::mem::take(&mut *soak.lock().unwrap());
+    let peak = peak_rss_kib();
+    let answered = soak.valid - soak.valid_refused;
+    println!(
+        "soak of {secs} s: {soak:?}; valid calls answered within budget: {}/{answered}; peak RSS {} MiB ({} MiB before)",
+        soak.valid_in_budget,
+        peak / 1024,
+        before / 1024
+    );
+    assert!(answered > 0 && soak.valid_in_budget == answered, "{soak:?}");
+    assert!(soak.malformed > 0 && soak.worst > 0 && soak.reports_acknowledged > 0, "{soak:?}");
+    assert!(peak < 1 << 20, "peak RSS {peak} KiB");
+
+    use tonic_health::pb::health_client::HealthClient;
+    use tonic_health::pb::{health_check_response::ServingStatus, HealthCheckRequest};
+    let status = HealthClient::new(channel.clone()).check(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner().status;
+    assert_eq!(status, ServingStatus::Serving as i32);
+    let store = data::Store::open(&db).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), ["ok"]);
+    let summary = store.summary().unwrap();
+    assert_eq!((summary.reports as usize, summary.samples as usize), (soak.reports_acknowledged, 2 * soak.reports_acknowledged));
 }

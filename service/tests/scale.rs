@@ -28,8 +28,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 
 /// `message` with `authorization: Bearer <token>` and a deadline.
 fn authorized<T>(message: T, token: &str) -> Request<T> {
-    let mut r = Request::new(message);
-    r.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
+    let mut r = common::authorized(message, token);
     r.set_timeout(Duration::from_secs(30));
     r
 }

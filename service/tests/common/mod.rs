@@ -1,4 +1,5 @@
-//! What the agent-protocol tests share: a synthetic but well-formed report.
+//! What the agent-protocol tests share: a synthetic but well-formed report,
+//! and authorized requests.
 
 use proto::v1::{self, schedule_sample::Outcome};
 
@@ -27,4 +28,11 @@ pub fn synthetic_report(item: &v1::WorkItem) -> v1::ReportSamplesRequest {
             sample(1, Outcome::Failure(v1::FailureClass::Crash.into())),
         ],
     }
+}
+
+/// `message` with `authorization: Bearer <token>`.
+pub fn authorized<T>(message: T, token: &str) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(message);
+    r.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
+    r
 }
