@@ -20,7 +20,7 @@ use compiler::analysis::interval::{bounds_of, Interval, Scope};
 use compiler::analysis::value_bounds::ValueBounds;
 use compiler::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use compiler::ir::types::{ScalarType, Type};
-use compiler::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
+use compiler::ir::visit::{mutate_expr_children, node_count, walk_expr, Mutator, Visitor};
 use compiler::lang::pipeline::buffer_vars;
 use compiler::schedule::initial_dims;
 use compiler::simplify::simplify;
@@ -45,6 +45,27 @@ pub enum DagError {
     ReductionBounds { func: String, stage: usize, source: BoundError },
     #[error("a bound of {producer} read by {consumer} (stage {stage}): {source}")]
     Bound { producer: String, consumer: String, stage: usize, source: BoundError },
+    #[error(
+        "{func} (stage {stage}) indexes {indexed} with an expression of {nodes} nodes once its lets are expanded, more than the {limit} the bounds analysis takes; compute the index in a Func of its own"
+    )]
+    IndexTooLarge { func: String, stage: usize, indexed: String, nodes: usize, limit: usize },
+}
+
+/// The most nodes an index (a coordinate of a call or of an update's
+/// left-hand side) may have once its lets are expanded: interval analysis
+/// and load Jacobians walk it as a tree, and a let used twice per level
+/// doubles it per level.
+pub const MAX_INDEX_NODES: usize = 10_000;
+
+/// `index`, which `func`'s stage `stage` uses to index `indexed`, checked
+/// against [`MAX_INDEX_NODES`] (counted in time linear in its distinct nodes).
+fn check_index(index: &Expr, func: &str, stage: usize, indexed: &str) -> Result<(), DagError> {
+    let nodes = node_count(index);
+    if nodes > MAX_INDEX_NODES {
+        let (func, indexed) = (func.to_string(), indexed.to_string());
+        return Err(DagError::IndexTooLarge { func, stage, indexed, nodes, limit: MAX_INDEX_NODES });
+    }
+    Ok(())
 }
 
 /// Dense id of a DAG node: a Func's [`FuncId`] index, then the inputs.
@@ -322,6 +343,9 @@ impl Dag {
                 if s == 0 && !is_identity(&site.args, &f.args) {
                     pointwise = false;
                 }
+                for a in &site.args {
+                    check_index(a, &f.name, s, &site.callee)?;
+                }
                 let jacobian = LoadJacobian::of(&site.args, &loop_names);
                 let boxes: Vec<Interval> = site.args.iter().map(|a| bounds_of(a, &scope)).collect();
                 let entry = edges.entry(site.callee.clone()).or_insert_with(|| {
@@ -398,7 +422,9 @@ impl Dag {
         lhs.iter()
             .enumerate()
             .map(|(dim, a)| {
-                let b = bounds_of(&strip_lets(&with_params(a, params)), &scope);
+                let a = strip_lets(&with_params(a, params));
+                check_index(&a, &f.name, s, &f.name)?;
+                let b = bounds_of(&a, &scope);
                 let unbounded = || DagError::UnboundedWrite { func: f.name.to_string(), stage: s, dim };
                 let compile = |e: Option<Expr>| -> Result<BoundExpr, DagError> {
                     BoundExpr::compile(&simplify(&e.ok_or_else(unbounded)?), &slot_of).map_err(|_| unbounded())

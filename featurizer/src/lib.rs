@@ -19,7 +19,7 @@ pub mod schedule_features;
 pub mod span;
 
 pub use bound_expr::BoundExpr;
-pub use dag::{Dag, DagError, Edge, EdgeId, Loop, Node, NodeId, Stage, StageIdx};
+pub use dag::{Dag, DagError, Edge, EdgeId, Loop, Node, NodeId, Stage, StageIdx, MAX_INDEX_NODES};
 pub use jacobian::{LoadJacobian, Rational};
 pub use layout::{Layout, LayoutId, LayoutMismatch};
 pub use pipeline_features::{PipelineFeatures, PIPELINE_LAYOUT};

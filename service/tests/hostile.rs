@@ -48,35 +48,69 @@ fn var(name: &str, ty: i32) -> v1::Expr {
     v1::Expr { node: Some(v1::expr::Node::Var(v1::Var { name: name.into(), r#type: ty })) }
 }
 
-/// The output's value `v` replaced by `let a0 = v in let a1 = a0 + a0 in
-/// ... in a{levels-1}`: each level uses the one before it twice.
-fn let_chain(levels: usize) -> v1::Pipeline {
-    let mut wire = v1::Pipeline::try_from(&pipeline()).unwrap();
-    let out = wire.funcs.last_mut().unwrap();
-    let ty = out.r#type;
+/// `let a0 = value in let a1 = a0 + a0 in ... in a{levels-1}`, of type
+/// `ty`: each level uses the one before it twice.
+fn doubling_lets(value: v1::Expr, ty: i32, levels: usize) -> v1::Expr {
     let mut body = var(&format!("a{}", levels - 1), ty);
-    for k in (1..levels).rev() {
-        let sum = v1::Expr {
-            node: Some(v1::expr::Node::Binary(Box::new(v1::Binary {
-                op: v1::BinaryOp::Add as i32,
-                a: Some(Box::new(var(&format!("a{}", k - 1), ty))),
-                b: Some(Box::new(var(&format!("a{}", k - 1), ty))),
-            }))),
+    for k in (0..levels).rev() {
+        let value = match k {
+            0 => value.clone(),
+            _ => v1::Expr {
+                node: Some(v1::expr::Node::Binary(Box::new(v1::Binary {
+                    op: v1::BinaryOp::Add as i32,
+                    a: Some(Box::new(var(&format!("a{}", k - 1), ty))),
+                    b: Some(Box::new(var(&format!("a{}", k - 1), ty))),
+                }))),
+            },
         };
         body = v1::Expr {
             node: Some(v1::expr::Node::LetIn(Box::new(v1::LetIn {
                 name: format!("a{k}"),
-                value: Some(Box::new(sum)),
+                value: Some(Box::new(value)),
                 body: Some(Box::new(body)),
             }))),
         };
     }
-    out.value = Some(v1::Expr {
-        node: Some(v1::expr::Node::LetIn(Box::new(v1::LetIn {
-            name: "a0".into(),
-            value: out.value.take().map(Box::new),
-            body: Some(Box::new(body)),
+    body
+}
+
+/// The output's value `v` replaced by `let a0 = v in let a1 = a0 + a0 in
+/// ... in a{levels-1}`.
+fn let_chain(levels: usize) -> v1::Pipeline {
+    let mut wire = v1::Pipeline::try_from(&pipeline()).unwrap();
+    let out = wire.funcs.last_mut().unwrap();
+    out.value = Some(doubling_lets(out.value.take().unwrap(), out.r#type, levels));
+    wire
+}
+
+/// The output's value a call of the first Func whose first coordinate is
+/// a doubling let chain over the first variable (modulo 64): the chain is
+/// an index, which bounds inference and the load Jacobians walk.
+fn coordinate_let_chain(levels: usize) -> v1::Pipeline {
+    let mut wire = v1::Pipeline::try_from(&pipeline()).unwrap();
+    let (callee, callee_ty, dims) = (wire.funcs[0].name.clone(), wire.funcs[0].r#type, wire.funcs[0].args.len());
+    let out = wire.funcs.last_mut().unwrap();
+    let i32_ty = v1::ScalarType::I32 as i32;
+    let chain = doubling_lets(var(&out.args[0], i32_ty), i32_ty, levels);
+    let index = v1::Expr {
+        node: Some(v1::expr::Node::Binary(Box::new(v1::Binary {
+            op: v1::BinaryOp::Mod as i32,
+            a: Some(Box::new(chain)),
+            b: Some(Box::new(v1::Expr { node: Some(v1::expr::Node::IntImm(v1::IntImm { value: 64, r#type: i32_ty })) })),
         }))),
+    };
+    let args = std::iter::once(index).chain(out.args[1..dims].iter().map(|a| var(a, i32_ty))).collect();
+    let call = v1::Expr {
+        node: Some(v1::expr::Node::Call(v1::Call {
+            target: Some(v1::call::Target::Func(callee)),
+            args,
+            r#type: callee_ty,
+            value_index: 0,
+        })),
+    };
+    out.value = Some(match callee_ty == out.r#type {
+        true => call,
+        false => v1::Expr { node: Some(v1::expr::Node::Cast(Box::new(v1::Cast { r#type: out.r#type, value: Some(Box::new(call)) }))) },
     });
     wire
 }
@@ -146,6 +180,11 @@ async fn chains_that_double_per_level_are_answered_within_their_budget() {
         let took = answered_in(&mut c, let_chain(levels)).await;
         println!("let chain of {levels} levels answered in {took:?}");
         assert!(took < Duration::from_millis(110), "a let chain of {levels} levels answered after {took:?}");
+    }
+    for levels in [4, 12, 14, 15, 20, 29] {
+        let took = answered_in(&mut c, coordinate_let_chain(levels)).await;
+        println!("a coordinate's let chain of {levels} levels answered in {took:?}");
+        assert!(took < Duration::from_millis(110), "a coordinate's let chain of {levels} levels answered after {took:?}");
     }
     for levels in [4, 8, 16, 30, 60] {
         let took = answered_in(&mut c, func_chain(levels)).await;
