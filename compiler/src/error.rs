@@ -38,6 +38,8 @@ pub enum LangError {
         "Func {func}: its definitions have {nodes} expression nodes (a subexpression shared k times counts k times), more than the {limit} a Func may have; compute parts of it in Funcs of their own"
     )]
     DefinitionTooLarge { func: String, nodes: usize, limit: usize },
+    #[error("{what}: the estimate {why}")]
+    Estimate { what: String, why: String },
     #[error("the pipeline has {nodes} expression nodes, more than the {limit} a pipeline may have")]
     PipelineTooLarge { nodes: usize, limit: usize },
     #[error("Func {func}: `{op}` {why}, in {expr}")]

@@ -238,3 +238,19 @@ fn tuple_mistakes_are_named() {
     let err = compiler::exec::reference::realize(&p, &Default::default(), &Default::default(), "t", &[(0, 4)]).unwrap_err();
     assert!(err.to_string().contains("Tuple of 2 values"), "{err}");
 }
+
+#[test]
+fn estimates_outside_the_32_bit_coordinate_space_are_errors() {
+    let (x, _) = xy();
+    for (min, extent) in [(0, i64::MAX), (0, -1), (i64::MIN, 10), (i64::from(i32::MAX), 2), (0, 1 << 40)] {
+        let f = Func::new("f");
+        f.define(&[&x], x.expr() + 1);
+        f.set_estimate(0, min, extent);
+        let err = Pipeline::new(&[&f]).unwrap_err();
+        assert!(matches!(&err, LangError::Estimate { what, .. } if what == "Func f"), "{min}, {extent}: {err}");
+    }
+    let f = Func::new("f");
+    f.define(&[&x], x.expr() + 1);
+    f.set_estimate(0, i64::from(i32::MIN), i64::from(i32::MAX));
+    Pipeline::new(&[&f]).unwrap();
+}

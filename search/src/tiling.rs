@@ -14,6 +14,11 @@ pub fn generate_tilings(s: &[i64], allow_splits: bool) -> Vec<Vec<i64>> {
     out
 }
 
+/// `a / b` rounded up, for `a >= 1` and `b >= 1`, without overflow.
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a - 1) / b + 1
+}
+
 fn tilings(s: &[i64], d: usize, factor: i64, allow_splits: bool) -> Vec<Vec<i64>> {
     if d == 0 {
         return vec![vec![]];
@@ -29,33 +34,33 @@ fn tilings(s: &[i64], d: usize, factor: i64, allow_splits: bool) -> Vec<Vec<i64>
             options.push(extent);
         }
     } else {
-        let over_computes = |inner: i64, outer: i64| inner > 1 && inner * outer * 7 > extent * 8;
+        let over_computes = |inner: i64, outer: i64| inner > 1 && i128::from(inner) * i128::from(outer) * 7 > i128::from(extent) * 8;
         // Inner sizes 1, f, f^2, ... below the extent.
         let mut max_inner = 0;
         let mut inner_size = 1;
         while inner_size < extent {
-            let outer = (extent + inner_size - 1) / inner_size;
+            let outer = ceil_div(extent, inner_size);
             if over_computes(inner_size, outer) {
                 break;
             }
             options.push(outer);
             max_inner = max_inner.max(inner_size);
-            inner_size *= factor;
+            let Some(next) = inner_size.checked_mul(factor) else { break };
+            inner_size = next;
         }
         // Outer counts 1, f, f^2, ... up to the extent.
-        let mut outer = 1;
+        let mut outer = 1i64;
         while outer <= extent {
-            let inner_size = (extent + outer - 1) / outer;
-            if inner_size < 2 * max_inner || over_computes(inner_size, outer) {
-                outer *= factor;
-                continue;
+            let inner_size = ceil_div(extent, outer);
+            if inner_size >= 2 * max_inner && !over_computes(inner_size, outer) {
+                options.push(outer);
             }
-            options.push(outer);
-            outer *= factor;
+            let Some(next) = outer.checked_mul(factor) else { break };
+            outer = next;
         }
         // Inner 3: register blocking of three rows.
-        if factor == 2 && extent > 3 && !over_computes(3, (extent + 2) / 3) {
-            options.push((extent + 2) / 3);
+        if factor == 2 && extent > 3 && !over_computes(3, ceil_div(extent, 3)) {
+            options.push(ceil_div(extent, 3));
         }
         options.push(extent);
     }
@@ -75,6 +80,14 @@ fn tilings(s: &[i64], d: usize, factor: i64, allow_splits: bool) -> Vec<Vec<i64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extents_near_the_largest_integer_give_tilings_without_overflow() {
+        for extent in [i64::MAX, i64::MAX - 1, 1 << 62, i64::from(i32::MAX)] {
+            let t = generate_tilings(&[extent, 3], true);
+            assert!(!t.is_empty() && t.iter().all(|t| t[0] >= 1 && t[0] <= extent), "{extent}");
+        }
+    }
 
     #[test]
     fn tilings_cover_powers_of_two_and_reject_waste() {

@@ -11,6 +11,7 @@
 //! privilege; it cannot be undone without one, which is why searches get
 //! threads of their own rather than borrowing tokio's blocking pool.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
 
 /// The niceness of search threads (the server's others keep 0): weight
@@ -54,11 +55,25 @@ pub fn spawn_search<T: Send + 'static>(
 ) -> std::io::Result<tokio::sync::oneshot::Receiver<Result<T, String>>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new().name("search".into()).spawn(move || {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
-            .map_err(|panic| crate::panic_message(&*panic).unwrap_or_default().to_string());
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|panic| {
+            let message = crate::panic_message(&*panic).unwrap_or_default().to_string();
+            SEARCH_PANICS.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(panic = message, "a search thread panicked: a bug");
+            message
+        });
         let _ = tx.send(result);
     })?;
     Ok(rx)
+}
+
+/// Panics caught in search threads since the process started.
+static SEARCH_PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// How many search threads have panicked since the process started: each
+/// is a bug, logged as an error, whether or not its call had already been
+/// answered (with the early answer) when it happened.
+pub fn search_panics() -> u64 {
+    SEARCH_PANICS.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]

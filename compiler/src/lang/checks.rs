@@ -210,6 +210,31 @@ pub(super) fn check_sizes(p: &PipelineDef) -> Result<(), LangError> {
     Ok(())
 }
 
+/// Every estimate is a box of the 32-bit coordinate space (a min and an
+/// extent of at least 0 whose end fits `i32`), and every param's estimate
+/// is finite: the autoscheduler sizes loops and allocations from them.
+pub(super) fn check_estimates(p: &PipelineDef) -> Result<(), LangError> {
+    let boxes = p
+        .funcs
+        .iter()
+        .map(|f| (format!("Func {}", f.name), &f.estimates))
+        .chain(p.inputs.iter().map(|i| (format!("input {}", i.name), &i.estimates)));
+    for (what, estimates) in boxes {
+        for (d, e) in estimates.iter().enumerate() {
+            let Some(e) = e else { continue };
+            let (lo, hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
+            if !(lo..=hi).contains(&e.min) || !(0..=hi).contains(&e.extent) || e.min + e.extent > hi + 1 {
+                let why = format!("of dimension {d}, min {} and extent {}, is not a box of 32-bit coordinates", e.min, e.extent);
+                return Err(LangError::Estimate { what, why });
+            }
+        }
+    }
+    if let Some(q) = p.params.iter().find(|q| q.estimate.is_some_and(|v| !v.is_finite())) {
+        return Err(LangError::Estimate { what: format!("param {}", q.name), why: "is not a finite number".to_string() });
+    }
+    Ok(())
+}
+
 /// Every call names something defined (a value a Tuple Func has), with
 /// the right number of integer coordinates and the callee's type.
 pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {

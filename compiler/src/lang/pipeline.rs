@@ -10,7 +10,7 @@ use crate::error::LangError;
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name, RDomDef};
 use crate::ir::types::{ScalarType, Type};
 use crate::ir::visit::{walk_expr, Visitor};
-use crate::lang::checks::{check_calls, check_names, check_operands, check_sizes};
+use crate::lang::checks::{check_calls, check_estimates, check_names, check_operands, check_sizes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -203,7 +203,8 @@ impl PipelineDef {
 
     /// The checks `Pipeline::new` runs once a pipeline is collected (sizes
     /// first: no Func larger than [`MAX_DEFINITION_NODES`] and the whole no
-    /// larger than [`MAX_PIPELINE_NODES`], counted as trees; names
+    /// larger than [`MAX_PIPELINE_NODES`], counted as trees; estimates that
+    /// are boxes of 32-bit coordinates and finite params; names
     /// free of reserved characters; every call names something defined,
     /// with the right arity, integer coordinates and the callee's type;
     /// operands of one type that their operator accepts, float literals
@@ -211,6 +212,7 @@ impl PipelineDef {
     /// (decoded from the wire).
     pub fn check(&self) -> Result<(), LangError> {
         check_sizes(self)?;
+        check_estimates(self)?;
         check_names(self)?;
         check_calls(self)?;
         check_operands(self)
