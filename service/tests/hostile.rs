@@ -194,6 +194,25 @@ async fn chains_that_double_per_level_are_answered_within_their_budget() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_let_chain_of_ten_thousand_levels_is_refused_while_decoding() {
+    // Deeper than prost decodes (100 nested messages): refused at once as
+    // a decode failure. Built and encoded on a thread with a deep stack, as
+    // prost encodes (and Rust drops) nested messages recursively.
+    let bytes = std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(|| request(let_chain(10_000), 100).encode_to_vec())
+        .unwrap()
+        .join()
+        .unwrap();
+    let server = start(2, DEFAULT_MAX_IN_FLIGHT).await;
+    let started = Instant::now();
+    let status = raw::call_raw(&channel(server.addr).await, bytes, Duration::from_secs(10)).await.unwrap_err();
+    let took = started.elapsed();
+    assert!(status.code() == Code::Internal && status.message().contains("decode"), "{status:?}");
+    assert!(took < Duration::from_millis(110), "refused after {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandoned_chains_leave_every_permit_free_within_their_budget() {
     // Two calls admitted at most: two chains whose clients give up at
     // 300 ms, then a plain call 50 ms after, which must be admitted.
