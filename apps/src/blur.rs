@@ -17,7 +17,7 @@ pub fn app(size: Size, host: &Target) -> App {
     idioms::line_buffered(&mut expert, "blur_y", &["blur_x"], 32, host.natural_lanes(ScalarType::U16));
     App {
         name: "blur",
-        pipeline: codegen::demo::blur_pipeline(),
+        pipeline: compiler::examples::blur(),
         expert,
         inputs: vec![("input".into(), vec![(-1, w + 2), (-1, h + 2)])],
         output: vec![(0, w), (0, h)],

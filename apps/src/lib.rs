@@ -10,11 +10,19 @@
 //! chain), its expert schedule for the host's vector widths, and the
 //! regions of its inputs and output. [`build`] then records the paper
 //! size's regions as the pipeline's estimates, which is what an
-//! autoscheduler plans for.
+//! autoscheduler plans for. The `benchmark` crate times them.
 //!
-//! [`bench`] times apps under named schedules and checks their outputs.
+//! # Example
+//!
+//! ```
+//! use apps::Size;
+//!
+//! let harris = apps::build("harris", Size::Small, &compiler::Target::host()).expect("a listed app");
+//! compiler::lower(&harris.pipeline, &harris.expert)?;
+//! assert_eq!(apps::names().count(), 12);
+//! # Ok::<(), compiler::LowerError>(())
+//! ```
 
-pub mod bench;
 mod idioms;
 
 pub mod bilateral_grid;
@@ -44,13 +52,18 @@ pub enum Size {
     Small,
 }
 
+/// A size name that is neither `paper` nor `small`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown size `{0}` (expected `paper` or `small`)")]
+pub struct UnknownSize(pub String);
+
 impl std::str::FromStr for Size {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Size, String> {
+    type Err = UnknownSize;
+    fn from_str(s: &str) -> Result<Size, UnknownSize> {
         match s {
             "paper" => Ok(Size::Paper),
             "small" => Ok(Size::Small),
-            other => Err(format!("unknown size `{other}` (expected `paper` or `small`)")),
+            other => Err(UnknownSize(other.to_string())),
         }
     }
 }

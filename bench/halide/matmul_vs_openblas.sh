@@ -19,7 +19,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet "halide==21.0.0" numpy
-cargo build --release --quiet -p apps --example matmul_register_blocked
+cargo build --release --quiet -p benchmark --example matmul_register_blocked
 
 openblas() {
   "$venv/bin/python" -c "import sys; sys.path.insert(0, 'bench/halide'); import halide_bench; print(f'{halide_bench.openblas_sgemm_ms(1024, $threads):.2f}')"

@@ -52,7 +52,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet "halide==21.0.0" numpy
-cargo build --release --quiet -p apps --bin bench
+cargo build --release --quiet --bin bench
 mkdir -p "$out"
 rm -rf "$out/outputs"
 ./target/release/bench --threads "$threads" "${float_flags[@]}" --json "$out/ours.json" --outputs "$out/outputs" "$@"

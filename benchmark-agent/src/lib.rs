@@ -12,6 +12,20 @@
 //! again after the compiler changed. [`remote`] is the networked agent
 //! (the `benchmark-agent` binary): the same measuring, with work leased
 //! from a scheduling server and reports sent to it.
+//!
+//! # Example
+//!
+//! A random pipeline sized for training, and schedules sampled for it by
+//! the search (timing them needs the `hl-runner` child: see [`generate`]).
+//!
+//! ```
+//! use benchmark_agent::{sample_schedules, SamplingOptions, Workload};
+//!
+//! let params = random_pipelines::GeneratorParams { seed: 3, max_stages: 3, ..Default::default() };
+//! let workload = Workload::generated(&params)?;
+//! # let _ = (sample_schedules, SamplingOptions::default(), workload);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod autotune;
 pub mod bootstrap;

@@ -21,6 +21,7 @@
 use crate::generate::{measure_workload, Measured};
 use crate::spool::{Spool, SpoolError};
 use crate::{AgentError, SamplingOptions, Workload};
+use agent_protocol::{FromWire, ToWire};
 use codegen::runner::Runner;
 use compiler::Target;
 use data::{HostFingerprint, WorkResult};
@@ -145,7 +146,7 @@ impl Session {
         let client = AgentClient::new(endpoint.connect_lazy()).max_decoding_message_size(64 << 20);
         let target = Target::host();
         let request = v1::RegisterRequest {
-            host: Some(host.into()),
+            host: Some(host.to_wire()),
             agent_name: options.name.clone(),
             capabilities: Some(v1::Capabilities {
                 gpu_devices: data::detect_gpu_devices(),
@@ -219,7 +220,7 @@ impl Session {
 
     /// Reports a work item's results, retrying until the server acknowledges them.
     pub async fn report(&self, result: &WorkResult) -> Result<v1::ReportSamplesReply, RemoteError> {
-        self.call("report_samples", None, |mut c, r| async move { c.report_samples(r).await }, v1::ReportSamplesRequest::from(result)).await
+        self.call("report_samples", None, |mut c, r| async move { c.report_samples(r).await }, result.to_wire()).await
     }
 
     /// The weights file of a stored version.
@@ -236,7 +237,9 @@ fn item_parts(item: &v1::WorkItem) -> Result<(GeneratorParams, SamplingOptions),
         status: Status::invalid_argument(format!("work item {}: missing {field}", item.work_id)),
     };
     let generator = GeneratorParams::from(item.generator.as_ref().ok_or_else(|| missing("generator"))?);
-    let s = data::SamplingSettings::from(item.sampling.as_ref().ok_or_else(|| missing("sampling"))?);
+    let s = data::SamplingSettings::from_wire(item.sampling.as_ref().ok_or_else(|| missing("sampling"))?).map_err(|e| {
+        RemoteError::Call { call: "lease_work", status: Status::invalid_argument(format!("work item {}: {e}", item.work_id)) }
+    })?;
     let sampling = SamplingOptions {
         schedules: s.schedules as usize,
         beam: s.beam as usize,

@@ -79,7 +79,7 @@ mod tests {
     use super::*;
 
     fn lower(s: &compiler::schedule::Schedule) -> Lowered {
-        compiler::lower::lower(&crate::demo::blur_pipeline(), s).expect("the demo schedules are legal")
+        compiler::lower::lower(&compiler::examples::blur(), s).expect("the demo schedules are legal")
     }
 
     #[test]

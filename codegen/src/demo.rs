@@ -11,28 +11,11 @@ use compiler::exec::realize::{realize, RealizeError};
 use compiler::exec::reference::ReferenceError;
 use compiler::ir::types::ScalarType;
 use compiler::ir::value::Scalar;
-use compiler::lang::pipeline::PipelineDef;
-use compiler::lang::{ImageParam, Pipeline, Var};
 use compiler::lower::{lower, Lowered};
 use compiler::schedule::Schedule;
-use compiler::Func;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use thiserror::Error;
-
-/// The blur: `blur_x` averages three horizontal neighbours of the input,
-/// `blur_y` three vertical neighbours of `blur_x`.
-pub fn blur_pipeline() -> PipelineDef {
-    let (x, y) = (Var::new("x"), Var::new("y"));
-    let input = ImageParam::new("input", ScalarType::U16, 2);
-    let blur_x = Func::new("blur_x");
-    blur_x.define(&[&x, &y], (input.at([&x - 1, y.expr()]) + input.at([x.expr(), y.expr()]) + input.at([&x + 1, y.expr()])) / 3);
-    let blur_y = Func::new("blur_y");
-    blur_y.define(&[&x, &y], (blur_x.at([x.expr(), &y - 1]) + blur_x.at([x.expr(), y.expr()]) + blur_x.at([x.expr(), &y + 1])) / 3);
-    blur_y.set_estimate(0, 0, 1536).set_estimate(1, 0, 2560);
-    input.set_estimate(0, -1, 1538).set_estimate(1, -1, 2562);
-    Pipeline::new(&[&blur_y]).expect("the demo pipeline is well formed")
-}
 
 /// Strips of 8 rows in parallel; `blur_x` stored per strip, computed per
 /// row (a sliding window folded to 4 rows); both vectorized by 8.
@@ -78,7 +61,7 @@ pub enum DemoError {
 /// Lowers the blur under `schedule`, runs it over a `width` x `height`
 /// output, and checks every point against the reference evaluator.
 pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoReport, DemoError> {
-    let p = blur_pipeline();
+    let p = compiler::examples::blur();
     let lowered = lower(&p, schedule)?;
     let mut input = Buffer::new("input", ScalarType::U16, &[(-1, width + 2), (-1, height + 2)])?;
     input.fill(|c| Scalar::UInt(((c[0] * 37 + c[1] * 101) % 4096) as u64));
@@ -120,5 +103,5 @@ pub fn run_demo(schedule: &Schedule, width: i64, height: i64) -> Result<DemoRepo
 
 /// The algorithm's definitions as text.
 pub fn blur_pipeline_text() -> String {
-    blur_pipeline().funcs.iter().map(|f| f.definition_text()).collect::<Vec<_>>().join("\n")
+    compiler::examples::blur().funcs.iter().map(|f| f.definition_text()).collect::<Vec<_>>().join("\n")
 }

@@ -16,6 +16,30 @@
 //!   by a hash of pipeline, schedule, lowering options, target and compiler
 //!   version;
 //! - [`demo`] is the embedded default job of `hlc demo`.
+//!
+//! # Example
+//!
+//! The blur, scheduled, compiled for this CPU and run; the output is the
+//! reference evaluator's.
+//!
+//! ```
+//! use compiler::exec::reference;
+//! use compiler::{Buffer, Scalar, ScalarType, Schedule};
+//! use std::collections::BTreeMap;
+//!
+//! let blur = compiler::examples::blur();
+//! let mut schedule = Schedule::new();
+//! schedule.func("blur_y").split("y", "yo", "yi", 8).parallel("yo").vectorize_by("x", 8);
+//! let compiled = codegen::compile(&compiler::lower(&blur, &schedule)?)?;
+//!
+//! let mut input = Buffer::new("input", ScalarType::U16, &[(-1, 66), (-1, 34)])?;
+//! input.fill(|c| Scalar::UInt((c[0] * 5 + c[1]).rem_euclid(1000) as u64));
+//! let inputs = BTreeMap::from([("input".to_string(), input)]);
+//! let region = vec![(0, 64), (0, 32)];
+//! let out = compiled.run(&inputs, &BTreeMap::new(), &[("blur_y", region.clone())])?;
+//! assert!(out["blur_y"] == reference::realize(&blur, &inputs, &BTreeMap::new(), "blur_y", &region)?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod cache;
 pub mod demo;

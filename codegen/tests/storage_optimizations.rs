@@ -4,7 +4,7 @@
 //! buffer of a power-of-two number of rows), and the result still matches the
 //! reference evaluator.
 
-use codegen::demo::{blur_pipeline, blur_schedule, run_demo};
+use codegen::demo::{blur_schedule, run_demo};
 use compiler::ir::expr::{Expr, ExprNode};
 use compiler::ir::stmt::{Stmt, StmtNode};
 use compiler::ir::visit::{walk_stmt, Visitor};
@@ -53,7 +53,8 @@ fn pass<'a>(passes: &'a [(&'static str, Stmt)], name: &str) -> &'a Stmt {
 
 #[test]
 fn blur_slides_and_folds_its_row_buffer() {
-    let lowered = lower_with(&blur_pipeline(), &blur_schedule(), &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
+    let lowered =
+        lower_with(&compiler::examples::blur(), &blur_schedule(), &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
     let slid = pass(&lowered.passes, "bounds inference and sliding window");
     let mins = lets_named(slid, "blur_x.s0.y.min");
     assert_eq!(mins.len(), 1, "{slid}");
@@ -75,7 +76,7 @@ fn no_sliding_when_storage_is_at_the_compute_level() {
     let mut s = Schedule::new();
     s.func("blur_y").split("y", "yo", "yi", 8);
     s.func("blur_x").compute_at("blur_y", "yi");
-    let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
+    let lowered = lower_with(&compiler::examples::blur(), &s, &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
     let slid = pass(&lowered.passes, "bounds inference and sliding window");
     for min in lets_named(slid, "blur_x.s0.y.min") {
         assert!(!matches!(min.node(), ExprNode::Select { .. }), "nothing to slide: {min}");
@@ -92,7 +93,7 @@ fn each_parallel_strip_slides_its_own_window() {
     let mut s = Schedule::new();
     s.func("blur_y").split("y", "yo", "yi", 8).parallel("yo");
     s.func("blur_x").store_at("blur_y", "yo").compute_at("blur_y", "yi");
-    let lowered = lower_with(&blur_pipeline(), &s, &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
+    let lowered = lower_with(&compiler::examples::blur(), &s, &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
     let slid = pass(&lowered.passes, "bounds inference and sliding window");
     let mins = lets_named(slid, "blur_x.s0.y.min");
     assert!(mins.iter().any(|m| matches!(m.node(), ExprNode::Select { .. })), "the row buffer should slide within a strip: {mins:?}");

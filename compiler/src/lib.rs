@@ -22,9 +22,37 @@
 //!
 //! This crate links no LLVM: code generation lives in the `codegen` crate,
 //! so analyses and the autoscheduler build on this one alone.
+//!
+//! # Example
+//!
+//! An algorithm, a schedule, the lowered loop nest run on the IR
+//! interpreter, and the reference evaluator's answer from the algorithm
+//! alone: they agree.
+//!
+//! ```
+//! use compiler::exec::{realize::realize, reference};
+//! use compiler::{Buffer, Scalar, ScalarType, Schedule};
+//! use std::collections::BTreeMap;
+//!
+//! let blur = compiler::examples::blur(); // blur_y(x, y) of blur_x of `input`
+//! let mut schedule = Schedule::new();
+//! schedule.func("blur_y").split("y", "yo", "yi", 8).parallel("yo").vectorize_by("x", 8);
+//! schedule.func("blur_x").compute_at("blur_y", "yo");
+//! let lowered = compiler::lower(&blur, &schedule)?;
+//!
+//! let mut input = Buffer::new("input", ScalarType::U16, &[(-1, 66), (-1, 34)])?;
+//! input.fill(|c| Scalar::UInt((c[0] * 7 + c[1] * 3).rem_euclid(1000) as u64));
+//! let inputs = BTreeMap::from([("input".to_string(), input)]);
+//! let region = vec![(0, 64), (0, 32)];
+//! let run = realize(&lowered, &inputs, &BTreeMap::new(), &[("blur_y", region.clone())])?;
+//! let expected = reference::realize(&blur, &inputs, &BTreeMap::new(), "blur_y", &region)?;
+//! assert!(run["blur_y"] == expected);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod analysis;
 pub mod error;
+pub mod examples;
 pub mod exec;
 pub mod ir;
 pub mod lang;

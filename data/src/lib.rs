@@ -15,6 +15,18 @@
 //! tokens whose hashes the store keeps ([`tokens`]: sessions, and per-agent
 //! tokens an operator issues and revokes). The schema grows by numbered migrations ([`schema`]).
 //! This crate depends on no other crate of the workspace.
+//!
+//! # Example
+//!
+//! A store in memory, this machine's fingerprint, and the store's counts.
+//!
+//! ```
+//! let store = data::Store::open_in_memory()?;
+//! let host = data::HostFingerprint::detect()?;
+//! assert_eq!(host.key().len(), 16);
+//! assert!(store.pipelines()?.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod blob;
 mod error;

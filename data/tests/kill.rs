@@ -5,17 +5,15 @@
 //! prints each work id once its transaction has committed. The parent kills
 //! it with SIGKILL after a random delay, many times over, then checks the file.
 
-mod common;
-
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{host, report, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 use data::Store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use test_support::reports::{host, report, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 
 const DB_ENV: &str = "DATA_KILL_TEST_DB";
 const ROUND_ENV: &str = "DATA_KILL_TEST_ROUND";

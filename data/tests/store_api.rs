@@ -1,9 +1,7 @@
 //! The store's behaviour through its public API, on real SQLite files.
 
-mod common;
-
-use common::{host, report, PIPELINE_LAYOUT, SCHEDULE_LAYOUT, STAGES};
 use data::{FailureClass, Features, LayoutId, NewWeights, Outcome, ReportOutcome, Runtime, Store, StoreError};
+use test_support::reports::{host, report, PIPELINE_LAYOUT, SCHEDULE_LAYOUT, STAGES};
 
 fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,23 @@
 //!
 //! This crate links neither LLVM nor libtorch: it depends on the compiler's
 //! language, IR and analyses only.
+//!
+//! # Example
+//!
+//! The blur as the autoscheduler sees it: two stages, each with its two
+//! loops and the features of the pipeline at that stage.
+//!
+//! ```
+//! use featurizer::{Dag, PipelineFeatures};
+//!
+//! let dag = Dag::new(&compiler::examples::blur(), &compiler::Target::host())?;
+//! assert_eq!(dag.stages.len(), 2);
+//! for stage in &dag.stages {
+//!     assert_eq!(stage.loops.len(), 2);
+//!     let _features = PipelineFeatures::of(&dag, stage);
+//! }
+//! # Ok::<(), featurizer::DagError>(())
+//! ```
 
 pub mod bound_expr;
 pub mod dag;

@@ -30,11 +30,13 @@ pub enum FromWireError {
 }
 
 impl FromWireError {
-    pub(crate) fn invalid(at: &str, why: impl Into<String>) -> FromWireError {
+    /// The value at `at` is invalid, for reason `why`.
+    pub fn invalid(at: &str, why: impl Into<String>) -> FromWireError {
         FromWireError::Invalid { at: at.to_string(), why: why.into() }
     }
 
-    pub(crate) fn missing(at: &str, field: &'static str) -> FromWireError {
+    /// The message at `at` lacks its required `field`.
+    pub fn missing(at: &str, field: &'static str) -> FromWireError {
         FromWireError::Missing { at: at.to_string(), field }
     }
 }

@@ -3,9 +3,10 @@
 //! and servers of the `Scheduler` and `Agent` services), the encoded
 //! descriptor set that reflection serves, and conversion between wire
 //! messages and the compiler's values ([`pipeline`], [`schedule`],
-//! [`target`]) and the training store's ([`agent`]: host fingerprints,
-//! work items, reports), and how clients reach a server ([`transport`]:
-//! plain text or TLS).
+//! [`target`]) and the random pipeline generator's parameters, and how
+//! clients reach a server ([`transport`]: plain text or TLS). The agent
+//! messages' conversions to the training store's values live in the
+//! `agent-protocol` crate, so that the wire does not depend on the store.
 //!
 //! Invariants: compiler → wire → bytes → wire → compiler gives back an
 //! equal value for every pipeline `Pipeline::new` accepts and every
@@ -15,11 +16,25 @@
 //! fingerprint of a pipeline is a SHA-256 of its canonical encoding (the
 //! encoding of the wire message converted from the compiler's value), so
 //! it does not depend on how a client laid out its bytes.
+//!
+//! # Example
+//!
+//! A pipeline to the wire and back, and its fingerprint.
+//!
+//! ```
+//! use proto::v1;
+//!
+//! let blur = compiler::examples::blur();
+//! let wire = v1::Pipeline::try_from(&blur)?;
+//! let back = compiler::PipelineDef::try_from(&wire)?;
+//! assert_eq!(proto::fingerprint(&back)?, proto::fingerprint(&blur)?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
-pub mod agent;
 pub mod error;
 mod expr;
 pub mod fingerprint;
+mod generator;
 pub mod limits;
 pub mod pipeline;
 pub mod schedule;

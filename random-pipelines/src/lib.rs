@@ -16,6 +16,20 @@
 //! Modules: `gen` (the generator's state, size bookkeeping and small random
 //! choices), `expr` (random expressions), `stages` (the stage vocabulary and
 //! the driver); this file holds the parameters, the result and its text.
+//!
+//! # Example
+//!
+//! A seed determines the pipeline.
+//!
+//! ```
+//! use random_pipelines::{generate, pipeline_text, GeneratorParams};
+//!
+//! let params = GeneratorParams { seed: 7, max_stages: 4, ..Default::default() };
+//! let a = generate(&params)?;
+//! let b = generate(&params)?;
+//! assert_eq!(pipeline_text(&a.pipeline), pipeline_text(&b.pipeline));
+//! # Ok::<(), random_pipelines::GenError>(())
+//! ```
 
 use compiler::exec::buffer::Buffer;
 use compiler::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name};

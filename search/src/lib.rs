@@ -11,6 +11,24 @@
 //!
 //! This crate knows neither LLVM, libtorch nor protobuf: models plug in
 //! through the trait, and callers compile and run the schedule.
+//!
+//! # Example
+//!
+//! A schedule for the blur within 200 ms, ranked by the analytical model,
+//! with its explanation.
+//!
+//! ```
+//! use search::{autoschedule, Analytical, BeamOptions, Machine};
+//! use std::time::Duration;
+//!
+//! let target = compiler::Target::host();
+//! let mut model = Analytical::new(Machine::typical(target.threads));
+//! let options = BeamOptions { budget: Duration::from_millis(200), ..BeamOptions::default() };
+//! let answer = autoschedule(&compiler::examples::blur(), &target, &mut model, &options, 1)?;
+//! println!("{}\npredicted {:.3} ms", answer.schedule, answer.predicted_seconds * 1e3);
+//! assert!(answer.predicted_seconds > 0.0);
+//! # Ok::<(), search::SearchError>(())
+//! ```
 
 pub mod apply;
 pub mod beam;

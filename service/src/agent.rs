@@ -23,6 +23,7 @@
 
 use crate::retraining::Retrainer;
 use crate::server::{record_outcome, MAX_MESSAGE_BYTES};
+use agent_protocol::{FromWire, ToWire};
 use data::{AgentSession, NewWork, SamplingSettings, Store, StoreError};
 use proto::v1;
 use proto::v1::agent_server::{Agent, AgentServer};
@@ -337,7 +338,7 @@ impl Agent for AgentService {
             // name it was issued for, and only while the store holds it.
             let by_token = credential_hash != self.secret_hash;
             let host = r.host.as_ref().ok_or_else(|| Status::invalid_argument("host: missing"))?;
-            let host = data::HostFingerprint::try_from(host).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            let host = data::HostFingerprint::from_wire(host).map_err(|e| Status::invalid_argument(e.to_string()))?;
             let capabilities = r.capabilities.as_ref();
             let capabilities = serde_json::json!({
                 "gpu_devices": capabilities.map_or(&[][..], |c| &c.gpu_devices[..]),
@@ -399,7 +400,7 @@ impl Agent for AgentService {
             };
             tracing::Span::current().record("work_id", leased.work_id.as_str());
             info!(attempt = leased.attempt, weights_version = leased.weights_version, "leased");
-            let item = proto::agent::work_item(&leased)
+            let item = agent_protocol::work_item(&leased)
                 .map_err(|e| Status::internal(format!("work item {}: stored generator parameters: {e}", leased.work_id)))?;
             Ok(v1::LeaseWorkReply { item: Some(item), retry_after_ms: 0, drained: false })
         })
@@ -434,7 +435,7 @@ impl Agent for AgentService {
     async fn report_samples(&self, request: Request<v1::ReportSamplesRequest>) -> Result<Response<v1::ReportSamplesReply>, Status> {
         traced("report_samples", async {
             let session = self.authenticate(request.metadata())?;
-            let result = data::WorkResult::try_from(request.get_ref()).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            let result = data::WorkResult::from_wire(request.get_ref()).map_err(|e| Status::invalid_argument(e.to_string()))?;
             drop(request);
             tracing::Span::current().record("work_id", result.work_id.as_str());
             let expected = self.expected_pipeline_hash(result.work_id.clone()).await?;
@@ -479,8 +480,8 @@ impl Agent for AgentService {
             Ok(v1::FetchWeightsReply {
                 version: info.version,
                 blob: weights.blob,
-                pipeline_layout: Some(info.pipeline_layout.into()),
-                schedule_layout: Some(info.schedule_layout.into()),
+                pipeline_layout: Some(info.pipeline_layout.to_wire()),
+                schedule_layout: Some(info.schedule_layout.to_wire()),
                 host_key: info.host_key,
                 promoted: info.promoted,
             })

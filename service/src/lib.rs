@@ -10,9 +10,10 @@
 //! benchmark agents' protocol (register, lease, heartbeat, report, fetch
 //! weights) over the store's work queue, [`retraining`] retrains a host's
 //! cost model from the store as its agents' samples arrive, [`server`] puts
-//! the services together with message size limits and graceful shutdown.
-//! [`client`] is the other side for the apps: it asks for an app's schedule
-//! and times it with the LLVM JIT beside the naive and expert schedules.
+//! the services together with message size limits and graceful shutdown
+//! ([`spawn`] runs one inside a program). The client side for the apps is
+//! the `client` crate: the server links neither the apps nor the code
+//! generator.
 //!
 //! It lives in its own crate rather than in `search` (as the design's
 //! table has it) because it needs `trainer` (the learned model), which
@@ -27,9 +28,40 @@
 //! `max_concurrent` searches run at once; an admitted call whose search
 //! slot does not come in time is answered within its budget with every
 //! Func at the root.
+//!
+//! # Example
+//!
+//! A server on a free loopback port, and a `Schedule` call to it.
+//!
+//! ```
+//! use proto::v1::{scheduler_client::SchedulerClient, Pipeline, ScheduleRequest};
+//! use service::{SchedulerSettings, ServerConfig};
+//!
+//! # #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = ServerConfig {
+//!     settings: SchedulerSettings::new("example".into()),
+//!     store: None,
+//!     max_concurrent: 1,
+//!     agents: None,
+//!     retrainer: None,
+//!     tls: None,
+//! };
+//! let server = service::spawn(tokio::net::TcpListener::bind("127.0.0.1:0").await?, config)?;
+//! let mut client = SchedulerClient::connect(format!("http://{}", server.addr)).await?;
+//! let request = ScheduleRequest {
+//!     pipeline: Some(Pipeline::try_from(&compiler::examples::blur())?),
+//!     budget_ms: 200,
+//!     ..Default::default()
+//! };
+//! let reply = client.schedule(request).await?.into_inner();
+//! println!("{}", reply.schedule_text);
+//! assert!(!reply.schedule_text.is_empty());
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod agent;
-pub mod client;
 pub mod deadline;
 pub mod priority;
 pub mod retraining;
@@ -37,11 +69,10 @@ pub mod scheduler;
 pub mod server;
 
 pub use agent::{AgentGate, AgentService, AgentSettings, WorkSource};
-pub use client::{AppRequest, ClientError};
 pub use retraining::{RetrainSettings, Retrained, Retrainer, RetrainingError};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
-pub use server::{serve, tls_identity, ServeError, ServerConfig, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES};
+pub use server::{serve, spawn, tls_identity, Running, ServeError, ServerConfig, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES};
 
 /// The message a panic carried, when it was a string.
 pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> Option<&str> {

@@ -198,3 +198,27 @@ pub(crate) fn record_outcome<T>(started: std::time::Instant, result: Result<T, t
     }
     result
 }
+
+/// A server running on a task of the current Tokio runtime: its address,
+/// and its stop (dropping it shuts the server down gracefully).
+#[derive(Debug)]
+pub struct Running {
+    /// Where it listens.
+    pub addr: std::net::SocketAddr,
+    /// Sending (or dropping) it stops the server.
+    pub stop: tokio::sync::oneshot::Sender<()>,
+    /// The server's task: its result once it has stopped.
+    pub task: tokio::task::JoinHandle<Result<(), ServeError>>,
+}
+
+/// Serves `config` on `listener` on a task of the current runtime until
+/// the returned [`Running`] is dropped: a server embedded in a program or
+/// a test (bind `127.0.0.1:0` for a free loopback port).
+pub fn spawn(listener: TcpListener, config: ServerConfig) -> std::io::Result<Running> {
+    let addr = listener.local_addr()?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(serve(listener, config, async {
+        let _ = stopped.await;
+    }));
+    Ok(Running { addr, stop, task })
+}

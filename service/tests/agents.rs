@@ -3,6 +3,7 @@
 //! store without a valid token), status codes naming the field, leases and
 //! sessions that survive a server restart, and reports stored once.
 
+use agent_protocol::ToWire;
 use data::{HostFingerprint, SamplingSettings, Store, WorkCounts};
 use proto::v1::agent_client::AgentClient;
 mod common;
@@ -11,7 +12,8 @@ mod server;
 
 use common::{authorized, synthetic_report};
 use proto::v1;
-use server::{channel, serve_on_loopback, TestServer};
+use server::{channel, serve_on_loopback};
+use service::Running;
 use service::{AgentSettings, SchedulerSettings, ServerConfig, WorkSource};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -26,12 +28,12 @@ const REFRESH: Duration = Duration::from_millis(200);
 
 /// A server on `127.0.0.1:0` over the store at `db`, handing out seeds
 /// 0..3 of round 4; shut down when dropped.
-async fn start(db: &Path, lease: Duration) -> TestServer {
+async fn start(db: &Path, lease: Duration) -> Running {
     start_expiring(db, lease, service::agent::DEFAULT_SESSION_TTL).await
 }
 
 /// [`start`] with sessions that expire after `session_ttl` unused.
-async fn start_expiring(db: &Path, lease: Duration, session_ttl: Duration) -> TestServer {
+async fn start_expiring(db: &Path, lease: Duration, session_ttl: Duration) -> Running {
     let agents = AgentSettings {
         session_ttl,
         refresh: REFRESH,
@@ -64,7 +66,7 @@ async fn client(addr: SocketAddr) -> AgentClient<Channel> {
 
 fn registration(name: &str) -> v1::RegisterRequest {
     v1::RegisterRequest {
-        host: Some((&HostFingerprint::detect().unwrap()).into()),
+        host: Some(HostFingerprint::detect().unwrap().to_wire()),
         agent_name: name.into(),
         capabilities: Some(v1::Capabilities { gpu_devices: vec![], target: None }),
     }

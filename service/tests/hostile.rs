@@ -12,6 +12,7 @@ mod raw;
 #[path = "common/server.rs"]
 mod server;
 
+use agent_protocol::ToWire;
 use compiler::PipelineDef;
 use prost::Message;
 use proto::v1::scheduler_client::SchedulerClient;
@@ -19,15 +20,16 @@ use proto::v1::{self, ScheduleRequest};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use random_pipelines::{generate, GeneratorParams};
-use server::{channel, serve_on_loopback, TestServer};
+use server::{channel, serve_on_loopback};
 use service::scheduler::DEFAULT_MAX_IN_FLIGHT;
+use service::Running;
 use service::{SchedulerSettings, ServerConfig};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 use tonic::Code;
 
-async fn start(max_concurrent: usize, max_in_flight: usize) -> TestServer {
+async fn start(max_concurrent: usize, max_in_flight: usize) -> Running {
     let settings = SchedulerSettings { max_in_flight, ..SchedulerSettings::new("test-host".into()) };
     serve_on_loopback(ServerConfig { settings, store: None, max_concurrent, agents: None, retrainer: None, tls: None }).await
 }
@@ -650,7 +652,7 @@ async fn a_soak_of_valid_malformed_worst_case_and_agent_traffic_keeps_valid_call
             use proto::v1::agent_client::AgentClient;
             let mut c = AgentClient::new(channel);
             let registration = v1::RegisterRequest {
-                host: Some((&data::HostFingerprint::detect().unwrap()).into()),
+                host: Some(data::HostFingerprint::detect().unwrap().to_wire()),
                 agent_name: format!("soak-{agent}"),
                 capabilities: None,
             };

@@ -23,19 +23,20 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random_pipelines::{generate, GeneratorParams};
 use raw::call_raw;
-use server::{channel, serve_on_loopback, TestServer};
+use server::{channel, serve_on_loopback};
 use service::scheduler::DEFAULT_MAX_IN_FLIGHT;
+use service::Running;
 use service::{serve, SchedulerSettings, ServerConfig};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
-async fn start(max_concurrent: usize) -> TestServer {
+async fn start(max_concurrent: usize) -> Running {
     start_with(max_concurrent, None).await
 }
 
-async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> TestServer {
+async fn start_with(max_concurrent: usize, store: Option<data::Store>) -> Running {
     start_admitting(max_concurrent, store, DEFAULT_MAX_IN_FLIGHT).await
 }
 
@@ -47,14 +48,21 @@ fn config(max_concurrent: usize, store: Option<data::Store>, max_in_flight: usiz
 
 /// A server with `max_concurrent` search slots admitting at most
 /// `max_in_flight` calls at once.
-async fn start_admitting(max_concurrent: usize, store: Option<data::Store>, max_in_flight: usize) -> TestServer {
+async fn start_admitting(max_concurrent: usize, store: Option<data::Store>, max_in_flight: usize) -> Running {
     serve_on_loopback(config(max_concurrent, store, max_in_flight)).await
+}
+
+/// A server on a runtime of its own, apart from the test's clients; it
+/// stops when dropped.
+struct Apart {
+    addr: SocketAddr,
+    _stop: tokio::sync::oneshot::Sender<()>,
 }
 
 /// A server with `max_concurrent` search slots on a runtime of its own
 /// (two workers, as a server process of its own would have), so that the
 /// calling test's clients do not share its async workers.
-fn start_apart(max_concurrent: usize) -> TestServer {
+fn start_apart(max_concurrent: usize) -> Apart {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
@@ -71,7 +79,7 @@ fn start_apart(max_concurrent: usize) -> TestServer {
             .unwrap()
         })
     });
-    TestServer { addr, _shutdown: tx }
+    Apart { addr, _stop: tx }
 }
 
 async fn client(addr: SocketAddr) -> SchedulerClient<Channel> {
@@ -345,7 +353,7 @@ async fn concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slac
 
 /// A call with a `budget_ms` budget on [`large`] in flight on `server`,
 /// 200 ms in, and a channel for another call.
-async fn busy(server: &TestServer, budget_ms: u64) -> (tokio::task::JoinHandle<Result<ScheduleReply, Status>>, Channel) {
+async fn busy(server: &Running, budget_ms: u64) -> (tokio::task::JoinHandle<Result<ScheduleReply, Status>>, Channel) {
     let channel = channel(server.addr).await;
     let mut first = SchedulerClient::new(channel.clone());
     let r = request(&large(), budget_ms, 32);
@@ -412,15 +420,15 @@ async fn shutdown_lets_the_call_in_flight_finish() {
 async fn an_apps_served_schedule_computes_what_naive_and_expert_compute() {
     let server = start(2).await;
     let mut c = client(server.addr).await;
-    let app = service::AppRequest::new("unsharp", apps::Size::Small, &compiler::Target::host()).unwrap();
+    let app = client::AppRequest::new("unsharp", apps::Size::Small, &compiler::Target::host()).unwrap();
     let reply = call(&mut c, request(&app.pipeline, 500, 8), Duration::from_secs(30)).await.unwrap();
     let schedule = app.schedule_of(&reply).unwrap();
-    let rows = tokio::task::spawn_blocking(move || app.time_beside_baselines(schedule, &apps::bench::SamplingOptions::once()))
+    let rows = tokio::task::spawn_blocking(move || app.time_beside_baselines(schedule, &benchmark::SamplingOptions::once()))
         .await
         .unwrap()
         .unwrap();
     let names: Vec<_> = rows.iter().map(|r| r.schedule.as_str()).collect();
-    assert_eq!(names, ["naive", "expert", service::client::SERVED]);
+    assert_eq!(names, ["naive", "expert", client::SERVED]);
     assert!(rows.iter().all(|r| r.samples == 1 && r.min_ms > 0.0), "{rows:?}");
 }
 
@@ -433,7 +441,7 @@ fn line_buffered(schedule: &Schedule) -> Vec<String> {
 async fn a_request_for_sliding_placements_gets_line_buffers_the_compiler_slides() {
     let server = start(2).await;
     let mut c = client(server.addr).await;
-    let app = service::AppRequest::new("harris", apps::Size::Paper, &compiler::Target::host()).unwrap();
+    let app = client::AppRequest::new("harris", apps::Size::Paper, &compiler::Target::host()).unwrap();
     let plain = call(&mut c, request(&app.pipeline, 2000, 8), Duration::from_secs(30)).await.unwrap();
     assert_eq!(line_buffered(&app.schedule_of(&plain).unwrap()), Vec::<String>::new());
     let sliding =
@@ -443,28 +451,6 @@ async fn a_request_for_sliding_placements_gets_line_buffers_the_compiler_slides(
     assert!(!buffered.is_empty(), "no line buffer in\n{}", sliding.schedule_text);
     let lowered = compiler::lower(&app.pipeline, &schedule).unwrap();
     assert!(buffered.iter().all(|f| lowered.sliding.iter().any(|s| **s == **f)), "{buffered:?} stored outside, {:?} slid", lowered.sliding);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedule_client_app_run_prints_the_served_naive_and_expert_timings() {
-    let server = start(2).await;
-    let _ = channel(server.addr).await;
-    let url = format!("http://{}", server.addr);
-    let output = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_schedule-client"))
-            .args(["--server", &url, "--app", "unsharp", "--app-size", "small", "--run", "--budget-ms", "500", "--top-k", "0"])
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.contains("model: analytical") && stdout.contains(": matches"), "{stdout}");
-    for row in ["naive", "expert", "served"] {
-        assert!(stdout.lines().any(|l| l.trim_start().starts_with(&format!("{row} "))), "no {row} row in\n{stdout}");
-    }
-    assert!(stdout.contains("x faster than naive"), "{stdout}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

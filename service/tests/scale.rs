@@ -9,6 +9,7 @@
 //! `SCALE_AGENTS` (default 10) and `SCALE_SECS` (default 2) size it; the
 //! README's figure is `SCALE_AGENTS=100 SCALE_SECS=10`.
 
+use agent_protocol::ToWire;
 use data::{HostFingerprint, SamplingSettings, Store};
 use proto::v1::agent_client::AgentClient;
 mod common;
@@ -67,7 +68,7 @@ async fn agent(channel: Channel, name: String, end: Instant) -> Tally {
     let c = AgentClient::new(channel);
     let mut tally = Tally::default();
     let registration = v1::RegisterRequest {
-        host: Some((&HostFingerprint::detect().unwrap()).into()),
+        host: Some(HostFingerprint::detect().unwrap().to_wire()),
         agent_name: name,
         capabilities: Some(v1::Capabilities { gpu_devices: vec![], target: None }),
     };

@@ -12,6 +12,23 @@
 //!
 //! Linking libtorch needs `LIBTORCH` (see `scripts/env.sh`); the search
 //! crate does not depend on this one.
+//!
+//! # Example
+//!
+//! A fresh network as the search's cost model, ranking the blur's
+//! schedules.
+//!
+//! ```
+//! use search::{autoschedule, BeamOptions};
+//! use std::time::Duration;
+//! use trainer::{CostNetwork, LearnedModel};
+//!
+//! let mut model = LearnedModel::new(CostNetwork::random(1, 0), "untrained");
+//! let options = BeamOptions { budget: Duration::from_millis(200), ..BeamOptions::default() };
+//! let answer = autoschedule(&compiler::examples::blur(), &compiler::Target::host(), &mut model, &options, 0)?;
+//! assert!(answer.predicted_seconds.is_finite());
+//! # Ok::<(), search::SearchError>(())
+//! ```
 
 pub mod choose;
 pub mod dataset;

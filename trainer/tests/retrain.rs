@@ -1,22 +1,18 @@
-//! Retraining from a training store on disk (see `common::store`): the
+//! Retraining from a training store on disk (see `test_support::training_store`): the
 //! dataset is split by pipeline and stable, mismatched pipelines are
 //! skipped, training learns to order held-out pipelines' schedules, the
 //! first weights are promoted and worse ones are not, training can start
 //! from given weights (fine-tuning), trained weights are scaled to the
-//! training runtimes without changing any order, rollback works, and the
-//! `trainer` command retrains, evaluates, calibrates, plots and exports.
+//! training runtimes without changing any order. (The `trainer` command's
+//! test is with the command, in `tools/learning-cli`.)
 
-mod common;
-
-use common::store::{build_store, host, pipeline_hash, GOOD_PIPELINES, MISMATCHED, SINGLE_SAMPLE};
 use compiler::Target;
 use data::Store;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::Mutex;
 use tempfile::TempDir;
-use trainer::dataset::{host_target, load, split_of, Split};
+use test_support::training_store::{host, pipeline_hash, store_copy, GOOD_PIPELINES, MISMATCHED, SINGLE_SAMPLE};
+use trainer::dataset::{load, split_of, Split};
 use trainer::metrics::{evaluate, Metrics};
 use trainer::retrain::{scaled_to_fit, should_promote, Baseline, ScaleFit, StoredMetrics};
 use trainer::{retrain, CostNetwork, FirstPromotion, RetrainOptions, Start, WeightsFile};
@@ -30,34 +26,8 @@ const HELD_OUT_PERCENT: u32 = 20;
 /// command rebuilds for the host, so its test takes a store built for it.
 const TARGET: Target = Target { vector_bytes: 64, threads: 2 };
 
-/// The store for `target`, built once per run; each test works on its own copy.
-fn template(target: Target) -> PathBuf {
-    static TEMPLATES: Mutex<BTreeMap<(usize, usize), PathBuf>> = Mutex::new(BTreeMap::new());
-    let mut templates = TEMPLATES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let key = (target.vector_bytes, target.threads);
-    templates
-        .entry(key)
-        .or_insert_with(|| {
-            let name = format!("trainer-retrain-fixture-{}x{}.sqlite", key.0, key.1);
-            let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-            }
-            build_store(&path, &target);
-            path
-        })
-        .clone()
-}
-
-fn copy_of_store_for(target: Target) -> (TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    let path = dir.path().join("training.sqlite");
-    std::fs::copy(template(target), &path).expect("a copy of the store");
-    (dir, path)
-}
-
 fn copy_of_store() -> (TempDir, PathBuf) {
-    copy_of_store_for(TARGET)
+    store_copy(TARGET, Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// The paper's loss alone (ranking weight 0): these tests are about
@@ -331,82 +301,4 @@ fn runs_of_a_retraining_are_joined_into_one_ensemble() {
 
     let too_many = retrain(&mut store, &key, &RetrainOptions { runs: 40, ..scratch }, None).expect_err("too many members");
     assert_eq!(too_many.to_string(), "40 runs of 2 members make 80 members; a network holds at most 64");
-}
-
-fn trainer(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_trainer")).args(args).output().expect("the trainer command runs");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
-#[test]
-fn the_command_retrains_evaluates_calibrates_plots_and_exports() {
-    let (dir, path) = copy_of_store_for(host_target());
-    let db = path.to_str().expect("a UTF-8 path");
-    let key = host().key();
-    let (ok, out, err) = trainer(&["retrain", "--db", db, "--host", &key, "--epochs", "3", "--learning-rate", "0.001"]);
-    assert!(ok, "{out}{err}");
-    assert!(out.contains("weights version 1") && out.contains("than the analytical model"), "{out}");
-
-    let (ok, out, err) = trainer(&["promote", "--db", db, "1"]);
-    assert!(ok && out.contains("promoted weights version 1"), "{out}{err}");
-    let (ok, out, err) = trainer(&["evaluate", "--db", db, "--host", &key, "--by-gap"]);
-    assert!(ok, "{out}{err}");
-    assert!(out.contains("v1 (promoted)") && out.contains("pairwise accuracy"), "{out}");
-    assert!(out.contains("1.00-1.05x") && out.contains("> 4.00x"), "{out}");
-
-    let charts = dir.path().join("charts");
-    let (ok, out, err) = trainer(&["plot", "--db", db, "--host", &key, "--out", charts.to_str().expect("a UTF-8 path")]);
-    assert!(ok, "{out}{err}");
-    for name in ["predicted_vs_measured.png", "loss_curve.png", "metrics_by_version.png"] {
-        let bytes = std::fs::read(charts.join(name)).expect("a chart");
-        assert!(bytes.len() > 1000 && bytes.starts_with(b"\x89PNG"), "{name}: {} bytes", bytes.len());
-    }
-
-    let exported = dir.path().join("v1.weights");
-    let (ok, out, err) = trainer(&["weights", "--db", db, "--version", "1", "--out", exported.to_str().expect("a UTF-8 path")]);
-    assert!(ok, "{out}{err}");
-    let (ok, out, err) = trainer(&["evaluate", "--db", db, "--host", &key, "--weights", exported.to_str().expect("a UTF-8 path")]);
-    assert!(ok, "{out}{err}");
-
-    // Calibrating writes the weights scaled to the training runtimes
-    // (retraining scaled them already, so by 1) and shows both metrics.
-    let calibrated = dir.path().join("v1-scaled.weights");
-    let (ok, out, err) = trainer(&[
-        "calibrate",
-        "--db",
-        db,
-        "--host",
-        &key,
-        "--weights",
-        exported.to_str().expect("a UTF-8 path"),
-        "--weights-out",
-        calibrated.to_str().expect("a UTF-8 path"),
-    ]);
-    assert!(ok && out.contains("scaled by 1.0000") && out.contains("R² of log runtime"), "{out}{err}");
-    let header = WeightsFile::read(&calibrated).expect("the scaled weights").header;
-    assert!(header.version.contains("outputs scaled by 1.0000 to fit host"), "{}", header.version);
-    let (ok, _, err) = trainer(&["calibrate", "--db", db, "--host", &key, "--weights", "missing.weights", "--weights-out", "out.weights"]);
-    assert!(!ok && err.contains("missing.weights"), "{err}");
-
-    let (ok, out, err) =
-        trainer(&["retrain", "--db", db, "--host", &key, "--epochs", "1", "--start-from", exported.to_str().expect("a UTF-8 path")]);
-    assert!(ok && out.contains("weights version 2"), "{out}{err}");
-    let missing = dir.path().join("missing.weights");
-    let (ok, _, err) = trainer(&["retrain", "--db", db, "--host", &key, "--start-from", missing.to_str().expect("a UTF-8 path")]);
-    assert!(!ok && err.contains("the starting weights") && err.contains("missing.weights"), "{err}");
-    let (ok, _, err) = trainer(&["retrain", "--db", db, "--from-scratch", "--start-from", exported.to_str().expect("a UTF-8 path")]);
-    assert!(!ok && err.contains("cannot be used with"), "{err}");
-
-    let (ok, _, err) = trainer(&["promote", "--db", db, "7"]);
-    assert!(!ok && err.contains("no weights version 7"), "{err}");
-    // Rolling back walks to version 1 when version 2, its child, was
-    // promoted, and then refuses: version 1 has no parent.
-    let (mut ok, out, mut err) = trainer(&["rollback", "--db", db, "--host", &key]);
-    if ok {
-        assert!(out.contains("to weights version 1"), "{out}");
-        (ok, _, err) = trainer(&["rollback", "--db", db, "--host", &key]);
-    }
-    assert!(!ok && err.contains("has no parent"), "{err}");
-    let (ok, _, err) = trainer(&["retrain", "--db", db, "--host", "0000000000000000", "--epochs", "1"]);
-    assert!(!ok && err.contains("no training pipelines for host 0000000000000000"), "{err}");
 }

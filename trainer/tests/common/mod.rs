@@ -66,4 +66,3 @@ pub fn synthetic_samples(seed: u64, max_stages: usize, count: usize) -> Pipeline
             .collect(),
     }
 }
-pub mod store;

@@ -1,0 +1,121 @@
+//! The client's side of the `Schedule` RPC for the apps: the request for an
+//! app's pipeline (estimated at the size it runs at), the reply's schedule
+//! (accepted only if the reply's fingerprint is the pipeline's), and that
+//! schedule timed with the LLVM JIT beside the app's naive and expert
+//! schedules, as `benchmark` times them (every output compared bit for
+//! bit with the naive schedule's).
+//!
+//! # Example
+//!
+//! The request for an app, and a reply checked against it.
+//!
+//! ```
+//! use client::AppRequest;
+//!
+//! let request = AppRequest::new("unsharp", apps::Size::Small, &compiler::Target::host())?;
+//! let reply = proto::v1::ScheduleReply {
+//!     pipeline_fingerprint: request.fingerprint.0.to_vec(),
+//!     schedule: Some(proto::v1::Schedule::from(&request.app.expert)),
+//!     ..Default::default()
+//! };
+//! assert_eq!(request.schedule_of(&reply)?, request.app.expert);
+//! # Ok::<(), client::ClientError>(())
+//! ```
+
+use apps::{App, Size};
+use benchmark::{measure, naive_schedule, BenchError, BenchRow, SamplingOptions};
+use compiler::{PipelineDef, Schedule, Target};
+use proto::v1::ScheduleReply;
+use proto::Fingerprint;
+use thiserror::Error;
+
+/// The name of the served schedule's row beside `naive` and `expert`.
+pub const SERVED: &str = "served";
+
+/// Why an app could not be scheduled or timed through the service.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    #[error("unknown app `{0}` (apps: {apps})", apps = apps::names().collect::<Vec<_>>().join(", "))]
+    UnknownApp(String),
+    #[error("the pipeline has no wire form: {0}")]
+    ToWire(#[from] proto::ToWireError),
+    #[error("the reply is for pipeline {reply}, not {expected}")]
+    Fingerprint { reply: String, expected: Fingerprint },
+    #[error("the reply carries no schedule")]
+    NoSchedule,
+    #[error("the reply's schedule: {0}")]
+    FromWire(#[from] proto::FromWireError),
+    #[error(transparent)]
+    Bench(Box<BenchError>),
+}
+
+/// An app and the pipeline sent for it, with that pipeline's fingerprint.
+pub struct AppRequest {
+    pub app: App,
+    /// The app's pipeline with its estimates set to the regions it runs at.
+    pub pipeline: PipelineDef,
+    pub fingerprint: Fingerprint,
+}
+
+impl AppRequest {
+    /// App `name` at `size`, built for `host`.
+    pub fn new(name: &str, size: Size, host: &Target) -> Result<AppRequest, ClientError> {
+        let app = apps::build(name, size, host).ok_or_else(|| ClientError::UnknownApp(name.to_string()))?;
+        let pipeline = app.pipeline_estimated_as_run();
+        let fingerprint = proto::fingerprint(&pipeline)?;
+        Ok(AppRequest { app, pipeline, fingerprint })
+    }
+
+    /// The reply's schedule, if the reply is for this pipeline.
+    pub fn schedule_of(&self, reply: &ScheduleReply) -> Result<Schedule, ClientError> {
+        if reply.pipeline_fingerprint != self.fingerprint.0 {
+            let reply = reply.pipeline_fingerprint.iter().map(|b| format!("{b:02x}")).collect();
+            return Err(ClientError::Fingerprint { reply, expected: self.fingerprint });
+        }
+        Ok(Schedule::try_from(reply.schedule.as_ref().ok_or(ClientError::NoSchedule)?)?)
+    }
+
+    /// Times the app under its naive schedule, its expert schedule and
+    /// `served` (rows in that order), checking that all three compute the
+    /// same output.
+    pub fn time_beside_baselines(&self, served: Schedule, options: &SamplingOptions) -> Result<Vec<BenchRow>, ClientError> {
+        let app = &self.app;
+        let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone()), (SERVED, served)];
+        Ok(measure(app, &schedules, options).map_err(|e| ClientError::Bench(Box::new(e)))?.rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unsharp() -> AppRequest {
+        AppRequest::new("unsharp", Size::Small, &Target::host()).unwrap()
+    }
+
+    #[test]
+    fn an_unknown_app_is_named() {
+        let e = AppRequest::new("sharpen", Size::Small, &Target::host()).err().unwrap();
+        assert!(matches!(&e, ClientError::UnknownApp(n) if n == "sharpen"), "{e}");
+        assert!(e.to_string().contains("unsharp"), "{e}");
+    }
+
+    #[test]
+    fn a_reply_for_another_pipeline_is_refused() {
+        let request = unsharp();
+        let other = AppRequest::new("blur", Size::Small, &Target::host()).unwrap();
+        let schedule = Some(proto::v1::Schedule::from(&request.app.expert));
+        let reply = ScheduleReply { pipeline_fingerprint: other.fingerprint.0.to_vec(), schedule, ..Default::default() };
+        let e = request.schedule_of(&reply).unwrap_err();
+        assert!(matches!(e, ClientError::Fingerprint { expected, .. } if expected == request.fingerprint), "{e}");
+    }
+
+    #[test]
+    fn a_reply_for_this_pipeline_gives_its_schedule() {
+        let request = unsharp();
+        let mut reply = ScheduleReply { pipeline_fingerprint: request.fingerprint.0.to_vec(), ..Default::default() };
+        assert!(matches!(request.schedule_of(&reply), Err(ClientError::NoSchedule)));
+        reply.schedule = Some(proto::v1::Schedule::from(&request.app.expert));
+        assert_eq!(request.schedule_of(&reply).unwrap(), request.app.expert);
+    }
+}

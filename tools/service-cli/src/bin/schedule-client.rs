@@ -1,0 +1,151 @@
+//! `schedule-client (--random SEED | --app NAME [--run]) [--server URL]
+//! [--budget-ms N] ...`: sends the random pipeline of a seed, or an app's
+//! pipeline with the estimates it runs at, to a scheduling server and
+//! prints the reply: the schedule's text, predicted runtime, per-stage
+//! costs, alternatives, model, statistics, and whether the reply's pipeline
+//! fingerprint matches the one computed here. With `--run`, the app is then
+//! compiled with the LLVM JIT and timed under the served schedule beside
+//! its naive and expert schedules ([`client`]).
+
+use anyhow::Context;
+use benchmark::{BenchRow, SamplingOptions};
+use clap::Parser;
+use client::AppRequest;
+use proto::v1::scheduler_client::SchedulerClient;
+use proto::v1::{ScheduleReply, ScheduleRequest};
+use random_pipelines::{generate, GeneratorParams};
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(about = "Ask a scheduling server for a schedule of a random pipeline or an app, and time an app's")]
+struct Args {
+    /// The server's address.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    server: String,
+    /// The CA certificate (PEM) to trust for an https:// server (default:
+    /// the system's roots).
+    #[arg(long)]
+    tls_ca: Option<std::path::PathBuf>,
+    /// Seed of the random pipeline to schedule.
+    #[arg(long, required_unless_present = "app", conflicts_with = "app")]
+    random: Option<u64>,
+    /// An app to schedule (`apps::names`), sent with the estimates it runs at.
+    #[arg(long)]
+    app: Option<String>,
+    /// The app's size: `paper` or `small`.
+    #[arg(long, default_value = "paper", requires = "app")]
+    app_size: apps::Size,
+    /// Compile and time the app under the served schedule beside its naive
+    /// and expert schedules (outputs checked to agree).
+    #[arg(long, requires = "app")]
+    run: bool,
+    /// Stages of the random pipeline (at least 2).
+    #[arg(long, default_value_t = 6)]
+    stages: usize,
+    /// Width and height of its input and output.
+    #[arg(long, default_value_t = 512)]
+    size: i64,
+    #[arg(long, default_value_t = 1000)]
+    budget_ms: u64,
+    /// The call's deadline (grpc-timeout).
+    #[arg(long, default_value_t = 10_000)]
+    deadline_ms: u64,
+    #[arg(long, default_value_t = 0)]
+    beam: u32,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[arg(long, default_value_t = 2)]
+    top_k: u32,
+    /// Let the search offer sliding placements (line buffers).
+    #[arg(long)]
+    sliding: bool,
+    /// A weights version of the server's training store.
+    #[arg(long)]
+    weights_version: Option<u32>,
+}
+
+fn print(reply: &ScheduleReply, expected: &proto::Fingerprint) {
+    println!("{}", reply.schedule_text.trim_end());
+    println!("\npredicted: {:.6} ms   model: {}", reply.predicted_seconds * 1e3, reply.model);
+    for s in &reply.per_stage {
+        println!("  {:>10.6} ms  {} stage {}", s.seconds * 1e3, s.func, s.stage);
+    }
+    for (i, a) in reply.alternatives.iter().enumerate() {
+        println!("alternative {}: {:.6} ms\n{}", i + 1, a.predicted_seconds * 1e3, a.schedule_text.trim_end());
+    }
+    if let Some(st) = &reply.stats {
+        println!(
+            "search: {} states generated, {} evaluated, {} passes, {:.1} ms (budget {} ms{}), legality checks {:.1} ms; \
+             answered {:.1} ms after the call arrived",
+            st.states_generated,
+            st.states_evaluated,
+            st.passes_completed,
+            st.wall_ms,
+            reply.budget_ms,
+            if st.hit_deadline { ", deadline hit" } else { "" },
+            st.legality_check_ms,
+            reply.answered_after_ms
+        );
+    }
+    if !reply.fallback.is_empty() {
+        println!("fallback: {}", reply.fallback);
+    }
+    let matches = reply.pipeline_fingerprint == expected.0;
+    println!("pipeline fingerprint {expected}: {}", if matches { "matches" } else { "DOES NOT MATCH the reply's" });
+}
+
+fn print_timings(rows: &[BenchRow], predicted_seconds: f64) {
+    println!(
+        "\nmeasured with the LLVM JIT on {} threads (best of the samples; the three outputs are identical):",
+        codegen::runtime::num_threads()
+    );
+    println!("  {:<8} {:>10} {:>10} {:>8} {:>11}", "schedule", "min ms", "median ms", "samples", "compile ms");
+    for r in rows {
+        println!("  {:<8} {:>10.3} {:>10.3} {:>8} {:>11.1}", r.schedule, r.min_ms, r.median_ms, r.samples, r.compile_ms);
+    }
+    if let [naive, expert, served] = rows {
+        println!(
+            "served: predicted {:.3} ms, measured {:.3} ms; {:.2}x faster than naive, {:.2}x the expert's time",
+            predicted_seconds * 1e3,
+            served.min_ms,
+            naive.min_ms / served.min_ms,
+            served.min_ms / expert.min_ms
+        );
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let app = args.app.as_deref().map(|name| AppRequest::new(name, args.app_size, &compiler::Target::host())).transpose()?;
+    let (pipeline, expected) = match (&app, args.random) {
+        (Some(app), _) => (proto::v1::Pipeline::try_from(&app.pipeline)?, app.fingerprint),
+        (None, Some(seed)) => {
+            let generated =
+                generate(&GeneratorParams { seed, max_stages: args.stages, input_size: (args.size, args.size, 3), ..Default::default() })?;
+            (proto::v1::Pipeline::try_from(&generated.pipeline)?, proto::fingerprint(&generated.pipeline)?)
+        }
+        (None, None) => anyhow::bail!("--random SEED or --app NAME"),
+    };
+    let endpoint = proto::transport::endpoint(&args.server, args.tls_ca.as_deref())?;
+    let mut client = SchedulerClient::new(endpoint.connect().await.with_context(|| format!("connecting to {}", args.server))?);
+    let mut request = tonic::Request::new(ScheduleRequest {
+        pipeline: Some(pipeline),
+        target: None,
+        budget_ms: args.budget_ms,
+        beam: args.beam,
+        seed: args.seed,
+        weights_version: args.weights_version,
+        top_k: args.top_k,
+        sliding: args.sliding,
+    });
+    request.set_timeout(Duration::from_millis(args.deadline_ms));
+    let reply = client.schedule(request).await.map_err(|s| anyhow::anyhow!("{:?}: {}", s.code(), s.message()))?.into_inner();
+    print(&reply, &expected);
+    if let (Some(app), true) = (&app, args.run) {
+        let schedule = app.schedule_of(&reply)?;
+        let rows = app.time_beside_baselines(schedule, &SamplingOptions::default()).context("timing the schedules")?;
+        print_timings(&rows, reply.predicted_seconds);
+    }
+    Ok(())
+}
