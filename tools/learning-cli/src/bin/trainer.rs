@@ -55,89 +55,117 @@ struct WeightsArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Train new weights from the host's samples, store them, and promote them if they are no worse on the held-out pipelines.
-    Retrain {
-        #[command(flatten)]
-        store: StoreArgs,
-        #[arg(long, default_value_t = 50)]
-        epochs: usize,
-        #[arg(long, default_value_t = 1e-3)]
-        learning_rate: f64,
-        /// Weight of the loss's ranking term over pairs of schedules (0: the paper's loss alone).
-        #[arg(long, default_value_t = DEFAULT_RANKING_WEIGHT)]
-        ranking_weight: f64,
-        /// Members of the ensemble when training from scratch (training from promoted weights keeps theirs).
-        #[arg(long, default_value_t = DEFAULT_MEMBERS, value_parser = clap::value_parser!(u16).range(1..=MAX_MEMBERS as i64).map(usize::from))]
-        members: usize,
-        /// The seed of the first run.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Training runs (seeds `seed`, `seed + 1`, ...) joined into one ensemble of all their members, so that no single seed's luck decides promotion.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=MAX_MEMBERS as i64).map(usize::from))]
-        runs: usize,
-        /// Start from random weights instead of the promoted ones.
-        #[arg(long, conflicts_with = "start_from")]
-        from_scratch: bool,
-        /// Start from this weights file instead of the promoted weights, e.g. another machine's, to fine-tune them on this host's samples.
-        #[arg(long)]
-        start_from: Option<PathBuf>,
-        /// Weight this build's cost terms when starting from weights trained before a term existed: the new terms' coefficients start as from scratch, the rest as the weights leave them.
-        #[arg(long, conflicts_with = "from_scratch")]
-        current_terms: bool,
-        /// Also write the new weights to this file.
-        #[arg(long)]
-        weights_out: Option<PathBuf>,
-        /// Show a progress bar.
-        #[arg(long)]
-        progress: bool,
-    },
+    Retrain(RetrainArgs),
     /// Print held-out metrics of the promoted weights, a stored version or a weights file (and of each member of an ensemble).
-    Evaluate {
-        #[command(flatten)]
-        which: WeightsArgs,
-        /// Also list the N held-out pipelines whose schedules the weights order worst, beside the analytical model's scores.
-        #[arg(long, default_value_t = 0)]
-        worst: usize,
-        /// Also print pairwise accuracy by how far apart the pairs measured (both models).
-        #[arg(long)]
-        by_gap: bool,
-    },
+    Evaluate(EvaluateArgs),
     /// Scale the predictions of the promoted weights, a stored version or a weights file by the one factor that fits the host's training pipelines best (least squares of log runtime), and write them to a file. The order of any two predictions stays as it was.
-    Calibrate {
-        #[command(flatten)]
-        which: WeightsArgs,
-        #[arg(long)]
-        weights_out: PathBuf,
-    },
+    Calibrate(CalibrateArgs),
     /// Draw PNG charts: held-out predictions, the loss curve, metrics by weights version.
-    Plot {
-        #[command(flatten)]
-        store: StoreArgs,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Plot(PlotArgs),
     /// Promote a stored weights version for its host.
-    Promote {
-        #[arg(long)]
-        db: PathBuf,
-        version: u32,
-    },
+    Promote(PromoteArgs),
     /// Demote the host's promoted weights and promote their parent.
-    Rollback {
-        #[arg(long)]
-        db: PathBuf,
-        /// The host (default: this machine's key).
-        #[arg(long)]
-        host: Option<String>,
-    },
+    Rollback(RollbackArgs),
     /// Export a stored weights version as a weights file.
-    Weights {
-        #[arg(long)]
-        db: PathBuf,
-        #[arg(long)]
-        version: u32,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Weights(ExportArgs),
+}
+
+/// Train new weights from the host's samples, store them, and promote them if they are no worse on the held-out pipelines.
+#[derive(Args)]
+struct RetrainArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    #[arg(long, default_value_t = 50)]
+    epochs: usize,
+    #[arg(long, default_value_t = 1e-3)]
+    learning_rate: f64,
+    /// Weight of the loss's ranking term over pairs of schedules (0: the paper's loss alone).
+    #[arg(long, default_value_t = DEFAULT_RANKING_WEIGHT)]
+    ranking_weight: f64,
+    /// Members of the ensemble when training from scratch (training from promoted weights keeps theirs).
+    #[arg(long, default_value_t = DEFAULT_MEMBERS, value_parser = clap::value_parser!(u16).range(1..=MAX_MEMBERS as i64).map(usize::from))]
+    members: usize,
+    /// The seed of the first run.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Training runs (seeds `seed`, `seed + 1`, ...) joined into one ensemble of all their members, so that no single seed's luck decides promotion.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=MAX_MEMBERS as i64).map(usize::from))]
+    runs: usize,
+    /// Start from random weights instead of the promoted ones.
+    #[arg(long, conflicts_with = "start_from")]
+    from_scratch: bool,
+    /// Start from this weights file instead of the promoted weights, e.g. another machine's, to fine-tune them on this host's samples.
+    #[arg(long)]
+    start_from: Option<PathBuf>,
+    /// Weight this build's cost terms when starting from weights trained before a term existed: the new terms' coefficients start as from scratch, the rest as the weights leave them.
+    #[arg(long, conflicts_with = "from_scratch")]
+    current_terms: bool,
+    /// Also write the new weights to this file.
+    #[arg(long)]
+    weights_out: Option<PathBuf>,
+    /// Show a progress bar.
+    #[arg(long)]
+    progress: bool,
+}
+
+/// Print held-out metrics of the promoted weights, a stored version or a weights file (and of each member of an ensemble).
+#[derive(Args)]
+struct EvaluateArgs {
+    #[command(flatten)]
+    which: WeightsArgs,
+    /// Also list the N held-out pipelines whose schedules the weights order worst, beside the analytical model's scores.
+    #[arg(long, default_value_t = 0)]
+    worst: usize,
+    /// Also print pairwise accuracy by how far apart the pairs measured (both models).
+    #[arg(long)]
+    by_gap: bool,
+}
+
+/// Scale the predictions of the promoted weights, a stored version or a weights file by the one factor that fits the host's training pipelines best (least squares of log runtime), and write them to a file. The order of any two predictions stays as it was.
+#[derive(Args)]
+struct CalibrateArgs {
+    #[command(flatten)]
+    which: WeightsArgs,
+    #[arg(long)]
+    weights_out: PathBuf,
+}
+
+/// Draw PNG charts: held-out predictions, the loss curve, metrics by weights version.
+#[derive(Args)]
+struct PlotArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Promote a stored weights version for its host.
+#[derive(Args)]
+struct PromoteArgs {
+    #[arg(long)]
+    db: PathBuf,
+    version: u32,
+}
+
+/// Demote the host's promoted weights and promote their parent.
+#[derive(Args)]
+struct RollbackArgs {
+    #[arg(long)]
+    db: PathBuf,
+    /// The host (default: this machine's key).
+    #[arg(long)]
+    host: Option<String>,
+}
+
+/// Export a stored weights version as a weights file.
+#[derive(Args)]
+struct ExportArgs {
+    #[arg(long)]
+    db: PathBuf,
+    #[arg(long)]
+    version: u32,
+    #[arg(long)]
+    out: PathBuf,
 }
 
 fn main() -> Result<()> {
@@ -150,133 +178,166 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     tch::set_num_threads(cli.torch_threads);
     match cli.command {
-        Command::Retrain {
-            store,
-            epochs,
-            learning_rate,
-            ranking_weight,
-            members,
-            seed,
-            runs,
-            from_scratch,
-            start_from,
-            current_terms,
-            weights_out,
-            progress,
-        } => {
-            let host = host_key(store.host)?;
-            let mut db = open(&store.db)?;
-            let start = match start_from {
-                Some(path) => {
-                    Start::Weights(Box::new(WeightsFile::read(&path).with_context(|| format!("the starting weights {}", path.display()))?))
-                }
-                None if from_scratch => Start::Scratch,
-                None => Start::Promoted,
-            };
-            let options = RetrainOptions {
-                epochs,
-                learning_rate,
-                ranking_weight,
-                members,
-                seed,
-                runs,
-                held_out_percent: store.held_out_percent,
-                start,
-                current_terms,
-                ..RetrainOptions::for_host()
-            };
-            let bar = progress.then(|| {
-                let bar = ProgressBar::new(0);
-                if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} steps {elapsed} {msg}") {
-                    bar.set_style(style);
-                }
-                bar
-            });
-            let outcome = retrain(&mut db, &host, &options, bar.as_ref()).with_context(|| format!("retraining for host {host}"))?;
-            if let Some(bar) = bar {
-                bar.finish_and_clear();
-            }
-            if let Some(path) = weights_out {
-                outcome.weights.write(&path)?;
-            }
-            println!(
-                "weights version {} ({} training pipelines, {} samples)",
-                outcome.version, outcome.metrics.train_pipelines, outcome.metrics.train_samples
-            );
-            print_metrics(&format!("v{} (new)", outcome.version), &outcome.metrics.held_out);
-            print_metrics("analytical model (baseline)", &outcome.metrics.analytical_held_out);
-            if let Some(incumbent) = &outcome.incumbent {
-                match &incumbent.held_out {
-                    Some(m) => print_metrics(&format!("v{} (promoted before)", incumbent.version), m),
-                    None => println!("v{} (promoted before) does not fit this build's layouts", incumbent.version),
-                }
-            }
-            println!("{}: {}", if outcome.promoted { "promoted" } else { "not promoted" }, outcome.reason);
+        Command::Retrain(args) => run_retrain(args),
+        Command::Evaluate(args) => run_evaluate(args),
+        Command::Calibrate(args) => run_calibrate(args),
+        Command::Plot(args) => run_plot(args),
+        Command::Promote(args) => run_promote(args),
+        Command::Rollback(args) => run_rollback(args),
+        Command::Weights(args) => run_weights(args),
+    }
+}
+
+/// `trainer retrain`.
+fn run_retrain(
+    RetrainArgs {
+        store,
+        epochs,
+        learning_rate,
+        ranking_weight,
+        members,
+        seed,
+        runs,
+        from_scratch,
+        start_from,
+        current_terms,
+        weights_out,
+        progress,
+    }: RetrainArgs,
+) -> Result<()> {
+    let host = host_key(store.host)?;
+    let mut db = open(&store.db)?;
+    let start = match start_from {
+        Some(path) => {
+            Start::Weights(Box::new(WeightsFile::read(&path).with_context(|| format!("the starting weights {}", path.display()))?))
         }
-        Command::Evaluate { which, worst, by_gap } => {
-            let Judged { host, db, label, network, dataset, .. } = judged(&which)?;
-            if dataset.held_out.is_empty() {
-                bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
-            }
-            let learned = predictions(&network, &dataset.held_out)?;
-            print_metrics(&label, &metrics_of(&learned));
-            if network.members() > 1 {
-                for (k, member) in (0..network.members()).filter_map(|k| Some((k, network.member(k)?))) {
-                    print_metrics(&format!("{label}, member {k} alone"), &evaluate(&member, &dataset.held_out)?);
-                }
-            }
-            let machine = search::Machine::typical(host_target().threads);
-            let analytical = analytical_predictions(&dataset.held_out, &machine);
-            print_metrics("analytical model (baseline)", &metrics_of(&analytical));
-            if by_gap {
-                print_by_gap(&learned, &analytical);
-            }
-            if worst > 0 {
-                print_worst(&db, &learned, &analytical, worst)?;
-            }
+        None if from_scratch => Start::Scratch,
+        None => Start::Promoted,
+    };
+    let options = RetrainOptions {
+        epochs,
+        learning_rate,
+        ranking_weight,
+        members,
+        seed,
+        runs,
+        held_out_percent: store.held_out_percent,
+        start,
+        current_terms,
+        ..RetrainOptions::for_host()
+    };
+    let bar = progress.then(|| {
+        let bar = ProgressBar::new(0);
+        if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} steps {elapsed} {msg}") {
+            bar.set_style(style);
         }
-        Command::Calibrate { which, weights_out } => {
-            let Judged { host, label, file, network, dataset, .. } = judged(&which)?;
-            if dataset.train.is_empty() || dataset.held_out.is_empty() {
-                bail!(
-                    "host {host} has {} training and {} held-out pipelines in this build's feature layouts: both are needed",
-                    dataset.train.len(),
-                    dataset.held_out.len()
-                );
-            }
-            print_metrics(&label, &evaluate(&network, &dataset.held_out)?);
-            let (scaled, factor) = scaled_to_fit(network, &dataset.train, ScaleFit::Mean)?;
-            print_metrics(&format!("{label}, scaled by {factor:.4}"), &evaluate(&scaled, &dataset.held_out)?);
-            let text = format!(
-                "{}, outputs scaled by {factor:.4} to fit host {host}'s {} training pipelines",
-                file.header.version,
-                dataset.train.len()
-            );
-            WeightsFile::of(&scaled, &text).write(&weights_out)?;
-            println!("wrote the scaled weights to {}", weights_out.display());
-        }
-        Command::Plot { store, out } => {
-            let host = host_key(store.host)?;
-            let db = open(&store.db)?;
-            for path in charts(&db, &host, &host_target(), store.held_out_percent, &out)? {
-                println!("{}", path.display());
-            }
-        }
-        Command::Promote { db, version } => {
-            open(&db)?.promote(version)?;
-            println!("promoted weights version {version}");
-        }
-        Command::Rollback { db, host } => {
-            let host = host_key(host)?;
-            let parent = open(&db)?.rollback(Some(&host))?;
-            println!("rolled back host {host} to weights version {parent}");
-        }
-        Command::Weights { db, version, out } => {
-            let weights = open(&db)?.weights(version)?;
-            WeightsFile::decode(&weights.blob).with_context(|| format!("weights version {version}"))?.write(&out)?;
-            println!("wrote weights version {version} to {}", out.display());
+        bar
+    });
+    let outcome = retrain(&mut db, &host, &options, bar.as_ref()).with_context(|| format!("retraining for host {host}"))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if let Some(path) = weights_out {
+        outcome.weights.write(&path)?;
+    }
+    println!(
+        "weights version {} ({} training pipelines, {} samples)",
+        outcome.version, outcome.metrics.train_pipelines, outcome.metrics.train_samples
+    );
+    print_metrics(&format!("v{} (new)", outcome.version), &outcome.metrics.held_out);
+    print_metrics("analytical model (baseline)", &outcome.metrics.analytical_held_out);
+    if let Some(incumbent) = &outcome.incumbent {
+        match &incumbent.held_out {
+            Some(m) => print_metrics(&format!("v{} (promoted before)", incumbent.version), m),
+            None => println!("v{} (promoted before) does not fit this build's layouts", incumbent.version),
         }
     }
+    println!("{}: {}", if outcome.promoted { "promoted" } else { "not promoted" }, outcome.reason);
+
+    Ok(())
+}
+
+/// `trainer evaluate`.
+fn run_evaluate(EvaluateArgs { which, worst, by_gap }: EvaluateArgs) -> Result<()> {
+    let Judged { host, db, label, network, dataset, .. } = judged(&which)?;
+    if dataset.held_out.is_empty() {
+        bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
+    }
+    let learned = predictions(&network, &dataset.held_out)?;
+    print_metrics(&label, &metrics_of(&learned));
+    if network.members() > 1 {
+        for (k, member) in (0..network.members()).filter_map(|k| Some((k, network.member(k)?))) {
+            print_metrics(&format!("{label}, member {k} alone"), &evaluate(&member, &dataset.held_out)?);
+        }
+    }
+    let machine = search::Machine::typical(host_target().threads);
+    let analytical = analytical_predictions(&dataset.held_out, &machine);
+    print_metrics("analytical model (baseline)", &metrics_of(&analytical));
+    if by_gap {
+        print_by_gap(&learned, &analytical);
+    }
+    if worst > 0 {
+        print_worst(&db, &learned, &analytical, worst)?;
+    }
+
+    Ok(())
+}
+
+/// `trainer calibrate`.
+fn run_calibrate(CalibrateArgs { which, weights_out }: CalibrateArgs) -> Result<()> {
+    let Judged { host, label, file, network, dataset, .. } = judged(&which)?;
+    if dataset.train.is_empty() || dataset.held_out.is_empty() {
+        bail!(
+            "host {host} has {} training and {} held-out pipelines in this build's feature layouts: both are needed",
+            dataset.train.len(),
+            dataset.held_out.len()
+        );
+    }
+    print_metrics(&label, &evaluate(&network, &dataset.held_out)?);
+    let (scaled, factor) = scaled_to_fit(network, &dataset.train, ScaleFit::Mean)?;
+    print_metrics(&format!("{label}, scaled by {factor:.4}"), &evaluate(&scaled, &dataset.held_out)?);
+    let text =
+        format!("{}, outputs scaled by {factor:.4} to fit host {host}'s {} training pipelines", file.header.version, dataset.train.len());
+    WeightsFile::of(&scaled, &text).write(&weights_out)?;
+    println!("wrote the scaled weights to {}", weights_out.display());
+
+    Ok(())
+}
+
+/// `trainer plot`.
+fn run_plot(PlotArgs { store, out }: PlotArgs) -> Result<()> {
+    let host = host_key(store.host)?;
+    let db = open(&store.db)?;
+    for path in charts(&db, &host, &host_target(), store.held_out_percent, &out)? {
+        println!("{}", path.display());
+    }
+
+    Ok(())
+}
+
+/// `trainer promote`.
+fn run_promote(PromoteArgs { db, version }: PromoteArgs) -> Result<()> {
+    open(&db)?.promote(version)?;
+    println!("promoted weights version {version}");
+
+    Ok(())
+}
+
+/// `trainer rollback`.
+fn run_rollback(RollbackArgs { db, host }: RollbackArgs) -> Result<()> {
+    let host = host_key(host)?;
+    let parent = open(&db)?.rollback(Some(&host))?;
+    println!("rolled back host {host} to weights version {parent}");
+
+    Ok(())
+}
+
+/// `trainer weights`.
+fn run_weights(ExportArgs { db, version, out }: ExportArgs) -> Result<()> {
+    let weights = open(&db)?.weights(version)?;
+    WeightsFile::decode(&weights.blob).with_context(|| format!("weights version {version}"))?.write(&out)?;
+    println!("wrote weights version {version} to {}", out.display());
+
     Ok(())
 }
 
