@@ -33,7 +33,7 @@ pub mod schedule;
 pub mod simplify;
 pub mod target;
 
-pub use error::{LangError, LowerError, ScheduleError, ScheduleErrorKind};
+pub use error::{InternalError, LangError, LowerError, ScheduleError, ScheduleErrorKind, UserError};
 pub use exec::buffer::Buffer;
 pub use ir::expr::Expr;
 pub use ir::stmt::Stmt;

@@ -2,7 +2,7 @@
 //! a typed error naming the Func (or input), stage, dimension and directive;
 //! schedules that do run at the estimates pass.
 
-use compiler::error::{LowerError, ScheduleErrorKind};
+use compiler::error::{LowerError, ScheduleErrorKind, UserError};
 use compiler::ir::types::ScalarType;
 use compiler::lang::pipeline::PipelineDef;
 use compiler::schedule::legality::{check_at_estimates, EstimateError, Limits};
@@ -173,7 +173,9 @@ const TABLE: &[Row] = &[
             s.func("out").split("z", "zo", "zi", 4);
         },
         limits: DEFAULT,
-        expect: Some(|e| matches!(e, EstimateError::Lower(LowerError::Schedule(s)) if s.kind() == ScheduleErrorKind::NoSuchLoop)),
+        expect: Some(
+            |e| matches!(e, EstimateError::Lower(LowerError::User(UserError::Schedule(s))) if s.kind() == ScheduleErrorKind::NoSuchLoop),
+        ),
     },
 ];
 
@@ -321,5 +323,5 @@ fn levels_computed_per_tile_from_split_levels_stay_one_tile() {
 fn a_check_past_its_deadline_stops() {
     let limits = Limits { deadline: Some(std::time::Instant::now()), ..Limits::default() };
     let err = check_at_estimates(&pyramid_1d(), &Schedule::new(), &limits).unwrap_err();
-    assert!(matches!(err, EstimateError::Lower(LowerError::DeadlineExceeded { .. })), "{err}");
+    assert!(matches!(err, EstimateError::Lower(LowerError::Deadline { .. })), "{err}");
 }

@@ -291,7 +291,7 @@ fn checked_search(
                         rejection.mispriced.get_or_insert_with(|| Mispriced { why, schedule, state: state.clone() });
                     }
                 },
-                Err(EstimateError::Lower(LowerError::DeadlineExceeded { .. })) => {
+                Err(EstimateError::Lower(LowerError::Deadline { .. })) => {
                     rejection.timed_out += 1;
                     rejection.unchecked.get_or_insert_with(|| (schedule, state.clone()));
                 }

@@ -32,7 +32,7 @@ use thiserror::Error;
 pub struct Limits {
     /// The largest single allocation of an intermediate Func, in bytes.
     pub max_allocation_bytes: u64,
-    /// When the check gives up ([`LowerError::DeadlineExceeded`]): lowering
+    /// When the check gives up ([`LowerError::Deadline`]): lowering
     /// a deep nest at a large size can take seconds, and a caller with a
     /// budget must not wait for it.
     pub deadline: Option<std::time::Instant>,
