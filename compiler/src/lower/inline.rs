@@ -46,8 +46,8 @@ impl Mutator for Inliner<'_> {
 }
 
 /// The most expression nodes (counted as a tree) a definition may have
-/// after inlining.
-pub const MAX_INLINED_NODES: usize = 50_000;
+/// after inlining: as many as one may have before.
+pub const MAX_INLINED_NODES: usize = crate::lang::pipeline::MAX_DEFINITION_NODES;
 
 /// The expression nodes of `f`'s definitions, counted as a tree.
 fn definition_nodes(f: &FuncDef) -> usize {

@@ -108,7 +108,7 @@ pub fn lower(p: &PipelineDef, s: &Schedule) -> Result<Lowered, LowerError> {
 /// expression trees, which a long pipeline makes deep: they run on a
 /// thread with a large stack.
 pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
-    crate::exec::reference::on_large_stack(|| run_passes(p, s, options))
+    crate::stack::on_large_stack(|| run_passes(p, s, options))
 }
 
 /// Runs the passes one by one: each is timed (a `tracing` debug event),
