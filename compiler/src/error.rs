@@ -108,8 +108,6 @@ pub enum ScheduleErrorKind {
     ReductionOrderChanged,
     /// The schedule names a Func that is not in the pipeline.
     UnknownFunc,
-    /// The schedule text does not parse.
-    Parse,
 }
 
 /// An illegal schedule, found before lowering.
@@ -121,8 +119,6 @@ pub enum ScheduleError {
     Func { func: String, kind: ScheduleErrorKind, why: String },
     #[error("schedule names Func {func}, which is not in the pipeline")]
     UnknownFunc { func: String },
-    #[error("schedule text, line {line}: {why}")]
-    Parse { line: usize, why: String },
 }
 
 impl ScheduleError {
@@ -131,7 +127,6 @@ impl ScheduleError {
         match self {
             ScheduleError::Directive { kind, .. } | ScheduleError::Func { kind, .. } => *kind,
             ScheduleError::UnknownFunc { .. } => ScheduleErrorKind::UnknownFunc,
-            ScheduleError::Parse { .. } => ScheduleErrorKind::Parse,
         }
     }
 }

@@ -352,7 +352,7 @@ pub enum PriceError {
     #[error("the pipeline cannot be analysed: {0}")]
     Dag(#[from] DagError),
     #[error("the schedule cannot be parsed: {0}")]
-    Parse(#[from] compiler::ScheduleError),
+    Parse(#[from] compiler::schedule::text::ParseError),
     #[error("the search's decisions, replayed along this schedule, make no loop nest that spells it, so the cost model has no features of it: {0}")]
     OutsideSearchSpace(#[from] replay::Miss),
 }
