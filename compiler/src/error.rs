@@ -129,6 +129,13 @@ impl ScheduleError {
             ScheduleError::UnknownFunc { .. } => ScheduleErrorKind::UnknownFunc,
         }
     }
+
+    /// The Func whose schedule is illegal.
+    pub fn func(&self) -> &str {
+        match self {
+            ScheduleError::Directive { func, .. } | ScheduleError::Func { func, .. } | ScheduleError::UnknownFunc { func } => func,
+        }
+    }
 }
 
 /// Why a pipeline and schedule could not be lowered: the algorithm or the
@@ -149,6 +156,16 @@ pub enum LowerError {
 impl From<ScheduleError> for LowerError {
     fn from(e: ScheduleError) -> LowerError {
         LowerError::User(UserError::Schedule(e))
+    }
+}
+
+impl LowerError {
+    /// The Func (or buffer) at fault, for a user error.
+    pub fn func(&self) -> Option<&str> {
+        match self {
+            LowerError::User(e) => Some(e.func()),
+            LowerError::Internal(_) | LowerError::Deadline { .. } => None,
+        }
     }
 }
 
@@ -175,6 +192,20 @@ pub enum UserError {
         "Func {func}, stage {stage}: unroll({var}) needs a constant extent of at most {max}, but after bounds inference loop {var} has extent {extent}; split it by a constant factor (unroll({var}, n)) or bound the dimension"
     )]
     UnrollExtent { func: String, stage: usize, var: String, extent: String, max: i64 },
+}
+
+impl UserError {
+    /// The Func at fault (or the input or output buffer, for a region of
+    /// it that cannot be bounded).
+    pub fn func(&self) -> &str {
+        match self {
+            UserError::Schedule(e) => e.func(),
+            UserError::Unbounded { func, .. }
+            | UserError::UnboundedRead { func, .. }
+            | UserError::InlinedTooLarge { func, .. }
+            | UserError::UnrollExtent { func, .. } => func,
+        }
+    }
 }
 
 /// A failure of the compiler itself: whatever the algorithm and the

@@ -181,7 +181,7 @@ const TABLE: &[Row] = &[
 
 #[test]
 fn each_schedule_gets_its_verdict_at_the_estimates() {
-    let mut errors = 0;
+    let (mut errors, mut naming_a_func) = (0, 0);
     for (i, row) in TABLE.iter().enumerate() {
         let p = (row.pipeline)();
         let mut s = Schedule::new();
@@ -194,11 +194,16 @@ fn each_schedule_gets_its_verdict_at_the_estimates() {
             (Some(is_expected), Err(e)) => {
                 assert!(is_expected(e), "row {i} ({}): unexpected error: {e:?}", row.what);
                 assert!(!e.to_string().is_empty());
+                if let Some(func) = e.func() {
+                    assert!(e.to_string().contains(func), "row {i} ({}): {e} does not name {func}", row.what);
+                    naming_a_func += 1;
+                }
                 errors += 1;
             }
         }
     }
     assert!(errors >= 10, "the table must hold at least 10 failing schedules, has {errors}");
+    assert!(naming_a_func >= 5, "the Func at fault is data in only {naming_a_func} errors");
 }
 
 /// The messages name the input, dimension and the splits that may be at

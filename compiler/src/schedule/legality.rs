@@ -73,6 +73,25 @@ pub enum EstimateError {
     RegionUnknown { what: String, region: String },
 }
 
+impl EstimateError {
+    /// The Func the error names, if it names one (an input read outside its
+    /// estimate, a missing estimate or a region that cannot be evaluated
+    /// names none).
+    pub fn func(&self) -> Option<&str> {
+        match self {
+            EstimateError::Lower(e) => e.func(),
+            EstimateError::OutputWriteOutsideEstimate { func, .. }
+            | EstimateError::RoundUpDoesNotDivide { func, .. }
+            | EstimateError::ShiftInwardsExceedsExtent { func, .. }
+            | EstimateError::AllocationTooLarge { func, .. }
+            | EstimateError::AllocationUnbounded { func } => Some(func),
+            EstimateError::MissingEstimate { .. }
+            | EstimateError::InputReadOutsideEstimate { .. }
+            | EstimateError::RegionUnknown { .. } => None,
+        }
+    }
+}
+
 /// A schedule that runs at the estimates: its lowered pipeline and the
 /// largest allocation of each Func it realizes, in bytes at the estimates
 /// (over every iteration of the loops around it), in statement order.
