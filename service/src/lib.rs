@@ -38,7 +38,7 @@ pub mod server;
 
 pub use agent::{AgentGate, AgentService, AgentSettings, WorkSource};
 pub use client::{AppRequest, ClientError};
-pub use retraining::{RetrainSettings, Retrained, Retrainer, RetrainingError};
+pub use retraining::{RetrainFailure, RetrainSettings, Retrained, Retrainer, RetrainingError};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
 pub use server::{serve, tls_identity, ServeError, ServerConfig, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES};

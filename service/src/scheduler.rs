@@ -20,7 +20,7 @@
 //! outcome and wall time.
 
 use crate::deadline::{answer_reserve, parse_grpc_timeout, search_budget, MIN_BUDGET};
-use crate::priority::spawn_search;
+use crate::priority::{spawn_search, SearchPanic};
 use crate::server::record_outcome;
 use compiler::schedule::text::schedule_to_text;
 use compiler::{PipelineDef, Target};
@@ -295,13 +295,13 @@ type Answer = (AutoSchedule, String);
 /// there at `answer_at`, whichever comes first. Failures of the task (a model that cannot be loaded, a pipeline that
 /// cannot be analysed) are the search's.
 async fn answer(
-    mut search: oneshot::Receiver<Result<Result<Answer, Status>, String>>,
+    mut search: oneshot::Receiver<Result<Result<Answer, Status>, SearchPanic>>,
     mut early: oneshot::Receiver<Answer>,
     answer_at: Instant,
 ) -> Result<Answer, Status> {
-    let finished = |joined: Result<Result<Result<Answer, Status>, String>, oneshot::error::RecvError>| match joined {
+    let finished = |joined: Result<Result<Result<Answer, Status>, SearchPanic>, oneshot::error::RecvError>| match joined {
         Ok(Ok(result)) => result,
-        Ok(Err(panic)) => Err(Status::internal(format!("the search failed: {panic}"))),
+        Ok(Err(panic)) => Err(Status::internal(panic.to_string())),
         Err(_) => Err(Status::internal("the search's thread ended without an answer")),
     };
     tokio::select! {
@@ -552,7 +552,7 @@ mod tests {
         late.await.unwrap();
         let (search_tx, search) = oneshot::channel();
         let (_early_tx, early_rx) = oneshot::channel::<Answer>();
-        search_tx.send(Err("index out of bounds".to_string())).unwrap();
+        search_tx.send(Err(SearchPanic { message: Some("index out of bounds".to_string()) })).unwrap();
         let status = answer(search, early_rx, Instant::now()).await.unwrap_err();
         assert!(status.code() == tonic::Code::Internal && status.message().contains("index out of bounds"), "{status:?}");
     }
