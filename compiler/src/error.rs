@@ -221,18 +221,27 @@ pub enum InternalError {
 /// internal error was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Pass {
+    /// Loop nests built, realizations injected.
     LoopSynthesis,
-    /// Bounds inference and sliding window, Func by Func.
+    /// Bounds inference and sliding window, Func by Func, and the sizes of
+    /// realizations.
     BoundsAndSliding,
     StorageFolding,
+    /// The bounds promises of loop synthesis stripped.
     Promises,
+    /// Every access asserted against its storage (checked mode only).
     AccessChecks,
+    /// Storage flattened to 1-D buffers.
     Flattening,
+    /// The simplifier, after flattening.
     Simplification,
     Vectorization,
     Unrolling,
+    /// Loops of shift-inwards splits and tail guards partitioned.
     LoopPartitioning,
+    /// Register tiles' accumulators kept in stack slots.
     RegisterAccumulators,
+    /// The simplifier, last.
     FinalSimplification,
 }
 

@@ -136,13 +136,16 @@ pub struct ParseError {
     /// The 1-based column, in characters, of the token at fault (one past
     /// the line's last character when the line ends too early).
     pub column: usize,
+    /// What is wrong.
     pub problem: ParseProblem,
 }
 
 /// An argument of a call, by its 1-based position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Argument {
+    /// The directive called (`split`, `compute_at`, ...).
     pub call: String,
+    /// 1 for the first argument.
     pub position: usize,
 }
 
