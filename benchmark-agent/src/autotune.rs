@@ -63,7 +63,8 @@ pub struct AutotuneOptions {
     /// step on the app, so the network keeps what it knew of schedules far
     /// from the app's samples; empty: the app's samples alone.
     pub rehearsal: Vec<PipelineSamples>,
-    /// The autoscheduler's search for each round's pick.
+    /// The autoscheduler's search for each round's pick (raising its
+    /// abandon flag ends the rounds).
     pub search: BeamOptions,
 }
 
@@ -206,7 +207,9 @@ pub fn autotune(
                 options.epochs
             );
         }
-        let pick = autoschedule(&workload.pipeline, &target, model_of(&network, &label, &target).as_mut(), &options.search, 0)?.schedule;
+        let searched = autoschedule(&workload.pipeline, &target, model_of(&network, &label, &target).as_mut(), &options.search, 0)?;
+        // A caller that raised the search's abandon flag wants no more rounds.
+        let Some(pick) = searched.answer().map(|a| a.schedule) else { break };
         let times = time_in_rotation(runner, &workload, &[&pick, &options.app.expert], options.pick_timing_passes, &|| false);
         let seconds = |outcome: &Outcome| match outcome {
             Outcome::Measured(r) => Some(r.min_s),

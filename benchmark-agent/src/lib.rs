@@ -5,8 +5,8 @@
 //! ([`workload`]), a batch of schedules sampled for it by the search under
 //! the current cost model ([`sampling`]: one deterministic beam search and
 //! randomized probes, as Adams et al. do), each compiled and timed in the
-//! isolated runner ([`measure`]), written to the training store as one
-//! report ([`records`]). [`generate`] runs that loop over a range of seeds
+//! isolated runner ([`mod@measure`]), written to the training store as one
+//! report ([`records`]). [`generate()`] runs that loop over a range of seeds
 //! without any server; the `datagen` binary drives it, and its `bootstrap` command alternates
 //! it with retraining ([`bootstrap`]); [`retime`] times a store's schedules
 //! again after the compiler changed. [`remote`] is the networked agent
@@ -16,7 +16,7 @@
 //! # Example
 //!
 //! A random pipeline sized for training, and schedules sampled for it by
-//! the search (timing them needs the `hl-runner` child: see [`generate`]).
+//! the search (timing them needs the `hl-runner` child: see [`generate()`]).
 //!
 //! ```
 //! use benchmark_agent::{sample_schedules, SamplingOptions, Workload};

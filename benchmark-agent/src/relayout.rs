@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use search::expand::Placements;
 use search::featurize::featurize;
 use search::replay::replay;
-use trainer::dataset::{rebuild_pipeline, store_layout};
+use trainer::dataset::{rebuild_pipeline, store_layout, RebuildError};
 
 /// What featurizing a store again found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub fn relayout(store: &mut Store, target: &Target, mut progress: impl FnMut(&Re
     let mut stats = RelayoutStats::default();
     for info in store.pipelines()? {
         stats.pipelines += 1;
-        let dag = rebuild_pipeline(&info.source).and_then(|p| Dag::new(&p, target).map_err(|e| e.to_string()));
+        let dag = rebuild_pipeline(&info.source).and_then(|p| Dag::new(&p, target).map_err(RebuildError::from));
         let dag = match dag {
             Ok(dag) => dag,
             Err(problem) => {

@@ -6,7 +6,7 @@
 //! without the model's bias, spread further apart in runtime (the model's
 //! probes of one pipeline tend to be near ties). With sliding placements
 //! offered, some probes may favour line buffers (see
-//! [`FavouringLineBuffers`]): line buffers are few of a decision's choices
+//! `FavouringLineBuffers`): line buffers are few of a decision's choices
 //! and seldom the model's first, which dropout mostly keeps, so other
 //! probes rarely take one. Duplicates (same schedule text) are drawn again, up to a limit.
 
@@ -98,14 +98,16 @@ pub fn sample_schedules(
                 ..BeamOptions::default()
             }
         };
-        let result = if random.contains(&attempt) {
-            priced_by(model, autoschedule(pipeline, target, &mut RandomModel::new(beam.seed), &beam, 0)?)
+        let searched = if random.contains(&attempt) {
+            autoschedule(pipeline, target, &mut RandomModel::new(beam.seed), &beam, 0)?.answer().map(|r| priced_by(model, r))
         } else if options.sliding && favouring.contains(&attempt) {
-            let result = autoschedule(pipeline, target, &mut FavouringLineBuffers { model: &mut *model }, &beam, 0)?;
-            priced_by(model, result)
+            let searched = autoschedule(pipeline, target, &mut FavouringLineBuffers { model: &mut *model }, &beam, 0)?;
+            searched.answer().map(|r| priced_by(model, r))
         } else {
-            autoschedule(pipeline, target, model, &beam, 0)?
+            autoschedule(pipeline, target, model, &beam, 0)?.answer()
         };
+        // Only a search with an abandon flag comes to no answer.
+        let Some(result) = searched else { continue };
         let text = result.schedule.to_string();
         let hash = content_hash(&text);
         if seen.insert(hash.clone()) {

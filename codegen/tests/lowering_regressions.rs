@@ -219,7 +219,7 @@ fn an_inlined_expansion_past_the_limit_names_the_func_to_compute() {
     }
     let p = Pipeline::new(&[&previous]).expect("a valid pipeline");
     let err = lower(&p, &Schedule::new()).unwrap_err();
-    let compiler::error::LowerError::InlinedTooLarge { func, inlined, nodes, .. } = &err else { panic!("{err}") };
+    let compiler::LowerError::User(compiler::UserError::InlinedTooLarge { func, inlined, nodes, .. }) = &err else { panic!("{err}") };
     assert_eq!((func.as_str(), inlined.as_str()), ("s4", "s3"), "{err}");
     assert!(*nodes > compiler::lower::MAX_INLINED_NODES);
     let mut s = Schedule::new();

@@ -8,7 +8,7 @@ use codegen::demo::{blur_schedule, run_demo};
 use compiler::ir::expr::{Expr, ExprNode};
 use compiler::ir::stmt::{Stmt, StmtNode};
 use compiler::ir::visit::{walk_stmt, Visitor};
-use compiler::lower::{lower_with, LowerOptions};
+use compiler::lower::{lower_with, LowerOptions, Pass};
 use compiler::schedule::Schedule;
 
 /// Every `LetStmt` value bound to `name` in `s`.
@@ -47,15 +47,15 @@ fn realize_extents(s: &Stmt, func: &str) -> Vec<Vec<Option<i64>>> {
     v.1
 }
 
-fn pass<'a>(passes: &'a [(&'static str, Stmt)], name: &str) -> &'a Stmt {
-    &passes.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no pass named {name}")).1
+fn pass(passes: &[(Pass, Stmt)], which: Pass) -> &Stmt {
+    &passes.iter().find(|(p, _)| *p == which).unwrap_or_else(|| panic!("no pass {which}")).1
 }
 
 #[test]
 fn blur_slides_and_folds_its_row_buffer() {
     let lowered =
         lower_with(&compiler::examples::blur(), &blur_schedule(), &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
-    let slid = pass(&lowered.passes, "bounds inference and sliding window");
+    let slid = pass(&lowered.passes, Pass::BoundsAndSliding);
     let mins = lets_named(slid, "blur_x.s0.y.min");
     assert_eq!(mins.len(), 1, "{slid}");
     assert!(
@@ -64,7 +64,7 @@ fn blur_slides_and_folds_its_row_buffer() {
         mins[0]
     );
 
-    let folded = pass(&lowered.passes, "storage folding");
+    let folded = pass(&lowered.passes, Pass::StorageFolding);
     assert_eq!(realize_extents(folded, "blur_x"), vec![vec![None, Some(4)]], "blur_x should keep a circular buffer of 4 rows:\n{folded}");
 
     let report = run_demo(&blur_schedule(), 37, 29).unwrap();
@@ -77,7 +77,7 @@ fn no_sliding_when_storage_is_at_the_compute_level() {
     s.func("blur_y").split("y", "yo", "yi", 8);
     s.func("blur_x").compute_at("blur_y", "yi");
     let lowered = lower_with(&compiler::examples::blur(), &s, &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
-    let slid = pass(&lowered.passes, "bounds inference and sliding window");
+    let slid = pass(&lowered.passes, Pass::BoundsAndSliding);
     for min in lets_named(slid, "blur_x.s0.y.min") {
         assert!(!matches!(min.node(), ExprNode::Select { .. }), "nothing to slide: {min}");
     }
@@ -94,7 +94,7 @@ fn each_parallel_strip_slides_its_own_window() {
     s.func("blur_y").split("y", "yo", "yi", 8).parallel("yo");
     s.func("blur_x").store_at("blur_y", "yo").compute_at("blur_y", "yi");
     let lowered = lower_with(&compiler::examples::blur(), &s, &LowerOptions { keep_passes: true, ..Default::default() }).unwrap();
-    let slid = pass(&lowered.passes, "bounds inference and sliding window");
+    let slid = pass(&lowered.passes, Pass::BoundsAndSliding);
     let mins = lets_named(slid, "blur_x.s0.y.min");
     assert!(mins.iter().any(|m| matches!(m.node(), ExprNode::Select { .. })), "the row buffer should slide within a strip: {mins:?}");
     let report = run_demo(&s, 19, 21).unwrap();

@@ -6,7 +6,7 @@
 //! whose values are not bounded is still the clear error.
 
 use codegen::compile;
-use compiler::error::LowerError;
+use compiler::error::{LowerError, UserError};
 use compiler::exec::buffer::Buffer;
 use compiler::ir::value::Scalar;
 use compiler::lang::ops::{cast, clamp};
@@ -111,7 +111,7 @@ fn a_func_without_bounded_values_is_still_named() {
     let p = Pipeline::new(&[&out]).unwrap();
     let err = lower(&p, &schedules(&["g", "f"])[0]).unwrap_err();
     assert!(
-        matches!(&err, LowerError::UnboundedRead { func, consumer, dim, index } if func == "f" && consumer == "out" && dim == "x" && index.contains("g(")),
+        matches!(&err, LowerError::User(UserError::UnboundedRead { func, consumer, dim, index }) if func == "f" && consumer == "out" && dim == "x" && index.contains("g(")),
         "{err:?}"
     );
 }

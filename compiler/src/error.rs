@@ -1,5 +1,8 @@
 //! Errors of the compiler, each naming what is wrong: the Func, the stage,
-//! the dimension or the directive.
+//! the dimension or the directive. A lowering error says whose it is: the
+//! algorithm's or the schedule's ([`UserError`]), the compiler's
+//! ([`InternalError`]: a bug, which its message asks to report), or the
+//! caller's deadline's ([`LowerError::Deadline`], naming the [`Pass`]).
 
 use crate::ir::types::Type;
 use serde::{Deserialize, Serialize};
@@ -69,7 +72,7 @@ pub enum ScheduleErrorKind {
     TailChangesUpdate,
     /// `vectorize` of a loop without a constant extent (an unrolled loop's
     /// extent may also come from bounds inference; lowering reports
-    /// `LowerError::UnrollExtent` when it does not).
+    /// `UserError::UnrollExtent` when it does not).
     NonConstantExtent,
     /// A vectorized loop that is not innermost once all of its stage's
     /// directives have applied.
@@ -105,8 +108,6 @@ pub enum ScheduleErrorKind {
     ReductionOrderChanged,
     /// The schedule names a Func that is not in the pipeline.
     UnknownFunc,
-    /// The schedule text does not parse.
-    Parse,
 }
 
 /// An illegal schedule, found before lowering.
@@ -118,8 +119,6 @@ pub enum ScheduleError {
     Func { func: String, kind: ScheduleErrorKind, why: String },
     #[error("schedule names Func {func}, which is not in the pipeline")]
     UnknownFunc { func: String },
-    #[error("schedule text, line {line}: {why}")]
-    Parse { line: usize, why: String },
 }
 
 impl ScheduleError {
@@ -128,18 +127,55 @@ impl ScheduleError {
         match self {
             ScheduleError::Directive { kind, .. } | ScheduleError::Func { kind, .. } => *kind,
             ScheduleError::UnknownFunc { .. } => ScheduleErrorKind::UnknownFunc,
-            ScheduleError::Parse { .. } => ScheduleErrorKind::Parse,
+        }
+    }
+
+    /// The Func whose schedule is illegal.
+    pub fn func(&self) -> &str {
+        match self {
+            ScheduleError::Directive { func, .. } | ScheduleError::Func { func, .. } | ScheduleError::UnknownFunc { func } => func,
         }
     }
 }
 
-/// Why a pipeline and schedule could not be lowered.
+/// Why a pipeline and schedule could not be lowered: the algorithm or the
+/// schedule is at fault ([`UserError`]), the compiler is
+/// ([`InternalError`], a bug), or the caller's deadline passed first.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum LowerError {
     #[error(transparent)]
-    Schedule(#[from] ScheduleError),
+    User(#[from] UserError),
+    #[error(
+        "internal compiler error, a bug in the compiler rather than in the algorithm or the schedule (please report it with both): {0}"
+    )]
+    Internal(#[from] InternalError),
     #[error("lowering stopped at its deadline, in the pass {pass}")]
-    DeadlineExceeded { pass: String },
+    Deadline { pass: Pass },
+}
+
+impl From<ScheduleError> for LowerError {
+    fn from(e: ScheduleError) -> LowerError {
+        LowerError::User(UserError::Schedule(e))
+    }
+}
+
+impl LowerError {
+    /// The Func (or buffer) at fault, for a user error.
+    pub fn func(&self) -> Option<&str> {
+        match self {
+            LowerError::User(e) => Some(e.func()),
+            LowerError::Internal(_) | LowerError::Deadline { .. } => None,
+        }
+    }
+}
+
+/// A pipeline and schedule that cannot be lowered because of what they
+/// say: the schedule is illegal, or the algorithm reads or computes
+/// regions the compiler cannot bound or build.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum UserError {
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
     #[error(
         "cannot bound {what} of {func} in dimension {dim}: an index has no finite range; clamp it or make it depend on loop variables only"
     )]
@@ -153,10 +189,110 @@ pub enum LowerError {
     )]
     InlinedTooLarge { func: String, inlined: String, nodes: usize, limit: usize },
     #[error(
-        "Func {func}, stage {stage}: unroll({var}) needs a constant extent of at most {max}, but after bounds inference loop {var} has extent {extent}; split it by a constant factor (unroll({var}, n)) or bound the dimension",
-        max = crate::lower::MAX_UNROLL
+        "Func {func}, stage {stage}: unroll({var}) needs a constant extent of at most {max}, but after bounds inference loop {var} has extent {extent}; split it by a constant factor (unroll({var}, n)) or bound the dimension"
     )]
-    UnrollExtent { func: String, stage: usize, var: String, extent: String },
-    #[error("internal error: after lowering pass `{pass}`, the statement is malformed: {problem}")]
-    IrCheck { pass: String, problem: String },
+    UnrollExtent { func: String, stage: usize, var: String, extent: String, max: i64 },
+}
+
+impl UserError {
+    /// The Func at fault (or the input or output buffer, for a region of
+    /// it that cannot be bounded).
+    pub fn func(&self) -> &str {
+        match self {
+            UserError::Schedule(e) => e.func(),
+            UserError::Unbounded { func, .. }
+            | UserError::UnboundedRead { func, .. }
+            | UserError::InlinedTooLarge { func, .. }
+            | UserError::UnrollExtent { func, .. } => func,
+        }
+    }
+}
+
+/// A failure of the compiler itself: whatever the algorithm and the
+/// schedule, lowering should not produce it.
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum InternalError {
+    #[error("after lowering pass `{pass}`, the statement is malformed: {problem}")]
+    IrCheck { pass: Pass, problem: String },
+}
+
+/// The passes of lowering that run on the statement, in order (see
+/// [`crate::lower`](mod@crate::lower)): where a deadline stopped it or an
+/// internal error was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pass {
+    /// Loop nests built, realizations injected.
+    LoopSynthesis,
+    /// Bounds inference and sliding window, Func by Func, and the sizes of
+    /// realizations.
+    BoundsAndSliding,
+    StorageFolding,
+    /// The bounds promises of loop synthesis stripped.
+    Promises,
+    /// Every access asserted against its storage (checked mode only).
+    AccessChecks,
+    /// Storage flattened to 1-D buffers.
+    Flattening,
+    /// The simplifier, after flattening.
+    Simplification,
+    Vectorization,
+    Unrolling,
+    /// Loops of shift-inwards splits and tail guards partitioned.
+    LoopPartitioning,
+    /// Register tiles' accumulators kept in stack slots.
+    RegisterAccumulators,
+    /// The simplifier, last.
+    FinalSimplification,
+}
+
+impl Pass {
+    /// The pass's name, as `HL_PRINT_PASSES` and messages print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::LoopSynthesis => "loop synthesis",
+            Pass::BoundsAndSliding => "bounds inference and sliding window",
+            Pass::StorageFolding => "storage folding",
+            Pass::Promises => "promises",
+            Pass::AccessChecks => "access checks",
+            Pass::Flattening => "flattening",
+            Pass::Simplification => "simplification",
+            Pass::Vectorization => "vectorization",
+            Pass::Unrolling => "unrolling",
+            Pass::LoopPartitioning => "loop partitioning",
+            Pass::RegisterAccumulators => "register accumulators",
+            Pass::FinalSimplification => "final simplification",
+        }
+    }
+}
+
+impl std::fmt::Display for Pass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_internal_error_says_it_is_a_bug_to_report() {
+        let problem = "variable x is used outside its loop".to_string();
+        let e = LowerError::from(InternalError::IrCheck { pass: Pass::Flattening, problem: problem.clone() });
+        let msg = e.to_string();
+        for part in ["internal compiler error", "a bug in the compiler", "please report it", "`flattening`", &problem] {
+            assert!(msg.contains(part), "{part:?} missing from: {msg}");
+        }
+    }
+
+    #[test]
+    fn user_errors_and_deadlines_do_not_claim_a_bug() {
+        let user = LowerError::from(ScheduleError::UnknownFunc { func: "f".into() });
+        assert!(matches!(&user, LowerError::User(UserError::Schedule(_))));
+        let deadline = LowerError::Deadline { pass: Pass::BoundsAndSliding };
+        for e in [user, deadline] {
+            assert!(!e.to_string().contains("bug"), "{e}");
+        }
+        assert_eq!(LowerError::Deadline { pass: Pass::Unrolling }.to_string(), "lowering stopped at its deadline, in the pass unrolling");
+    }
 }

@@ -18,6 +18,7 @@
 //! | [`simplify`] | the simplifier |
 //! | [`lower`](mod@lower) | the lowering passes and their driver |
 //! | [`exec`] | buffers, the reference evaluator, the interpreter |
+//! | [`stack`] | the large-stack thread that lowering and the evaluator recurse on |
 //! | [`target`] | the machine a schedule is for |
 //!
 //! This crate links no LLVM: code generation lives in the `codegen` crate,
@@ -59,9 +60,10 @@ pub mod lang;
 pub mod lower;
 pub mod schedule;
 pub mod simplify;
+pub mod stack;
 pub mod target;
 
-pub use error::{LangError, LowerError, ScheduleError, ScheduleErrorKind};
+pub use error::{InternalError, LangError, LowerError, ScheduleError, ScheduleErrorKind, UserError};
 pub use exec::buffer::Buffer;
 pub use ir::expr::Expr;
 pub use ir::stmt::Stmt;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use compiler::error::{LowerError, ScheduleErrorKind};
+use compiler::error::{LowerError, ScheduleErrorKind, UserError};
 use compiler::schedule::{Schedule, TailStrategy};
 
 struct Illegal {
@@ -298,7 +298,7 @@ fn each_illegal_schedule_gets_its_own_clear_error() {
         (row.schedule)(&mut s);
         let err = match compiler::lower::lower(&case.pipeline, &s) {
             Ok(_) => panic!("row {i} ({}): the schedule was accepted:\n{s:?}", row.what),
-            Err(LowerError::Schedule(e)) => {
+            Err(LowerError::User(UserError::Schedule(e))) => {
                 assert_eq!(e.kind(), row.kind, "row {i} ({}): {e}", row.what);
                 e.to_string()
             }

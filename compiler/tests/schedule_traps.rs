@@ -11,7 +11,7 @@
 
 mod common;
 
-use compiler::error::{LowerError, ScheduleErrorKind};
+use compiler::error::{LowerError, ScheduleErrorKind, UserError};
 use compiler::exec::realize::realize;
 use compiler::ir::stmt::{ForKind, Stmt, StmtNode};
 use compiler::ir::visit::{walk_stmt, Visitor};
@@ -96,7 +96,7 @@ fn a_vectorized_loop_a_later_reorder_moves_outwards_is_named() {
     let mut s = Schedule::new();
     s.func("blur_y").split("x", "xo", "xi", 8).vectorize("xi").reorder(&["y", "xi"]);
     let err = lower(&case.pipeline, &s).unwrap_err();
-    let LowerError::Schedule(e) = &err else { panic!("{err}") };
+    let LowerError::User(UserError::Schedule(e)) = &err else { panic!("{err}") };
     assert_eq!(e.kind(), ScheduleErrorKind::VectorLoopNotInnermost, "{err}");
     let msg = err.to_string();
     for part in ["blur_y", "vectorize(xi)", "xi is not innermost", "y, xo, xi"] {
@@ -146,7 +146,10 @@ fn unroll_of_an_extent_known_only_at_run_time_names_the_func_stage_and_loop() {
     let mut s = Schedule::new();
     s.func("blur_y").unroll("y");
     let err = lower(&case.pipeline, &s).unwrap_err();
-    assert!(matches!(&err, LowerError::UnrollExtent { func, stage: 0, var, .. } if func == "blur_y" && var == "y"), "{err}");
+    assert!(
+        matches!(&err, LowerError::User(UserError::UnrollExtent { func, stage: 0, var, .. }) if func == "blur_y" && var == "y"),
+        "{err}"
+    );
     let msg = err.to_string();
     for part in ["Func blur_y, stage 0", "unroll(y)", "loop y has extent", "split it by a constant factor"] {
         assert!(msg.contains(part), "{part:?} missing from: {msg}");
@@ -215,7 +218,7 @@ fn an_unbounded_read_names_the_consumer_the_dimension_and_the_index() {
     s.func("g").compute_root();
     let err = lower(&p, &s).unwrap_err();
     assert!(
-        matches!(&err, LowerError::UnboundedRead { func, consumer, dim, index }
+        matches!(&err, LowerError::User(UserError::UnboundedRead { func, consumer, dim, index })
             if func == "g" && consumer == "out" && dim == "x" && index.contains("input(")),
         "{err:?}"
     );

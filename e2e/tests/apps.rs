@@ -3,7 +3,7 @@
 
 use apps::Size;
 use compiler::{PipelineDef, Schedule, Target};
-use search::{autoschedule, Analytical, BeamOptions, Machine};
+use search::{autoschedule, Analytical, BeamOptions, Machine, Searched};
 use std::time::Duration;
 
 fn target() -> Target {
@@ -17,7 +17,8 @@ fn options(beam: usize, budget_ms: u64) -> BeamOptions {
 fn schedule_for(p: &PipelineDef, beam: usize, budget_ms: u64) -> Schedule {
     let mut model = Analytical::new(Machine::typical(target().threads));
     match autoschedule(p, &target(), &mut model, &options(beam, budget_ms), 2) {
-        Ok(a) => a.schedule,
+        Ok(Searched::Answered(a)) => a.schedule,
+        Ok(Searched::Abandoned) => panic!("abandoned, with no abandon flag"),
         Err(e) => panic!("no schedule: {e}"),
     }
 }

@@ -33,7 +33,12 @@ fn search_options(budget_ms: u64) -> BeamOptions {
 
 fn schedule_text(p: &RandomPipeline, target: &Target, budget_ms: u64) -> String {
     let mut model = Analytical::new(Machine::typical(target.threads));
-    autoschedule(&p.pipeline, target, &mut model, &search_options(budget_ms), 0).expect("a schedule").schedule.to_string()
+    autoschedule(&p.pipeline, target, &mut model, &search_options(budget_ms), 0)
+        .expect("a schedule")
+        .answer()
+        .expect("not abandoned")
+        .schedule
+        .to_string()
 }
 
 /// Checks one seed's schedule as `model` ranks the search's candidates:
@@ -44,7 +49,7 @@ fn check(seed: u64, model: &mut dyn CostModel) -> Result<bool, String> {
     let p = pipeline(seed);
     let target = Target::host();
     let result = match autoschedule(&p.pipeline, &target, model, &search_options(1000), 0) {
-        Ok(r) => r,
+        Ok(r) => r.answer().expect("not abandoned"),
         Err(e) => return Err(format!("seed {seed}: no schedule ({}): {e}", model.name())),
     };
     let s = &result.schedule;

@@ -40,7 +40,7 @@ fn a_tuple_pipeline_gets_a_schedule_that_computes_every_value() {
     let schedule = |threads| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let mut model = Analytical::new(Machine::typical(target.threads));
-        pool.install(|| autoschedule(&p, &target, &mut model, &options, 0).expect("a schedule").schedule)
+        pool.install(|| autoschedule(&p, &target, &mut model, &options, 0).expect("a schedule").answer().expect("not abandoned").schedule)
     };
     let s = schedule(1);
     assert_eq!(s.to_string(), schedule(2).to_string(), "deterministic at any thread count");

@@ -4,7 +4,7 @@
 //! From the wire, the message is first checked against the limits of
 //! [`crate::limits`] (names, Funcs, expression nodes), then the declarations are read (Funcs, inputs and
 //! params, each name once), then every definition in a scope that knows
-//! them (see [`crate::expr`]), then the shape of the whole (outputs name
+//! them (see the `expr` module), then the shape of the whole (outputs name
 //! Funcs, estimates one per dimension or none), and finally the compiler's
 //! own checks (`PipelineDef::check`: reserved characters in names, calls).
 //! A value that passes is a `PipelineDef` as `Pipeline::new` makes them.

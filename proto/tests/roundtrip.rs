@@ -152,3 +152,44 @@ fn expressions_as_deep_as_the_wire_decodes_round_trip_and_deeper_ones_are_refuse
     let e = v1::Pipeline::try_from(&deep_sum(proto::MAX_EXPR_DEPTH)).unwrap_err();
     assert!(e.to_string().contains("Func out: an expression is nested more than 45 deep"), "{e}");
 }
+
+/// A reply's reason goes through bytes with each rejection, its Func and
+/// counts; a reply from a server that predates the field decodes without
+/// one, its words in `fallback` untouched.
+#[test]
+fn a_replys_reason_round_trips_and_older_replies_have_none() {
+    let rejection = |cause: v1::RejectionCause, func: &str, timed_out: u32| v1::Rejection {
+        cause: cause.into(),
+        func: func.to_string(),
+        timed_out,
+        text: format!("{} {func}", cause.as_str_name()),
+    };
+    let mut reason = v1::Reason {
+        nested: Some(rejection(v1::RejectionCause::TimedOut, "", 3)),
+        flat: Some(rejection(v1::RejectionCause::FailedAtEstimates, "sums", 0)),
+        last_resort_mispriced: Some(rejection(v1::RejectionCause::Mispriced, "f", 0)),
+        timed_out: 2,
+        ..Default::default()
+    };
+    reason.set_kind(v1::ReasonKind::LastResort);
+    reason.set_last_resort(v1::LastResortPick::Mispriced);
+    let reply = v1::ScheduleReply {
+        schedule_text: "out.compute_root()\n".to_string(),
+        fallback: "no candidate with nested Funcs ran at the estimates as priced".to_string(),
+        reason: Some(reason),
+        ..Default::default()
+    };
+    let back = v1::ScheduleReply::decode(reply.encode_to_vec().as_slice()).expect("the bytes decode");
+    assert_eq!(back, reply);
+    let reason = back.reason.as_ref().unwrap();
+    assert_eq!((reason.kind(), reason.last_resort()), (v1::ReasonKind::LastResort, v1::LastResortPick::Mispriced));
+    assert_eq!(reason.flat.as_ref().map(|r| (r.cause(), r.func.as_str())), Some((v1::RejectionCause::FailedAtEstimates, "sums")));
+
+    // Field 13 is the reason: a reply without it is what an older server
+    // sends, and decodes with none.
+    let older = v1::ScheduleReply { reason: None, ..reply.clone() };
+    let bytes = older.encode_to_vec();
+    let decoded = v1::ScheduleReply::decode(bytes.as_slice()).expect("the bytes decode");
+    assert_eq!((decoded.reason, decoded.fallback.as_str()), (None, reply.fallback.as_str()));
+    assert!(reply.encode_to_vec().len() > bytes.len());
+}

@@ -12,7 +12,7 @@
 //! interpreter.
 
 use codegen::compile;
-use compiler::error::LowerError;
+use compiler::error::{LowerError, UserError};
 use compiler::exec::buffer::Buffer;
 use compiler::exec::interpret::{run_with_options, InterpretError, Options};
 use compiler::exec::realize::{bind_arguments, take_outputs, BoundArguments};
@@ -81,7 +81,7 @@ fn default_schedule(p: &RandomPipeline) -> Schedule {
 }
 
 /// Lowers `s`; while lowering refuses an inlined Func's expansion as too
-/// large (`LowerError::InlinedTooLarge`, the compiler's limit on a
+/// large (`UserError::InlinedTooLarge`, the compiler's limit on a
 /// definition's size, which names the Func to compute), computes that Func
 /// at root instead, as the error advises, and lowers again. Returns the
 /// schedule lowered and the result.
@@ -92,7 +92,7 @@ fn lower_computing_oversized_at_root(
 ) -> (Schedule, Result<Lowered, LowerError>) {
     loop {
         let lowered = lower_with(&p.pipeline, &s, options);
-        let Err(LowerError::InlinedTooLarge { inlined, .. }) = &lowered else { return (s, lowered) };
+        let Err(LowerError::User(UserError::InlinedTooLarge { inlined, .. })) = &lowered else { return (s, lowered) };
         let Some(f) = p.pipeline.func(inlined).filter(|f| s.funcs.get(&f.name).map(|fs| fs.compute.clone()) != Some(LoopLevel::Root))
         else {
             return (s, lowered);

@@ -7,7 +7,10 @@
 //! [`cost_model::CostModel`] trait on their [`featurize`]d features, turns
 //! the best loop nest into compiler directives ([`apply`]), checks that
 //! they run at the estimates, and explains the choice: predicted runtime,
-//! each stage's share, the next-best distinct alternatives.
+//! each stage's share, the next-best distinct alternatives, and why the
+//! answer is that schedule ([`Reason`], as data). A search its caller
+//! abandons ([`BeamOptions::abandon`]) comes to [`Searched::Abandoned`],
+//! not to an error.
 //!
 //! This crate knows neither LLVM, libtorch nor protobuf: models plug in
 //! through the trait, and callers compile and run the schedule.
@@ -36,12 +39,14 @@ pub mod cost_model;
 pub mod expand;
 pub mod featurize;
 pub mod loop_nest;
+pub mod reason;
 pub mod replay;
 pub mod stage_features;
 pub mod tiling;
 
 pub use beam::{Abandon, BeamOptions, SearchStats};
 pub use cost_model::{Analytical, CostModel, Machine, RandomModel};
+pub use reason::{LastResortPick, Mispricing, Reason, Rejection};
 
 use compiler::error::LowerError;
 use compiler::schedule::legality::{check_at_estimates, Limits};
@@ -57,8 +62,26 @@ pub enum SearchError {
     Dag(#[from] DagError),
     #[error("no candidate schedule runs at the estimates; the best one failed with: {error}\n{schedule}")]
     NoLegalSchedule { error: EstimateError, schedule: Box<Schedule> },
-    #[error("the search was abandoned by its caller")]
+}
+
+/// What a search that did not fail came to.
+#[derive(Clone, Debug)]
+pub enum Searched {
+    /// Its answer, with why it is that schedule ([`AutoSchedule::reason`]).
+    Answered(Box<AutoSchedule>),
+    /// The caller raised [`BeamOptions::abandon`] before it answered: no
+    /// one waits for an answer any more.
     Abandoned,
+}
+
+impl Searched {
+    /// The answer; `None` if the search was abandoned.
+    pub fn answer(self) -> Option<AutoSchedule> {
+        match self {
+            Searched::Answered(answer) => Some(*answer),
+            Searched::Abandoned => None,
+        }
+    }
 }
 
 /// Candidates checked at the estimates before falling back to the flat
@@ -104,9 +127,9 @@ pub struct AutoSchedule {
     pub stats: SearchStats,
     /// The cost model's name.
     pub model: String,
-    /// Why the schedule comes from the fallback search (every Func
-    /// inlined or at the root), when it does.
-    pub fallback: Option<String>,
+    /// Why the answer is this schedule: the search's best, or a fallback
+    /// and what forced it.
+    pub reason: Reason,
     /// Seconds spent checking candidates at the estimates (lowering them),
     /// after the search.
     pub check_seconds: f64,
@@ -125,69 +148,68 @@ const FLAT_SEARCH_SHARE: f64 = 0.1;
 ///
 /// The budget covers the search and the legality checks of its
 /// candidates (each lowering stops at its deadline): the nested search
-/// and its checks take the first [`NESTED_CHECKS_SHARE`] of it, the flat
+/// and its checks take the first `NESTED_CHECKS_SHARE` (85%) of it, the flat
 /// fallback the rest. It is exceeded only by the time to complete one
 /// candidate greedily and, when no check of the flat search finished in
 /// time, by one last check of its best candidate without a deadline (an
 /// answer must be legal), unless [`BeamOptions::strict_budget`] asks for
 /// every Func at the root instead. It fails only if the pipeline cannot
-/// be analysed, nothing runs at the estimates, or the caller raised
-/// [`BeamOptions::abandon`]. When no candidate inlined or at the root runs
-/// (a Func too large to allocate whole), a nested candidate turned down
-/// before is the answer ([`last_resort`]), its fallback reason saying so.
+/// be analysed or nothing runs at the estimates; a caller that raised
+/// [`BeamOptions::abandon`] gets [`Searched::Abandoned`]. When no candidate
+/// inlined or at the root runs (a Func too large to allocate whole), a
+/// nested candidate turned down before is the answer (`last_resort`),
+/// its reason saying so ([`Reason::LastResort`]).
 pub fn autoschedule(
     pipeline: &PipelineDef,
     target: &Target,
     model: &mut dyn CostModel,
     options: &BeamOptions,
     top_k: usize,
-) -> Result<AutoSchedule, SearchError> {
+) -> Result<Searched, SearchError> {
     let started = Instant::now();
     let end = started + options.budget;
     let dag = Dag::new(pipeline, target)?;
     model.set_pipeline(&dag);
-    let failed = |rejection: Box<Rejection>| if options.abandoned() { SearchError::Abandoned } else { rejection.into_error() };
+    let answered = |result: AutoSchedule| Ok(Searched::Answered(Box::new(result)));
+    let failed = |rejected: Box<Rejected>| if options.abandoned() { Ok(Searched::Abandoned) } else { Err(rejected.into_error()) };
     if !options.nested {
-        return checked_search(&dag, pipeline, model, options, end, true, top_k).map_err(failed);
+        return checked_search(&dag, pipeline, model, options, end, true, top_k).map_or_else(failed, answered);
     }
     let nested = BeamOptions { budget: options.budget.mul_f64(NESTED_SEARCH_SHARE), ..options.clone() };
-    let mut rejection =
+    let mut rejected =
         match checked_search(&dag, pipeline, model, &nested, started + options.budget.mul_f64(NESTED_CHECKS_SHARE), false, top_k) {
-            Ok(result) => return Ok(result),
-            Err(rejection) => rejection,
+            Ok(result) => return answered(result),
+            Err(rejected) => rejected,
         };
     if options.abandoned() {
-        return Err(SearchError::Abandoned);
+        return Ok(Searched::Abandoned);
     }
     let left = end.saturating_duration_since(Instant::now());
     let flat = BeamOptions { nested: false, budget: left.min(options.budget.mul_f64(FLAT_SEARCH_SHARE)), ..options.clone() };
-    let nested_reason = format!("no candidate with nested Funcs ran at the estimates as priced ({})", rejection.why());
-    let (mut result, reason) = match checked_search(&dag, pipeline, model, &flat, end, true, top_k) {
-        Ok(result) => (result, format!("{nested_reason}; Funcs are inlined or at the root")),
+    let mut result = match checked_search(&dag, pipeline, model, &flat, end, true, top_k) {
+        Ok(mut result) => {
+            result.reason = match result.reason {
+                Reason::RootUnchecked { timed_out, .. } => Reason::RootUnchecked { nested: Some(rejected.rejection()), timed_out },
+                _ => Reason::FlatFallback { nested: rejected.rejection() },
+            };
+            result
+        }
         // Nothing inlined or at the root runs (a Func too large to
         // allocate whole, say): a nested candidate that runs is still an
         // answer, though it was turned down before.
-        Err(flat_rejection) => match last_resort(pipeline, &mut rejection, options) {
-            Some((schedule, state, how)) => {
-                let reason =
-                    format!("{nested_reason}; none with Funcs inlined or at the root ran either ({}): {how}", flat_rejection.why());
-                let result = AutoSchedule {
-                    stats: flat_rejection.stats,
-                    check_seconds: flat_rejection.check_seconds,
-                    ..explained(&dag, model, schedule, &state)
-                };
-                (result, reason)
-            }
-            None => return Err(failed(flat_rejection)),
+        Err(flat_rejected) => match last_resort(pipeline, &mut rejected, options) {
+            Some((schedule, state, pick)) => AutoSchedule {
+                reason: Reason::LastResort { nested: rejected.rejection(), flat: flat_rejected.rejection(), pick },
+                stats: flat_rejected.stats,
+                check_seconds: flat_rejected.check_seconds,
+                ..explained(&dag, model, schedule, &state)
+            },
+            None => return failed(flat_rejected),
         },
     };
-    result.stats.absorb(&rejection.stats);
-    result.check_seconds += rejection.check_seconds;
-    result.fallback = Some(match result.fallback.take() {
-        Some(why) => format!("{reason}; then {why}"),
-        None => reason,
-    });
-    Ok(result)
+    result.stats.absorb(&rejected.stats);
+    result.check_seconds += rejected.check_seconds;
+    answered(result)
 }
 
 /// The nested search's answer when no candidate inlined or at the root
@@ -195,32 +217,32 @@ pub fn autoschedule(
 /// runs there though mispriced, else (unless the budget is strict) its
 /// first candidate whose check ran out of time, checked again without a
 /// deadline (a failure is recorded in `nested`).
-fn last_resort(pipeline: &PipelineDef, nested: &mut Rejection, options: &BeamOptions) -> Option<(Schedule, beam::State, &'static str)> {
+fn last_resort(pipeline: &PipelineDef, nested: &mut Rejected, options: &BeamOptions) -> Option<(Schedule, beam::State, LastResortPick)> {
     if options.abandoned() {
         return None;
     }
     if let Some(m) = &nested.mispriced {
-        return Some((m.schedule.clone(), m.state.clone(), "the best nested candidate that runs at the estimates, though mispriced"));
+        return Some((m.schedule.clone(), m.state.clone(), LastResortPick::Mispriced(m.why.clone())));
     }
     if options.strict_budget {
         return None;
     }
     let unchecked = nested.unchecked.take()?;
     let (schedule, state) = checked_without_deadline(pipeline, unchecked, nested)?;
-    Some((schedule, state, "the best nested candidate, its check finished past the budget"))
+    Some((schedule, state, LastResortPick::CheckedPastBudget))
 }
 
 /// `candidate` if it runs at the estimates, checked without a deadline (an
-/// answer must be legal); else `None`, its failure recorded in `rejection`.
+/// answer must be legal); else `None`, its failure recorded in `rejected`.
 fn checked_without_deadline(
     pipeline: &PipelineDef,
     candidate: (Schedule, beam::State),
-    rejection: &mut Rejection,
+    rejected: &mut Rejected,
 ) -> Option<(Schedule, beam::State)> {
     match check_at_estimates(pipeline, &candidate.0, &Limits::default()) {
         Ok(_) => Some(candidate),
         Err(e) => {
-            rejection.failed.get_or_insert((e, candidate.0));
+            rejected.failed.get_or_insert((e, candidate.0));
             None
         }
     }
@@ -230,13 +252,14 @@ fn checked_without_deadline(
 /// priced, or does not slide what was priced as sliding. It runs at the
 /// estimates: the answer of last resort when nothing else does.
 struct Mispriced {
-    why: String,
+    why: Mispricing,
     schedule: Schedule,
     state: beam::State,
 }
 
-/// Why a search's candidates were all turned down, with what it cost.
-struct Rejection {
+/// A search whose candidates were all turned down: the first of each
+/// kind, and what it cost.
+struct Rejected {
     /// The first candidate that failed at the estimates, and how.
     failed: Option<(EstimateError, Schedule)>,
     /// The first candidate whose lowered code allocates far more than priced.
@@ -249,13 +272,15 @@ struct Rejection {
     check_seconds: f64,
 }
 
-impl Rejection {
-    fn why(&self) -> String {
+impl Rejected {
+    /// Why, by precedence: a failure at the estimates, a mispricing, checks
+    /// out of time.
+    fn rejection(&self) -> Rejection {
         match (&self.failed, &self.mispriced) {
-            (Some((error, _)), _) => format!("the best failed at the estimates: {error}"),
-            (None, Some(mispriced)) => mispriced.why.clone(),
-            (None, None) if self.timed_out > 0 => format!("{} checks did not finish within the budget", self.timed_out),
-            (None, None) => "the search yielded none".to_string(),
+            (Some((error, _)), _) => Rejection::Failed(error.clone()),
+            (None, Some(mispriced)) => Rejection::Mispriced(mispriced.why.clone()),
+            (None, None) if self.timed_out > 0 => Rejection::TimedOut { checks: self.timed_out },
+            (None, None) => Rejection::NoCandidate,
         }
     }
 
@@ -269,7 +294,8 @@ impl Rejection {
 /// until `check_deadline`, taking the first that runs there (and, for a
 /// nested search, allocates what the model priced). With `must_answer`,
 /// when every check ran out of time, the best candidate is checked once
-/// more without a deadline.
+/// more without a deadline (or, under a strict budget, every Func at the
+/// root is the answer: [`Reason::RootUnchecked`]).
 fn checked_search(
     dag: &Dag,
     pipeline: &PipelineDef,
@@ -278,14 +304,14 @@ fn checked_search(
     check_deadline: Instant,
     must_answer: bool,
     top_k: usize,
-) -> Result<AutoSchedule, Box<Rejection>> {
+) -> Result<AutoSchedule, Box<Rejected>> {
     let outcome = beam::beam_search(dag, model, options);
     let checking = Instant::now();
     let limits = Limits { deadline: Some(check_deadline), ..Limits::default() };
     let mut chosen = None;
     let mut alternatives = vec![];
-    let mut rejection =
-        Rejection { failed: None, mispriced: None, timed_out: 0, unchecked: None, stats: SearchStats::default(), check_seconds: 0.0 };
+    let mut rejected =
+        Rejected { failed: None, mispriced: None, timed_out: 0, unchecked: None, stats: SearchStats::default(), check_seconds: 0.0 };
     let mut checked = 0;
     for state in &outcome.complete {
         if options.abandoned() {
@@ -306,16 +332,16 @@ fn checked_search(
                     None => chosen = Some((schedule, state)),
                     Some(why) => {
                         tracing::debug!(%why, %schedule, "candidate rejected as mispriced");
-                        rejection.mispriced.get_or_insert_with(|| Mispriced { why, schedule, state: state.clone() });
+                        rejected.mispriced.get_or_insert_with(|| Mispriced { why, schedule, state: state.clone() });
                     }
                 },
-                Err(EstimateError::Lower(LowerError::DeadlineExceeded { .. })) => {
-                    rejection.timed_out += 1;
-                    rejection.unchecked.get_or_insert_with(|| (schedule, state.clone()));
+                Err(EstimateError::Lower(LowerError::Deadline { .. })) => {
+                    rejected.timed_out += 1;
+                    rejected.unchecked.get_or_insert_with(|| (schedule, state.clone()));
                 }
                 Err(e) => {
                     tracing::debug!(error = %e, %schedule, "candidate rejected");
-                    rejection.failed.get_or_insert((e, schedule));
+                    rejected.failed.get_or_insert((e, schedule));
                 }
             }
         } else if alternatives.len() < top_k {
@@ -327,41 +353,39 @@ fn checked_search(
         }
     }
     let mut chosen = chosen.map(|(schedule, state)| (schedule, state.clone()));
-    let mut fallback = None;
+    let mut reason = Reason::Searched;
     let answer_unchecked = chosen.is_none() && must_answer && !options.abandoned();
-    if let Some((schedule, state)) = rejection.unchecked.take_if(|_| answer_unchecked) {
+    if let Some((schedule, state)) = rejected.unchecked.take_if(|_| answer_unchecked) {
         if options.strict_budget {
             let roots = beam::all_at_root(dag, model);
             chosen = Some((apply::to_schedule(dag, &roots.root), roots));
-            fallback = Some(format!(
-                "no candidate's legality check finished within the budget ({} did not); every Func at the root, vectorized where a vector fits, which needs none",
-                rejection.timed_out
-            ));
+            reason = Reason::RootUnchecked { nested: None, timed_out: rejected.timed_out };
         } else {
-            chosen = checked_without_deadline(pipeline, (schedule, state), &mut rejection);
+            chosen = checked_without_deadline(pipeline, (schedule, state), &mut rejected);
         }
     }
     let check_seconds = checking.elapsed().as_secs_f64();
     let Some((schedule, state)) = chosen else {
-        return Err(Box::new(Rejection { stats: outcome.stats, check_seconds, ..rejection }));
+        return Err(Box::new(Rejected { stats: outcome.stats, check_seconds, ..rejected }));
     };
-    Ok(AutoSchedule { alternatives, stats: outcome.stats, fallback, check_seconds, ..explained(dag, model, schedule, &state) })
+    Ok(AutoSchedule { alternatives, stats: outcome.stats, reason, check_seconds, ..explained(dag, model, schedule, &state) })
 }
 
 /// The schedule a search answers with when it has no time at all: every
 /// Func at the root, vectorized where a vector fits at the estimates, which
 /// runs wherever the pipeline does and needs no legality check, priced by
-/// `model`, with `why` as its fallback reason. It takes a small part of a
-/// search's time (no candidate is expanded or lowered): a server computes
-/// it before searching, so that it can answer at its deadline with it
-/// should the search, slowed by the searches it shares the cores with,
-/// overrun.
-pub fn at_root(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostModel, why: String) -> Result<AutoSchedule, SearchError> {
+/// `model`, with `reason` as its reason (why it was not searched:
+/// [`Reason::EarlyAnswerAtDeadline`] or [`Reason::NoSearchSlot`]). It
+/// takes a small part of a search's time (no candidate is expanded or
+/// lowered): a server computes it before searching, so that it can answer
+/// at its deadline with it should the search, slowed by the searches it
+/// shares the cores with, overrun.
+pub fn at_root(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostModel, reason: Reason) -> Result<AutoSchedule, SearchError> {
     let dag = Dag::new(pipeline, target)?;
     model.set_pipeline(&dag);
     let state = beam::all_at_root(&dag, model);
     let schedule = apply::to_schedule(&dag, &state.root);
-    Ok(AutoSchedule { fallback: Some(why), ..explained(&dag, model, schedule, &state) })
+    Ok(AutoSchedule { reason, ..explained(&dag, model, schedule, &state) })
 }
 
 /// Why a given schedule cannot be priced.
@@ -370,7 +394,7 @@ pub enum PriceError {
     #[error("the pipeline cannot be analysed: {0}")]
     Dag(#[from] DagError),
     #[error("the schedule cannot be parsed: {0}")]
-    Parse(#[from] compiler::ScheduleError),
+    Parse(#[from] compiler::schedule::text::ParseError),
     #[error("the search's decisions, replayed along this schedule, make no loop nest that spells it, so the cost model has no features of it: {0}")]
     OutsideSearchSpace(#[from] replay::Miss),
 }
@@ -391,8 +415,8 @@ pub fn price(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostModel,
 }
 
 /// `schedule`, made from `state`, with its predicted runtime and each
-/// stage's share (most expensive first); no alternatives, statistics or
-/// fallback reason.
+/// stage's share (most expensive first); no alternatives or statistics,
+/// and the reason of a search's best ([`Reason::Searched`]).
 fn explained(dag: &Dag, model: &dyn CostModel, schedule: Schedule, state: &beam::State) -> AutoSchedule {
     let mut per_stage: Vec<StageCost> = state
         .cost
@@ -412,7 +436,7 @@ fn explained(dag: &Dag, model: &dyn CostModel, schedule: Schedule, state: &beam:
         alternatives: vec![],
         stats: SearchStats::default(),
         model: model.name(),
-        fallback: None,
+        reason: Reason::Searched,
         check_seconds: 0.0,
     }
 }
@@ -423,24 +447,23 @@ fn explained(dag: &Dag, model: &dyn CostModel, schedule: Schedule, state: &beam:
 /// but the compiler must also prove them), so the cost model priced it
 /// computed once where the compiled code computes its whole region at
 /// every iteration.
-fn unslid(schedule: &Schedule, sliding: &[compiler::ir::expr::Name]) -> Option<String> {
+fn unslid(schedule: &Schedule, sliding: &[compiler::ir::expr::Name]) -> Option<Mispricing> {
     let (name, _) = schedule.funcs.iter().find(|(name, f)| f.stored_outside_compute() && !sliding.contains(name))?;
-    Some(format!("Func {name} is stored outside the loop that computes it, but the lowered code does not slide it, where the cost model priced it computed once"))
+    Some(Mispricing::Unslid { func: name.to_string() })
 }
 
 /// Why a checked candidate is mispriced: some Func's largest allocation in
 /// the lowered code is far larger than the allocation the cost model
 /// priced for it.
-fn unpriced_allocation(dag: &Dag, state: &beam::State, allocations: &[(compiler::ir::expr::Name, u64)]) -> Option<String> {
-    let mispriced: Vec<String> = allocations
-        .iter()
-        .filter_map(|(func, bytes)| {
-            let node = dag.node_by_name(func)?;
-            let priced = node.stages.first().and_then(|s| state.features.get(s))?.bytes_at_realization;
-            tracing::trace!(%func, bytes, priced, "allocation against its price");
-            (*bytes as f64 > MAX_ALLOCATION_RATIO * priced + ALLOCATION_SLACK_BYTES)
-                .then(|| format!("the lowered code allocates {bytes} bytes for Func {func}, where the cost model priced {priced:.0}"))
+fn unpriced_allocation(dag: &Dag, state: &beam::State, allocations: &[(compiler::ir::expr::Name, u64)]) -> Option<Mispricing> {
+    allocations.iter().find_map(|(func, bytes)| {
+        let node = dag.node_by_name(func)?;
+        let priced = node.stages.first().and_then(|s| state.features.get(s))?.bytes_at_realization;
+        tracing::trace!(%func, bytes, priced, "allocation against its price");
+        (*bytes as f64 > MAX_ALLOCATION_RATIO * priced + ALLOCATION_SLACK_BYTES).then(|| Mispricing::Allocation {
+            func: func.to_string(),
+            bytes: *bytes,
+            priced,
         })
-        .collect();
-    mispriced.into_iter().next()
+    })
 }

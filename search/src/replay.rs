@@ -8,7 +8,7 @@
 //! search steered by the stored text:
 //!
 //! - a candidate must agree with the text on what its decision settles for
-//!   good ([`Fixed`]): where the Func is computed and stored (phase 0), its
+//!   good (`Fixed`): where the Func is computed and stored (phase 0), its
 //!   innermost loops and whether it runs parallel (phase 1);
 //! - candidates are ranked by how many of their directives the text has,
 //!   first with level numbers and split chains left out (a later decision

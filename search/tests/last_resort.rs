@@ -11,7 +11,7 @@ use compiler::{Expr, Func, ImageParam, Pipeline, PipelineDef, RDom, ScalarType, 
 use featurizer::Dag;
 use search::cost_model::Cost;
 use search::featurize::StageFeatures;
-use search::{autoschedule, Analytical, BeamOptions, CostModel, Machine, SearchError};
+use search::{autoschedule, Analytical, BeamOptions, CostModel, LastResortPick, Machine, Reason, Rejection, SearchError};
 use std::time::Duration;
 
 /// `sums(x, y)` adds three columns of the input; `out(x, y)` reads it at
@@ -45,7 +45,7 @@ fn no_flat_schedule_runs_at_the_estimates() {
         Err(SearchError::NoLegalSchedule { error, .. }) => {
             assert!(error.to_string().contains("Func sums allocates"), "{error}")
         }
-        other => panic!("expected no legal flat schedule, got {:?}", other.map(|a| a.schedule.to_string())),
+        other => panic!("expected no legal flat schedule, got {:?}", other.map(|s| s.answer().map(|a| a.schedule.to_string()))),
     }
 }
 
@@ -80,10 +80,16 @@ fn checks_that_outlast_the_budget_give_the_best_nested_candidate() {
     let p = strided_reduction();
     let target = Target::host();
     let mut model = SlowToFinish { model: Analytical::new(Machine::typical(target.threads)), stages: 0 };
-    let result = autoschedule(&p, &target, &mut model, &options(200), 0).expect("a schedule");
-    let fallback = result.fallback.expect("a fallback reason");
-    assert!(fallback.contains("none with Funcs inlined or at the root ran either"), "{fallback}");
-    assert!(fallback.contains("its check finished past the budget"), "{fallback}");
+    let result = autoschedule(&p, &target, &mut model, &options(200), 0).expect("a schedule").answer().expect("not abandoned");
+    let Reason::LastResort { flat, pick, .. } = &result.reason else { panic!("not the last resort: {}", result.reason) };
+    assert_eq!(*pick, LastResortPick::CheckedPastBudget, "{}", result.reason);
+    // The flat search's candidates fail on the Func too large to allocate
+    // whole: the reason names it as data and in words.
+    assert!(matches!(flat, Rejection::Failed(_)) && flat.func() == Some("sums"), "{flat:?}");
+    let why = result.reason.to_string();
+    for part in ["none with Funcs inlined or at the root ran either", "Func sums allocates", "its check finished past the budget"] {
+        assert!(why.contains(part), "{part:?} missing from: {why}");
+    }
     assert!(!result.schedule.to_string().contains("sums.compute_root()"), "{}", result.schedule);
     compiler::check_at_estimates(&p, &result.schedule, &Limits::default()).expect("runs at the estimates");
 }

@@ -37,7 +37,8 @@ fn sampled_schedules_are_replayed_to_the_nests_they_came_from() {
         }
         for (mut model, options) in models {
             let options = BeamOptions { budget: Duration::from_secs(20), sliding: true, ..options };
-            let result = autoschedule(&p.pipeline, &target, model.as_mut(), &options, 0).expect("a schedule");
+            let result =
+                autoschedule(&p.pipeline, &target, model.as_mut(), &options, 0).expect("a schedule").answer().expect("not abandoned");
             let text = result.schedule.to_string();
             total += 1;
             let Ok(nest) = replay(&dag, &text, Placements::ALL) else { continue };
@@ -60,7 +61,12 @@ fn a_schedule_no_nest_spells_is_not_found_and_the_miss_says_where() {
     let p = generate(&GeneratorParams { seed: 3, max_stages: 6, input_size: (64, 48, 3), ..Default::default() }).expect("generates");
     let dag = Dag::new(&p.pipeline, &target).expect("analyses");
     let mut model = Analytical::new(Machine::typical(target.threads));
-    let text = autoschedule(&p.pipeline, &target, &mut model, &BeamOptions::default(), 0).expect("a schedule").schedule.to_string();
+    let text = autoschedule(&p.pipeline, &target, &mut model, &BeamOptions::default(), 0)
+        .expect("a schedule")
+        .answer()
+        .expect("not abandoned")
+        .schedule
+        .to_string();
     // A split factor the search never chooses: every decision agrees, and
     // the nearest nest lacks just that line.
     let split = format!("{}.split(x, x_a, x_b, 7919, guard_with_if)", p.output);
@@ -91,7 +97,7 @@ fn a_schedule_given_as_text_is_priced_as_the_search_priced_it() {
     let p = generate(&GeneratorParams { seed: 4, max_stages: 6, input_size: (64, 48, 3), ..Default::default() }).expect("generates");
     let mut model = Analytical::new(Machine::typical(target.threads));
     let options = BeamOptions { sliding: true, ..BeamOptions::default() };
-    let result = autoschedule(&p.pipeline, &target, &mut model, &options, 3).expect("a schedule");
+    let result = autoschedule(&p.pipeline, &target, &mut model, &options, 3).expect("a schedule").answer().expect("not abandoned");
     let mut priced = 0;
     for (schedule, predicted) in std::iter::once((&result.schedule, result.predicted_seconds))
         .chain(result.alternatives.iter().map(|a| (&a.schedule, a.predicted_seconds)))

@@ -69,7 +69,7 @@ pub mod scheduler;
 pub mod server;
 
 pub use agent::{AgentGate, AgentService, AgentSettings, WorkSource};
-pub use retraining::{RetrainSettings, Retrained, Retrainer, RetrainingError};
+pub use retraining::{RetrainFailure, RetrainSettings, Retrained, Retrainer, RetrainingError};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
 pub use server::{serve, spawn, tls_identity, Running, ServeError, ServerConfig, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES};

@@ -13,6 +13,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
+use thiserror::Error;
 
 /// The niceness of search threads (the server's others keep 0): weight
 /// 110 against 1024 in Linux's scheduler, so a runnable worker thread
@@ -47,19 +48,27 @@ pub fn lower_search_pool() {
     });
 }
 
+/// A search thread that panicked: a bug.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("the search panicked, a bug: {}", message.as_deref().unwrap_or("(no message)"))]
+pub struct SearchPanic {
+    /// The panic's message, when it had one.
+    pub message: Option<String>,
+}
+
 /// Runs `work` on a new thread (which `work` lowers with
 /// [`lower_this_thread`] when it starts searching); the receiver gets its
-/// result, or the message of its panic.
+/// result, or its panic.
 pub fn spawn_search<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
-) -> std::io::Result<tokio::sync::oneshot::Receiver<Result<T, String>>> {
+) -> std::io::Result<tokio::sync::oneshot::Receiver<Result<T, SearchPanic>>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new().name("search".into()).spawn(move || {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|panic| {
-            let message = crate::panic_message(&*panic).unwrap_or_default().to_string();
+            let message = crate::panic_message(&*panic).map(str::to_string);
             SEARCH_PANICS.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(panic = message, "a search thread panicked: a bug");
-            message
+            tracing::error!(panic = message.as_deref().unwrap_or_default(), "a search thread panicked: a bug");
+            SearchPanic { message }
         });
         let _ = tx.send(result);
     })?;
@@ -105,8 +114,12 @@ mod tests {
     #[test]
     fn a_search_that_panics_reports_its_message() {
         let searched = spawn_search(|| -> u32 { panic!("a bug in the search") }).unwrap();
-        assert_eq!(searched.blocking_recv().unwrap(), Err("a bug in the search".to_string()));
+        assert_eq!(searched.blocking_recv().unwrap(), Err(SearchPanic { message: Some("a bug in the search".to_string()) }));
         let formatted = spawn_search(|| -> u32 { panic!("{} bugs", 2) }).unwrap();
-        assert_eq!(formatted.blocking_recv().unwrap(), Err("2 bugs".to_string()));
+        assert_eq!(formatted.blocking_recv().unwrap(), Err(SearchPanic { message: Some("2 bugs".to_string()) }));
+        let silent = spawn_search(|| -> u32 { std::panic::panic_any(7) }).unwrap();
+        let panic = silent.blocking_recv().unwrap().unwrap_err();
+        assert_eq!(panic, SearchPanic { message: None });
+        assert_eq!(panic.to_string(), "the search panicked, a bug: (no message)");
     }
 }

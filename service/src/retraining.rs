@@ -1,7 +1,7 @@
 //! Retraining in the loop: the server counts the samples agents report for
 //! each host key and, once `after_samples` new ones have arrived for a
 //! host, retrains that host's cost model from the store with
-//! [`trainer::retrain`] (held-out split by pipeline; the new version is
+//! [`trainer::retrain()`] (held-out split by pipeline; the new version is
 //! promoted only if its held-out pairwise accuracy is not lower and its
 //! regret not higher than the promoted weights', or than the analytical
 //! model's when none are promoted), logging the held-out metrics.
@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 use thiserror::Error;
 use tracing::{info, warn};
-use trainer::RetrainOptions;
+use trainer::{RetrainError, RetrainOptions};
 
 /// When and how to retrain.
 #[derive(Clone, Debug)]
@@ -43,11 +43,22 @@ pub enum RetrainingError {
 }
 
 /// What one retraining did.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Retrained {
     pub host_key: String,
     /// The stored version and whether it was promoted, or why retraining failed.
-    pub result: Result<(u32, bool), String>,
+    pub result: Result<(u32, bool), RetrainFailure>,
+}
+
+/// Why a retraining in the loop failed (the loop goes on).
+#[derive(Clone, Debug, Error)]
+pub enum RetrainFailure {
+    /// The trainer's error: too little data, say.
+    #[error(transparent)]
+    Retrain(Arc<RetrainError>),
+    /// A panic (in libtorch, say), with its message when it had one.
+    #[error("retraining panicked: {}", .0.as_deref().unwrap_or("?"))]
+    Panicked(Option<String>),
 }
 
 /// The samples waiting for a retraining, and whether one runs.
@@ -165,8 +176,8 @@ impl Retrainer {
                 );
                 Ok((outcome.version, outcome.promoted))
             }
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(panic) => Err(format!("retraining panicked: {}", crate::panic_message(&*panic).unwrap_or("?"))),
+            Ok(Err(e)) => Err(RetrainFailure::Retrain(Arc::new(e))),
+            Err(panic) => Err(RetrainFailure::Panicked(crate::panic_message(&*panic).map(str::to_string))),
         };
         if let Err(e) = &result {
             warn!(host_key, wall_s, "retraining failed: {e}");

@@ -13,20 +13,21 @@
 //! overloaded server each search runs at the speed it was budgeted for,
 //! and the calls that find every slot busy until their answer is due
 //! answer with the early answer, as does a search that has not answered
-//! shortly before the budget ends; the reply's `fallback` says which.
+//! shortly before the budget ends; the reply's `reason` says which (as
+//! data, and in words in its `fallback`).
 //! However the call ends, its search is abandoned and stops at its next
 //! step. One tracing span per call records the fingerprint, budget, model,
 //! outcome and wall time.
 
 use crate::deadline::{answer_reserve, parse_grpc_timeout, search_budget, MIN_BUDGET};
-use crate::priority::spawn_search;
+use crate::priority::{spawn_search, SearchPanic};
 use crate::server::record_outcome;
 use compiler::schedule::text::schedule_to_text;
 use compiler::{PipelineDef, Target};
 use data::{Store, StoreError};
 use proto::v1;
 use proto::v1::scheduler_server::Scheduler;
-use search::{at_root, autoschedule, Abandon, AutoSchedule, BeamOptions, CostModel};
+use search::{at_root, autoschedule, Abandon, AutoSchedule, BeamOptions, CostModel, LastResortPick, Reason, Rejection, Searched};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -237,16 +238,21 @@ impl SchedulerService {
         let search = spawn_search(move || {
             let _admitted = admitted;
             let (mut model, why) = choose(store.as_deref(), &search_job)?;
-            let early = at_root(&search_job.pipeline, &search_job.target, model.as_mut(), OVERRUN.to_string()).map_err(invalid)?;
+            let early =
+                at_root(&search_job.pipeline, &search_job.target, model.as_mut(), Reason::EarlyAnswerAtDeadline).map_err(invalid)?;
             let _ = early_tx.send((early.clone(), why.clone()));
             let Ok(slot) = slot_rx.blocking_recv() else {
-                return Ok((AutoSchedule { fallback: Some(NO_SLOT.to_string()), ..early }, why));
+                return Ok((AutoSchedule { reason: Reason::NoSearchSlot, ..early }, why));
             };
             crate::priority::lower_this_thread();
             let options = BeamOptions { budget: search_time(&search_job.options, answer_by, slot.sharing), ..search_job.options.clone() };
-            let result =
+            let searched =
                 autoschedule(&search_job.pipeline, &search_job.target, model.as_mut(), &options, search_job.top_k).map_err(invalid)?;
-            Ok::<_, Status>((result, why))
+            // Abandoned: the call has ended, and no one reads this.
+            let Searched::Answered(result) = searched else {
+                return Err(Status::cancelled("the call ended before its search answered"));
+            };
+            Ok::<_, Status>((*result, why))
         })
         .map_err(|e| Status::resource_exhausted(format!("cannot start a search thread: {e}")))?;
         // A slot that frees later than this leaves too little time to search.
@@ -276,16 +282,6 @@ impl Drop for AbandonOnDrop {
     }
 }
 
-/// The fallback reason of an answer given at the deadline while its search
-/// ran on.
-const OVERRUN: &str = "the search had not answered by the end of its budget (it shares the cores with other searches); \
-every Func at the root, vectorized where a vector fits, which needs no legality check";
-
-/// The fallback reason of an answer given because every search slot stayed
-/// busy until too little time was left to search.
-const NO_SLOT: &str = "every search slot was busy until too little of the budget was left to search (more calls than slots); \
-every Func at the root, vectorized where a vector fits, which needs no legality check";
-
 /// The part of a budget kept for encoding and sending the reply after the
 /// answer is chosen: a tenth of it, between 2 and 20 ms.
 fn reply_margin(budget: Duration) -> Duration {
@@ -299,13 +295,13 @@ type Answer = (AutoSchedule, String);
 /// there at `answer_at`, whichever comes first. Failures of the task (a model that cannot be loaded, a pipeline that
 /// cannot be analysed) are the search's.
 async fn answer(
-    mut search: oneshot::Receiver<Result<Result<Answer, Status>, String>>,
+    mut search: oneshot::Receiver<Result<Result<Answer, Status>, SearchPanic>>,
     mut early: oneshot::Receiver<Answer>,
     answer_at: Instant,
 ) -> Result<Answer, Status> {
-    let finished = |joined: Result<Result<Result<Answer, Status>, String>, oneshot::error::RecvError>| match joined {
+    let finished = |joined: Result<Result<Result<Answer, Status>, SearchPanic>, oneshot::error::RecvError>| match joined {
         Ok(Ok(result)) => result,
-        Ok(Err(panic)) => Err(Status::internal(format!("the search failed: {panic}"))),
+        Ok(Err(panic)) => Err(Status::internal(panic.to_string())),
         Err(_) => Err(Status::internal("the search's thread ended without an answer")),
     };
     tokio::select! {
@@ -390,13 +386,69 @@ fn reply(a: &AutoSchedule, job: &Job, fingerprint: proto::Fingerprint, why: Stri
             evaluation_ms: ms(a.stats.evaluation_seconds),
             legality_check_ms: ms(a.check_seconds),
         }),
-        fallback: a.fallback.clone().unwrap_or_default(),
+        fallback: if a.reason == Reason::Searched { String::new() } else { a.reason.to_string() },
         target: Some(proto::target::target_to_wire(&job.target, &job.host_key)),
         budget_ms: job.options.budget.as_millis() as u64,
         answered_after_ms: 0.0,
+        reason: Some(reason_to_wire(&a.reason)),
     };
     reply.answered_after_ms = ms(arrived.elapsed().as_secs_f64());
     reply
+}
+
+/// Why the answer is its schedule, on the wire.
+fn reason_to_wire(reason: &Reason) -> v1::Reason {
+    let mut wire = v1::Reason::default();
+    let kind = match reason {
+        Reason::Searched => v1::ReasonKind::Searched,
+        Reason::FlatFallback { nested } => {
+            wire.nested = Some(rejection_to_wire(nested));
+            v1::ReasonKind::FlatFallback
+        }
+        Reason::RootUnchecked { nested, timed_out } => {
+            wire.nested = nested.as_ref().map(rejection_to_wire);
+            wire.timed_out = count(*timed_out);
+            v1::ReasonKind::RootUnchecked
+        }
+        Reason::LastResort { nested, flat, pick } => {
+            wire.nested = Some(rejection_to_wire(nested));
+            wire.flat = Some(rejection_to_wire(flat));
+            let last_resort = match pick {
+                LastResortPick::Mispriced(m) => {
+                    wire.last_resort_mispriced = Some(rejection_to_wire(&Rejection::Mispriced(m.clone())));
+                    v1::LastResortPick::Mispriced
+                }
+                LastResortPick::CheckedPastBudget => v1::LastResortPick::CheckedPastBudget,
+            };
+            wire.set_last_resort(last_resort);
+            v1::ReasonKind::LastResort
+        }
+        Reason::EarlyAnswerAtDeadline => v1::ReasonKind::EarlyAnswerAtDeadline,
+        Reason::NoSearchSlot => v1::ReasonKind::NoSearchSlot,
+    };
+    wire.set_kind(kind);
+    wire
+}
+
+/// Why a search's candidates were turned down, on the wire.
+fn rejection_to_wire(rejection: &Rejection) -> v1::Rejection {
+    let (cause, timed_out) = match rejection {
+        Rejection::Failed(_) => (v1::RejectionCause::FailedAtEstimates, 0),
+        Rejection::Mispriced(_) => (v1::RejectionCause::Mispriced, 0),
+        Rejection::TimedOut { checks } => (v1::RejectionCause::TimedOut, *checks),
+        Rejection::NoCandidate => (v1::RejectionCause::NoCandidate, 0),
+    };
+    v1::Rejection {
+        cause: cause.into(),
+        func: rejection.func().unwrap_or_default().to_string(),
+        timed_out: count(timed_out),
+        text: rejection.to_string(),
+    }
+}
+
+/// A count on the wire (saturating: no search checks 2^32 candidates).
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 #[tonic::async_trait]
@@ -437,7 +489,7 @@ mod tests {
         let pipeline =
             generate(&GeneratorParams { seed: 7, max_stages: 4, input_size: (64, 64, 3), ..Default::default() }).unwrap().pipeline;
         let mut model = Analytical::new(Machine::typical(2));
-        (at_root(&pipeline, &Target::host(), &mut model, OVERRUN.to_string()).unwrap(), "the analytical model".to_string())
+        (at_root(&pipeline, &Target::host(), &mut model, Reason::EarlyAnswerAtDeadline).unwrap(), "the analytical model".to_string())
     }
 
     #[tokio::test]
@@ -449,7 +501,7 @@ mod tests {
         let (answer, _) = answer(search, early_rx, started + Duration::from_millis(50)).await.unwrap();
         let waited = started.elapsed();
         assert!(waited >= Duration::from_millis(50) && waited < Duration::from_secs(2), "{waited:?}");
-        assert_eq!(answer.fallback.as_deref(), Some(OVERRUN));
+        assert_eq!(answer.reason, Reason::EarlyAnswerAtDeadline);
         assert!(!answer.per_stage.is_empty() && answer.predicted_seconds > 0.0);
     }
 
@@ -458,11 +510,32 @@ mod tests {
         let (search_tx, search) = oneshot::channel();
         let (early_tx, early_rx) = oneshot::channel();
         let (mut searched, why) = early();
-        searched.fallback = None;
+        searched.reason = Reason::Searched;
         early_tx.send(early()).unwrap();
         search_tx.send(Ok(Ok((searched, why)))).unwrap();
         let (answer, _) = answer(search, early_rx, Instant::now() + Duration::from_secs(60)).await.unwrap();
-        assert_eq!(answer.fallback, None);
+        assert_eq!(answer.reason, Reason::Searched);
+    }
+
+    #[test]
+    fn a_last_resort_goes_on_the_wire_with_each_rejection_and_its_func() {
+        let mispricing = search::Mispricing::Unslid { func: "f".into() };
+        let reason = Reason::LastResort {
+            nested: Rejection::TimedOut { checks: 2 },
+            flat: Rejection::Mispriced(mispricing.clone()),
+            pick: LastResortPick::Mispriced(mispricing),
+        };
+        let wire = reason_to_wire(&reason);
+        assert_eq!(wire.kind(), v1::ReasonKind::LastResort);
+        let nested = wire.nested.as_ref().unwrap();
+        assert_eq!((nested.cause(), nested.timed_out, nested.func.as_str()), (v1::RejectionCause::TimedOut, 2, ""));
+        let flat = wire.flat.as_ref().unwrap();
+        assert_eq!((flat.cause(), flat.func.as_str()), (v1::RejectionCause::Mispriced, "f"));
+        assert!(flat.text.contains("Func f is stored outside"), "{}", flat.text);
+        assert_eq!(wire.last_resort(), v1::LastResortPick::Mispriced);
+        assert_eq!(wire.last_resort_mispriced.as_ref().map(|m| m.func.as_str()), Some("f"));
+        let searched = reason_to_wire(&Reason::Searched);
+        assert_eq!((searched.kind(), searched.nested, searched.flat), (v1::ReasonKind::Searched, None, None));
     }
 
     #[tokio::test]
@@ -479,7 +552,7 @@ mod tests {
         late.await.unwrap();
         let (search_tx, search) = oneshot::channel();
         let (_early_tx, early_rx) = oneshot::channel::<Answer>();
-        search_tx.send(Err("index out of bounds".to_string())).unwrap();
+        search_tx.send(Err(SearchPanic { message: Some("index out of bounds".to_string()) })).unwrap();
         let status = answer(search, early_rx, Instant::now()).await.unwrap_err();
         assert!(status.code() == tonic::Code::Internal && status.message().contains("index out of bounds"), "{status:?}");
     }

@@ -122,6 +122,11 @@ async fn a_schedule_parses_checks_and_carries_the_clients_fingerprint() {
     assert_eq!(reply.pipeline_fingerprint, proto::fingerprint(&p).unwrap().0.to_vec());
     assert!(reply.predicted_seconds > 0.0 && !reply.per_stage.is_empty());
     assert!(reply.model.starts_with("analytical"), "{}", reply.model);
+    // Why the schedule is this one goes as data, and in words unless it is
+    // the search's best.
+    let kind = reply.reason.as_ref().map_or(v1::ReasonKind::Unspecified, |r| r.kind());
+    assert_ne!(kind, v1::ReasonKind::Unspecified);
+    assert_eq!(reply.fallback.is_empty(), kind == v1::ReasonKind::Searched, "{kind:?}: {}", reply.fallback);
     for a in &reply.alternatives {
         assert_eq!(parse_schedule(&a.schedule_text).unwrap(), Schedule::try_from(a.schedule.as_ref().unwrap()).unwrap());
     }
@@ -329,7 +334,11 @@ async fn concurrent_calls_with_200ms_budgets_are_answered_within_budget_and_slac
         let (reply, elapsed) = handle.await.unwrap();
         let reply = reply.unwrap_or_else(|s| panic!("call {i}: {s:?}"));
         assert!(!reply.schedule_text.is_empty() && reply.budget_ms == BUDGET_MS);
-        searched += usize::from(!reply.fallback.contains("every Func at the root"));
+        let kind = reply.reason.as_ref().map(|r| r.kind());
+        let at_root = [v1::ReasonKind::RootUnchecked, v1::ReasonKind::EarlyAnswerAtDeadline, v1::ReasonKind::NoSearchSlot];
+        assert!(kind.is_some_and(|k| k != v1::ReasonKind::Unspecified), "call {i}: {:?}", reply.reason);
+        assert_eq!(reply.fallback.contains("every Func at the root"), kind.is_some_and(|k| at_root.contains(&k)), "{}", reply.fallback);
+        searched += usize::from(!kind.is_some_and(|k| at_root.contains(&k)));
         took.push(elapsed);
         at_server.push(Duration::from_secs_f64(reply.answered_after_ms / 1e3));
     }
@@ -372,6 +381,7 @@ async fn a_call_that_finds_every_slot_busy_answers_in_time_with_every_func_at_th
     // call's 100 ms budget is answered long before.
     let reply = call(&mut second, request(&pipeline(5, 3, 64), 100, 8), Duration::from_secs(2)).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert_eq!(reply.reason.as_ref().map(|r| r.kind()), Some(v1::ReasonKind::NoSearchSlot), "{:?}", reply.reason);
     assert!(reply.fallback.starts_with("every search slot was busy"), "{}", reply.fallback);
     check_at_estimates(&pipeline(5, 3, 64), &parse_schedule(&reply.schedule_text).unwrap(), &Limits::default()).unwrap();
     busy.await.unwrap().unwrap();

@@ -14,13 +14,13 @@
 //! rounds: a pipeline is held out when the FNV-1a hash (64 bits) of its
 //! hash string, modulo 100, is below the held-out percentage.
 
-use crate::inputs::{PipelineInputs, PipelineSamples, ScheduleRow, ScheduleSample};
+use crate::inputs::{PipelineInputs, PipelineSamples, SampleError, ScheduleRow, ScheduleSample};
 use compiler::{PipelineDef, Target};
 use data::{PipelineSource, Store, StoreError};
 use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
-use featurizer::{Dag, Layout, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
-use random_pipelines::{generate, GeneratorParams};
+use featurizer::{Dag, DagError, Layout, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
+use random_pipelines::{generate, GenError, GeneratorParams};
 use std::collections::{BTreeSet, HashMap};
 use std::hash::Hasher;
 use thiserror::Error;
@@ -36,6 +36,36 @@ pub enum DatasetError {
     Store(#[from] StoreError),
     #[error("the held-out share must be a percentage below 100, not {0}")]
     HeldOutPercent(u32),
+}
+
+/// Why a stored pipeline cannot be rebuilt from its source, or analysed.
+#[derive(Debug, Error)]
+pub enum RebuildError {
+    #[error("generator parameters: {0}")]
+    GeneratorParams(serde_json::Error),
+    #[error("the source's seed {seed} differs from its parameters' seed {params}")]
+    SeedMismatch { seed: u64, params: u64 },
+    #[error(transparent)]
+    Generate(#[from] GenError),
+    #[error("pipeline definition: {0}")]
+    Definition(serde_json::Error),
+    #[error("analysis: {0}")]
+    Analysis(#[from] DagError),
+}
+
+/// Why a pipeline's stored samples do not fit it as rebuilt.
+#[derive(Debug, Error)]
+enum Mismatch {
+    #[error("it has stored pipeline features of {stored} stages, the rebuilt pipeline {rebuilt}")]
+    PipelineStages { stored: u32, rebuilt: usize },
+    #[error("its stored pipeline feature {feature} of stage {stage} is {stored}, the rebuilt pipeline's {rebuilt}")]
+    PipelineFeature { feature: usize, stage: usize, stored: f32, rebuilt: f32 },
+    #[error("schedule {schedule} has features of {stored} stages, the pipeline {stages}")]
+    ScheduleStages { schedule: String, stored: u32, stages: usize },
+    #[error("schedule {schedule} has {values} feature values, not {stages} rows")]
+    ScheduleRows { schedule: String, values: usize, stages: usize },
+    #[error("its samples cannot be trained on: {0}")]
+    Untrainable(#[from] SampleError),
 }
 
 /// A featurizer layout's identity as the store records it.
@@ -187,21 +217,21 @@ fn usable(sources: &HashMap<String, PipelineSource>, target: &Target, pipeline: 
 }
 
 /// The model's view of a stored pipeline, rebuilt for `target`.
-fn rebuild(source: &PipelineSource, target: &Target) -> Result<(PipelineInputs, std::sync::Arc<Dag>), String> {
+fn rebuild(source: &PipelineSource, target: &Target) -> Result<(PipelineInputs, std::sync::Arc<Dag>), RebuildError> {
     let pipeline = rebuild_pipeline(source)?;
-    let dag = Dag::new(&pipeline, target).map_err(|e| format!("analysis: {e}"))?;
+    let dag = Dag::new(&pipeline, target)?;
     Ok((PipelineInputs::of(&dag), std::sync::Arc::new(dag)))
 }
 
 /// A stored pipeline's definition, rebuilt from its source.
-pub fn rebuild_pipeline(source: &PipelineSource) -> Result<PipelineDef, String> {
+pub fn rebuild_pipeline(source: &PipelineSource) -> Result<PipelineDef, RebuildError> {
     Ok(match source {
         PipelineSource::Generated { seed, params } => {
-            let params: GeneratorParams = serde_json::from_value(params.clone()).map_err(|e| format!("generator parameters: {e}"))?;
+            let params: GeneratorParams = serde_json::from_value(params.clone()).map_err(RebuildError::GeneratorParams)?;
             if params.seed != *seed {
-                return Err(format!("the source's seed {seed} differs from its parameters' seed {}", params.seed));
+                return Err(RebuildError::SeedMismatch { seed: *seed, params: params.seed });
             }
-            generate(&params).map_err(|e| e.to_string())?.pipeline
+            generate(&params)?.pipeline
         }
         PipelineSource::Definition { json } => stored_definition(json)?,
     })
@@ -211,8 +241,8 @@ pub fn rebuild_pipeline(source: &PipelineSource) -> Result<PipelineDef, String> 
 /// before Tuples gave each Func one `ty` and one `value` and each update
 /// one `value`: they are read as the one-value `types` and `values` of
 /// today's.
-fn stored_definition(json: &str) -> Result<PipelineDef, String> {
-    let mut v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("pipeline definition: {e}"))?;
+fn stored_definition(json: &str) -> Result<PipelineDef, RebuildError> {
+    let mut v: serde_json::Value = serde_json::from_str(json).map_err(RebuildError::Definition)?;
     let as_list = |object: &mut serde_json::Map<String, serde_json::Value>, one: &str, many: &str| {
         if let Some(x) = object.remove(one) {
             object.entry(many).or_insert(serde_json::Value::Array(vec![x]));
@@ -228,24 +258,20 @@ fn stored_definition(json: &str) -> Result<PipelineDef, String> {
             }
         }
     }
-    serde_json::from_value(v).map_err(|e| format!("pipeline definition: {e}"))
+    serde_json::from_value(v).map_err(RebuildError::Definition)
 }
 
 /// The stored samples as training samples, when the stored pipeline
 /// features are the rebuilt ones and every shape fits.
-fn to_samples(pipeline: PipelineInputs, stored: &data::PipelineSamples) -> Result<PipelineSamples, String> {
+fn to_samples(pipeline: PipelineInputs, stored: &data::PipelineSamples) -> Result<PipelineSamples, Mismatch> {
     let stages = pipeline.stages();
     let rebuilt: Vec<f32> = pipeline.stage_features.iter().flatten().copied().collect();
     if stored.features.stages as usize != stages || stored.features.values.len() != rebuilt.len() {
-        return Err(format!("it has stored pipeline features of {} stages, the rebuilt pipeline {stages}", stored.features.stages));
+        return Err(Mismatch::PipelineStages { stored: stored.features.stages, rebuilt: stages });
     }
-    if let Some((i, (stored_value, rebuilt_value))) = stored.features.values.iter().zip(&rebuilt).enumerate().find(|(_, (a, b))| a != b) {
+    if let Some((i, (&stored, &rebuilt))) = stored.features.values.iter().zip(&rebuilt).enumerate().find(|(_, (a, b))| a != b) {
         let len = PIPELINE_FEATURES.max(1);
-        return Err(format!(
-            "its stored pipeline feature {} of stage {} is {stored_value}, the rebuilt pipeline's {rebuilt_value}",
-            i % len,
-            i / len
-        ));
+        return Err(Mismatch::PipelineFeature { feature: i % len, stage: i / len, stored, rebuilt });
     }
     let schedules = stored
         .samples
@@ -253,18 +279,18 @@ fn to_samples(pipeline: PipelineInputs, stored: &data::PipelineSamples) -> Resul
         .map(|sample| {
             let features = &sample.features;
             if features.stages as usize != stages || features.layout.len as usize != SCHEDULE_FEATURES {
-                return Err(format!("schedule {} has features of {} stages, the pipeline {stages}", sample.schedule_hash, features.stages));
+                return Err(Mismatch::ScheduleStages { schedule: sample.schedule_hash.clone(), stored: features.stages, stages });
             }
             let rows: Vec<ScheduleRow> =
                 features.values.chunks_exact(SCHEDULE_FEATURES).map(|row| std::array::from_fn(|i| row[i])).collect();
             if rows.len() != stages {
-                return Err(format!("schedule {} has {} feature values, not {stages} rows", sample.schedule_hash, features.values.len()));
+                return Err(Mismatch::ScheduleRows { schedule: sample.schedule_hash.clone(), values: features.values.len(), stages });
             }
             Ok(ScheduleSample { stages: rows, runtime_seconds: sample.runtime.min_s })
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, Mismatch>>()?;
     let samples = PipelineSamples { pipeline, schedules };
-    samples.validate().map_err(|e| format!("its samples cannot be trained on: {e}"))?;
+    samples.validate()?;
     Ok(samples)
 }
 

@@ -7,7 +7,7 @@
 //! `CostModel` trait ([`learned`]). Around it, retraining from the
 //! training store: the host's samples rebuilt, checked and split by
 //! pipeline ([`dataset`]), held-out metrics ([`metrics`]), training,
-//! storing and the promotion rule ([`retrain`]), and the charts of the
+//! storing and the promotion rule ([`mod@retrain`]), and the charts of the
 //! `trainer` command ([`plot`]); which model a search uses ([`choose`]).
 //!
 //! Linking libtorch needs `LIBTORCH` (see `scripts/env.sh`); the search

@@ -223,7 +223,7 @@ impl CostNetwork {
 
     /// A network whose every member starts as the analytical model: the
     /// coefficient of its term ([`ANALYTICAL_TERM`]) is 1 and every other
-    /// coefficient a small positive constant ([`STARTING_COEFFICIENT`],
+    /// coefficient a small positive constant (`STARTING_COEFFICIENT`,
     /// alive under its ReLU), whatever the features (the coefficients'
     /// filter starts at zero; the embeddings start random from `seed`, and
     /// differ between members), so training starts from the analytical
@@ -281,7 +281,7 @@ impl CostNetwork {
     /// The same network weighting this build's terms ([`TERMS_VERSION`]):
     /// every coefficient of a term newer than its version starts as
     /// [`CostNetwork::starting_from_analytical`] starts it (a zero filter
-    /// row, the bias [`STARTING_COEFFICIENT`]), every other keeps its
+    /// row, the bias `STARTING_COEFFICIENT`), every other keeps its
     /// values, so that fine-tuning weights trained before a term existed
     /// learns the term from where training from scratch would.
     pub fn with_current_terms(&self) -> CostNetwork {

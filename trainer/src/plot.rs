@@ -142,25 +142,20 @@ pub fn metrics_by_version(path: &Path, versions: &[(u32, Metrics)]) -> Result<()
 
 /// A line with its points in one panel (x values are whole numbers:
 /// epochs, versions), axes fitted to the points.
-fn line_panel(area: &Area<'_>, y_desc: &str, x_desc: &str, points: &[(f64, f64)]) -> Result<(), String> {
+fn line_panel<'a>(area: &Area<'a>, y_desc: &str, x_desc: &str, points: &[(f64, f64)]) -> DrawResult<(), BitMapBackend<'a>> {
     let (x_lo, x_hi) = padded_range(points.iter().map(|p| p.0));
     let (y_lo, y_hi) = padded_range(points.iter().map(|p| p.1));
-    let mut chart = ChartBuilder::on(area)
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
-        .map_err(|e| e.to_string())?;
+    let mut chart =
+        ChartBuilder::on(area).margin(15).x_label_area_size(45).y_label_area_size(80).build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)?;
     chart
         .configure_mesh()
         .x_labels(points.len().clamp(2, 10))
         .x_label_formatter(&|x| format!("{x:.0}"))
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    chart.draw_series(LineSeries::new(points.iter().copied(), BLUE)).map_err(|e| e.to_string())?;
-    chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled()))).map_err(|e| e.to_string())?;
+        .draw()?;
+    chart.draw_series(LineSeries::new(points.iter().copied(), BLUE))?;
+    chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))?;
     Ok(())
 }
 

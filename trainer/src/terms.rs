@@ -19,7 +19,7 @@
 //! stage ([`search::Analytical`]), so the network starts from what the
 //! analytical model knows (arithmetic per point, where the footprint fits
 //! in the caches) and learns how much of it this machine confirms; and
-//! the dependent steps of a reduction ([`dependent_steps`]), the latency
+//! the dependent steps of a reduction (`dependent_steps`), the latency
 //! a tile of few accumulators waits out.
 //!
 //! The terms are versioned ([`TERMS_VERSION`]): weights record the

@@ -52,7 +52,7 @@ fn the_search_finds_a_legal_schedule_with_the_learned_model() {
     let p = pipeline(3, 6);
     let mut model = LearnedModel::new(CostNetwork::random(1, 6), "random-6");
     let options = BeamOptions { beam: 4, passes: 2, budget: Duration::from_secs(20), ..BeamOptions::default() };
-    let result = autoschedule(&p.pipeline, &target(), &mut model, &options, 0).expect("a schedule");
+    let result = autoschedule(&p.pipeline, &target(), &mut model, &options, 0).expect("a schedule").answer().expect("not abandoned");
     assert_eq!(result.model, "learned (weights random-6)");
     assert!(result.predicted_seconds.is_finite() && result.predicted_seconds >= 0.0);
     compiler::schedule::legality::check_at_estimates(&p.pipeline, &result.schedule, &Default::default()).expect("runs at the estimates");

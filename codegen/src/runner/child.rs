@@ -6,7 +6,7 @@
 use super::protocol::{read_frame, write_frame, Fault, Outcome, RunRequest};
 use crate::timing::{pattern_input, time_compiled};
 use crate::{JitCache, RunError};
-use compiler::error::LowerError;
+use compiler::error::{LowerError, UserError};
 use compiler::exec::realize::{bind_arguments, BoundArguments};
 use compiler::ir::value::Scalar;
 use compiler::lower::{lower_with, LowerOptions};
@@ -61,8 +61,9 @@ fn handle(r: &RunRequest, cache: &JitCache) -> Outcome {
     let options = LowerOptions { check_accesses: r.check_accesses, ..LowerOptions::default() };
     let lowered = match lower_with(&r.pipeline, &r.schedule, &options) {
         Ok(l) => l,
-        Err(LowerError::Schedule(e)) => return Outcome::Illegal { kind: Some(e.kind()), message: e.to_string() },
-        Err(e) => return Outcome::Illegal { kind: None, message: e.to_string() },
+        Err(LowerError::User(UserError::Schedule(e))) => return Outcome::Illegal { kind: Some(e.kind()), message: e.to_string() },
+        Err(LowerError::User(e)) => return Outcome::Illegal { kind: None, message: e.to_string() },
+        Err(e) => return Outcome::CompileError { message: e.to_string() },
     };
     let started = Instant::now();
     let compiled = match cache.get_or_compile(&lowered) {

@@ -79,9 +79,11 @@ pub enum Outcome {
     /// Compiled and timed (milliseconds).
     Measured { compile_ms: f64, min_ms: f64, median_ms: f64, samples: usize },
     /// The schedule is illegal (`kind` for an illegal schedule; `None` for
-    /// another lowering failure, such as an unbounded region).
+    /// another failure of the algorithm or schedule to lower, such as an
+    /// unbounded region).
     Illegal { kind: Option<ScheduleErrorKind>, message: String },
-    /// Code generation failed.
+    /// Code generation failed, or lowering with an internal error (a bug
+    /// of the compiler).
     CompileError { message: String },
     /// The compiled pipeline returned an error (an assertion, bad arguments).
     RunFailed { message: String },

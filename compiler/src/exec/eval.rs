@@ -461,38 +461,53 @@ mod tests {
         scope: Scope,
     }
 
+    /// Why evaluating against [`Memory`] failed.
+    #[derive(Debug, PartialEq)]
+    enum Failure {
+        Eval(EvalError),
+        /// A param, Func call or input read: the memory has none.
+        Unsupported {
+            what: &'static str,
+            name: Name,
+        },
+        OutOfBounds {
+            buffer: Name,
+            index: i128,
+        },
+    }
+
     impl EvalContext for Memory {
-        type Error = String;
+        type Error = Failure;
 
         fn scope(&mut self) -> &mut Scope {
             &mut self.scope
         }
 
-        fn error(&self, error: EvalError) -> String {
-            error.to_string()
+        fn error(&self, error: EvalError) -> Failure {
+            Failure::Eval(error)
         }
 
-        fn param(&mut self, name: &Name, _: ScalarType) -> Result<Scalar, String> {
-            Err(format!("param {name}"))
+        fn param(&mut self, name: &Name, _: ScalarType) -> Result<Scalar, Failure> {
+            Err(Failure::Unsupported { what: "param", name: name.clone() })
         }
 
-        fn call_func(&mut self, func: &Name, _: usize, _: &[i64]) -> Result<Scalar, String> {
-            Err(format!("call of {func}"))
+        fn call_func(&mut self, func: &Name, _: usize, _: &[i64]) -> Result<Scalar, Failure> {
+            Err(Failure::Unsupported { what: "Func call", name: func.clone() })
         }
 
-        fn read_input(&mut self, input: &Name, _: &[i64]) -> Result<Scalar, String> {
-            Err(format!("read of {input}"))
+        fn read_input(&mut self, input: &Name, _: &[i64]) -> Result<Scalar, Failure> {
+            Err(Failure::Unsupported { what: "input read", name: input.clone() })
         }
 
-        fn load(&mut self, buffer: &Name, index: Val, _: ScalarType) -> Result<Val, String> {
+        fn load(&mut self, buffer: &Name, index: Val, _: ScalarType) -> Result<Val, Failure> {
             index.try_map(|i| match i.as_i128() {
                 i @ 0..4 => Ok(Scalar::Int(10 * i as i64)),
-                i => Err(format!("load of {buffer}[{i}] out of bounds")),
+                index => Err(Failure::OutOfBounds { buffer: buffer.clone(), index }),
             })
         }
     }
 
-    fn run(e: Expr) -> Result<Val, String> {
+    fn run(e: Expr) -> Result<Val, Failure> {
         eval(&mut Memory::default(), &e).map(|(_, v)| v)
     }
 
@@ -530,9 +545,9 @@ mod tests {
         assert_eq!(run(whole(false)), Ok(ints(&[0, 1, 2, 3])));
         // Other scalar/vector mixes are errors, never implicit broadcasts.
         let mixed = Expr::new(ExprNode::And { a, b: Expr::bool(true) });
-        assert_eq!(run(mixed), Err("logical operand: expected 4 lanes, got 1".to_string()));
+        assert_eq!(run(mixed), Err(Failure::Eval(EvalError::LaneMismatch { context: "logical operand", expected: 4, got: 1 })));
         let mixed = Expr::new(ExprNode::Binary { op: BinOp::Add, a: ramp, b: Expr::i32(1) });
-        assert_eq!(run(mixed), Err("binary operand: expected 4 lanes, got 1".to_string()));
+        assert_eq!(run(mixed), Err(Failure::Eval(EvalError::LaneMismatch { context: "binary operand", expected: 4, got: 1 })));
     }
 
     /// Every operand is evaluated, as compiled code does: an out-of-bounds
@@ -540,18 +555,18 @@ mod tests {
     #[test]
     fn logic_select_and_math_evaluate_every_operand() {
         let oob = || Expr::cmp(CmpOp::Gt, load(4), Expr::i32(0));
-        let fault = Err("load of mem[4] out of bounds".to_string());
-        assert_eq!(run(Expr::and(Expr::bool(false), oob())), fault);
-        assert_eq!(run(Expr::or(Expr::bool(true), oob())), fault);
-        assert_eq!(run(Expr::select(Expr::bool(true), Expr::i32(1), load(4))), fault);
-        assert_eq!(run(Expr::select(Expr::bool(false), load(4), Expr::i32(1))), fault);
+        let fault = || Err(Failure::OutOfBounds { buffer: "mem".into(), index: 4 });
+        assert_eq!(run(Expr::and(Expr::bool(false), oob())), fault());
+        assert_eq!(run(Expr::or(Expr::bool(true), oob())), fault());
+        assert_eq!(run(Expr::select(Expr::bool(true), Expr::i32(1), load(4))), fault());
+        assert_eq!(run(Expr::select(Expr::bool(false), load(4), Expr::i32(1))), fault());
         let clamped = Expr::math(MathFn::PromiseClamped, vec![Expr::i32(2), Expr::i32(0), load(4)]);
-        assert_eq!(run(clamped), fault);
+        assert_eq!(run(clamped), fault());
         // In bounds, the operands that decide the result win.
         assert_eq!(run(Expr::and(Expr::bool(false), Expr::cmp(CmpOp::Gt, load(3), Expr::i32(0)))), Ok(Val::Scalar(Scalar::UInt(0))));
         assert_eq!(run(Expr::select(Expr::bool(true), load(1), load(3))), Ok(Val::Scalar(Scalar::Int(10))));
         // Operands evaluate left to right: the first failure is reported.
         let both = Expr::binary(BinOp::Add, Expr::ivar("ghost"), load(4));
-        assert_eq!(run(both), Err("variable ghost is not bound".to_string()));
+        assert_eq!(run(both), Err(Failure::Eval(EvalError::UnboundVariable { name: "ghost".into() })));
     }
 }

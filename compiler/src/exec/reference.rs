@@ -30,7 +30,7 @@
 //! (Func, stage, slice key). Slices are computed by a loop, so a scan over
 //! thousands of points costs no stack; recursion follows only expression
 //! nesting and Func-to-Func calls. [`realize`] runs on a thread with a
-//! [`STACK_BYTES`] stack, and [`Limits`] bounds both the total work and the
+//! [`crate::stack::STACK_BYTES`] stack, and [`Limits`] bounds both the total work and the
 //! recursion depth, so a runaway pipeline yields an error rather than a hang
 //! or a stack overflow.
 
@@ -40,6 +40,7 @@ use crate::ir::expr::{Expr, Name};
 use crate::ir::types::ScalarType;
 use crate::ir::value::{self, Scalar};
 use crate::lang::pipeline::{buffer_vars, FuncDef, PipelineDef};
+use crate::stack::on_large_stack;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap};
 use thiserror::Error;
@@ -100,11 +101,6 @@ impl Default for Limits {
     }
 }
 
-/// Stack size of the thread [`realize`] evaluates on: room for
-/// [`Limits::default`]'s depth with a wide margin (a nested evaluation uses
-/// well under 1 KiB of stack; see the `deep_nesting_*` tests).
-pub const STACK_BYTES: usize = 256 << 20;
-
 /// Computes `output` over `region` ((min, extent) per dimension) directly
 /// from the algorithm, with default [`Limits`].
 pub fn realize(
@@ -127,19 +123,6 @@ pub fn realize_values(
     region: &[(i64, i64)],
 ) -> Result<Vec<Buffer>, ReferenceError> {
     on_large_stack(|| Evaluator::new(p, inputs, params)?.realize_values(output, region))
-}
-
-/// Runs `f` on a scoped thread with a [`STACK_BYTES`] stack, for callers that
-/// drive an [`Evaluator`] over deep pipelines themselves.
-pub fn on_large_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    std::thread::scope(|s| {
-        let worker = std::thread::Builder::new()
-            .name("large-stack".into())
-            .stack_size(STACK_BYTES)
-            .spawn_scoped(s, f)
-            .unwrap_or_else(|e| panic!("cannot start the reference evaluator's thread: {e}"));
-        worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    })
 }
 
 /// The values of a Func at one point: one, or one per element of a Tuple.

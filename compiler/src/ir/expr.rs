@@ -801,7 +801,7 @@ pub fn matched_type(a: &Expr, b: &Expr) -> Type {
 
 /// Casts both operands to their matched type and lane count (a float
 /// literal narrowed to a float expression's type becomes a literal of that
-/// type, see [`float_literal`]).
+/// type, see `float_literal`).
 pub fn match_types(a: Expr, b: Expr) -> (Expr, Expr) {
     let t = matched_type(&a, &b);
     let convert = |e: Expr| match e.as_float() {

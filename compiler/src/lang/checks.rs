@@ -1,7 +1,9 @@
 //! The rules a definition must follow, checked where they can be: an update
 //! when it is made (arity, type, one reduction domain, pure variables in
 //! place, domain bounds free of variables), names and calls once the whole
-//! pipeline is collected. Every error names the Func at fault.
+//! pipeline is collected ([`PipelineDef::check`], defined here so that the
+//! pipeline's data knows nothing of its rules). Every error names the Func
+//! at fault.
 
 use crate::error::LangError;
 use crate::ir::expr::{float_fits, BinOp, CallTarget, DefRef, Expr, ExprNode, MathFn, Name, RDomDef};
@@ -11,6 +13,25 @@ use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
 use crate::lang::pipeline::{for_each_expr, PipelineDef, UpdateDef, MAX_DEFINITION_NODES, MAX_PIPELINE_NODES};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+impl PipelineDef {
+    /// The checks `Pipeline::new` runs once a pipeline is collected (sizes
+    /// first: no Func larger than [`MAX_DEFINITION_NODES`] and the whole no
+    /// larger than [`MAX_PIPELINE_NODES`], counted as trees; estimates that
+    /// are boxes of 32-bit coordinates and finite params; names
+    /// free of reserved characters; every call names something defined,
+    /// with the right arity, integer coordinates and the callee's type;
+    /// operands of one type that their operator accepts, float literals
+    /// that fit their type), also for a `PipelineDef` built some other way
+    /// (decoded from the wire).
+    pub fn check(&self) -> Result<(), LangError> {
+        check_sizes(self)?;
+        check_estimates(self)?;
+        check_names(self)?;
+        check_calls(self)?;
+        check_operands(self)
+    }
+}
 
 /// Variables and reduction variables an expression mentions.
 #[derive(Default)]
@@ -172,7 +193,7 @@ fn check_name(kind: &'static str, name: &str) -> Result<(), LangError> {
     }
 }
 
-pub(super) fn check_names(def: &PipelineDef) -> Result<(), LangError> {
+fn check_names(def: &PipelineDef) -> Result<(), LangError> {
     for f in &def.funcs {
         check_name("Func", &f.name)?;
         for a in &f.args {
@@ -194,7 +215,7 @@ pub(super) fn check_names(def: &PipelineDef) -> Result<(), LangError> {
 /// No Func's definitions are larger than [`MAX_DEFINITION_NODES`] counted
 /// as trees, nor the pipeline's than [`MAX_PIPELINE_NODES`] (measured in
 /// time linear in the distinct nodes, [`crate::ir::visit::node_count`]).
-pub(super) fn check_sizes(p: &PipelineDef) -> Result<(), LangError> {
+fn check_sizes(p: &PipelineDef) -> Result<(), LangError> {
     let mut total = 0usize;
     for f in &p.funcs {
         let mut nodes = 0usize;
@@ -213,7 +234,7 @@ pub(super) fn check_sizes(p: &PipelineDef) -> Result<(), LangError> {
 /// Every estimate is a box of the 32-bit coordinate space (a min and an
 /// extent of at least 0 whose end fits `i32`), and every param's estimate
 /// is finite: the autoscheduler sizes loops and allocations from them.
-pub(super) fn check_estimates(p: &PipelineDef) -> Result<(), LangError> {
+fn check_estimates(p: &PipelineDef) -> Result<(), LangError> {
     let boxes = p
         .funcs
         .iter()
@@ -237,7 +258,7 @@ pub(super) fn check_estimates(p: &PipelineDef) -> Result<(), LangError> {
 
 /// Every call names something defined (a value a Tuple Func has), with
 /// the right number of integer coordinates and the callee's type.
-pub(super) fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
+fn check_calls(p: &PipelineDef) -> Result<(), LangError> {
     struct Check<'a> {
         p: &'a PipelineDef,
         caller: &'a str,
@@ -342,7 +363,7 @@ fn operand_problem(op: BinOp, a: &Expr, b: &Expr) -> Option<String> {
 /// Every operator has operands of one type that it accepts, every
 /// reinterpretation keeps the width, and every float constant fits its type
 /// (a literal that met a narrower float expression).
-pub(super) fn check_operands(p: &PipelineDef) -> Result<(), LangError> {
+fn check_operands(p: &PipelineDef) -> Result<(), LangError> {
     struct Check<'a> {
         func: &'a str,
         err: Option<LangError>,

@@ -6,11 +6,9 @@
 //! handles: Funcs are named, reduction variables are plain `Var`s named after
 //! their RDom dimension, and params are `Param` nodes.
 
-use crate::error::LangError;
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name, RDomDef};
 use crate::ir::types::{ScalarType, Type};
 use crate::ir::visit::{walk_expr, Visitor};
-use crate::lang::checks::{check_calls, check_estimates, check_names, check_operands, check_sizes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -200,23 +198,6 @@ impl PipelineDef {
     pub fn is_output(&self, name: &str) -> bool {
         self.outputs.iter().any(|o| &**o == name)
     }
-
-    /// The checks `Pipeline::new` runs once a pipeline is collected (sizes
-    /// first: no Func larger than [`MAX_DEFINITION_NODES`] and the whole no
-    /// larger than [`MAX_PIPELINE_NODES`], counted as trees; estimates that
-    /// are boxes of 32-bit coordinates and finite params; names
-    /// free of reserved characters; every call names something defined,
-    /// with the right arity, integer coordinates and the callee's type;
-    /// operands of one type that their operator accepts, float literals
-    /// that fit their type), also for a `PipelineDef` built some other way
-    /// (decoded from the wire).
-    pub fn check(&self) -> Result<(), LangError> {
-        check_sizes(self)?;
-        check_estimates(self)?;
-        check_names(self)?;
-        check_calls(self)?;
-        check_operands(self)
-    }
 }
 
 impl std::ops::Index<FuncId> for PipelineDef {
@@ -227,8 +208,8 @@ impl std::ops::Index<FuncId> for PipelineDef {
 }
 
 /// The most expression nodes a Func's definitions may have, counted as
-/// trees (as many as lowering accepts after inlining).
-pub const MAX_DEFINITION_NODES: usize = crate::lower::MAX_INLINED_NODES;
+/// trees (lowering accepts as many after inlining).
+pub const MAX_DEFINITION_NODES: usize = 50_000;
 
 /// The most expression nodes a pipeline may have, counted as trees.
 pub const MAX_PIPELINE_NODES: usize = 1 << 18;

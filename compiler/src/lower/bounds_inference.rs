@@ -16,7 +16,7 @@ use super::names::{required_max, required_min, stage_max, stage_min};
 use super::validate::FuncPlan;
 use crate::analysis::footprint::{box_touched, unbounded_access, Access};
 use crate::analysis::interval::{Interval, Scope};
-use crate::error::LowerError;
+use crate::error::{LowerError, UserError};
 use crate::ir::expr::{Expr, Name};
 use crate::ir::stmt::{Range, Stmt, StmtNode};
 use crate::ir::visit::{expr_uses_var, names_bound};
@@ -25,7 +25,7 @@ use crate::lang::pipeline::{buffer_vars, FuncDef};
 use crate::simplify::simplify;
 
 fn unbounded(func: &str, dim: &str, what: &str) -> LowerError {
-    LowerError::Unbounded { func: func.to_string(), dim: dim.to_string(), what: what.to_string() }
+    UserError::Unbounded { func: func.to_string(), dim: dim.to_string(), what: what.to_string() }.into()
 }
 
 /// Interval bounds as expressions, or an error naming the dimension.
@@ -138,12 +138,13 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
                 let Some(u) = unbounded_access(consume, Access::FuncReads(name), &mut Scope::default()) else {
                     return e;
                 };
-                LowerError::UnboundedRead {
+                UserError::UnboundedRead {
                     func: name.to_string(),
                     dim: f.args[u.dim].to_string(),
                     consumer: u.consumer.map_or_else(|| "a loop bound or condition".to_string(), |c| c.to_string()),
                     index: u.index.to_string(),
                 }
+                .into()
             })?,
             None => f.args.iter().map(|_| (Expr::i32(0), Expr::i32(-1))).collect(),
         }

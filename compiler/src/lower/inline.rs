@@ -13,7 +13,7 @@
 
 use super::validate::Plan;
 use crate::analysis::value_bounds::ValueBounds;
-use crate::error::LowerError;
+use crate::error::{LowerError, UserError};
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use crate::ir::visit::{mutate_expr_children, substitute_map, Mutator};
 use crate::lang::pipeline::{FuncDef, PipelineDef, UpdateDef};
@@ -46,8 +46,8 @@ impl Mutator for Inliner<'_> {
 }
 
 /// The most expression nodes (counted as a tree) a definition may have
-/// after inlining.
-pub const MAX_INLINED_NODES: usize = 50_000;
+/// after inlining: as many as one may have before.
+pub const MAX_INLINED_NODES: usize = crate::lang::pipeline::MAX_DEFINITION_NODES;
 
 /// The expression nodes of `f`'s definitions, counted as a tree.
 fn definition_nodes(f: &FuncDef) -> usize {
@@ -88,12 +88,13 @@ pub fn inline_funcs(p: &PipelineDef, plan: &Plan) -> Result<Vec<FuncDef>, LowerE
             // The largest inlined Func it calls is the one to compute.
             let callees = (0..f.stages()).flat_map(|stage| f.stage_callees(stage));
             let inlined_callee = callees.filter_map(|c| sizes.get(&c).map(|&n| (n, c))).max().map(|(_, c)| c.to_string());
-            return Err(LowerError::InlinedTooLarge {
+            return Err(UserError::InlinedTooLarge {
                 func: f.name.to_string(),
                 inlined: inlined_callee.unwrap_or_else(|| "its producers".into()),
                 nodes,
                 limit: MAX_INLINED_NODES,
-            });
+            }
+            .into());
         }
         if plan.get(&f.name).inline {
             sizes.insert(def.name.clone(), nodes);

@@ -25,8 +25,8 @@
 //!
 //! The passes are internal: the public surface is the driver ([`lower`],
 //! [`lower_with`], [`LowerOptions`]), its result ([`Lowered`], with the
-//! [`Footprint`] of each input and output) and the inlining limit
-//! ([`MAX_INLINED_NODES`]).
+//! [`Footprint`] of each input and output, and each [`Pass`]'s statement
+//! when asked for) and the inlining limit ([`MAX_INLINED_NODES`]).
 
 mod access_checks;
 mod bounds_inference;
@@ -45,11 +45,12 @@ mod unroll;
 pub(crate) mod validate;
 mod vectorize;
 
+pub use crate::error::Pass;
 pub use bounds_inference::Footprint;
 pub use inline::MAX_INLINED_NODES;
 pub use unroll::MAX_UNROLL;
 
-use crate::error::LowerError;
+use crate::error::{InternalError, LowerError};
 use crate::ir::expr::Name;
 use crate::ir::stmt::Stmt;
 use crate::lang::pipeline::PipelineDef;
@@ -72,7 +73,7 @@ pub struct Lowered {
     /// ones did not), in lowering order.
     pub sliding: Vec<Name>,
     /// The statement after each pass, when asked for (see [`LowerOptions`]).
-    pub passes: Vec<(&'static str, Stmt)>,
+    pub passes: Vec<(Pass, Stmt)>,
 }
 
 /// Options of [`lower_with`].
@@ -84,7 +85,7 @@ pub struct LowerOptions {
     /// it lies inside the storage (see `access_checks`). On in the
     /// differential tests, off by default (it costs a branch per access).
     pub check_accesses: bool,
-    /// Give up with [`LowerError::DeadlineExceeded`] once this instant has
+    /// Give up with [`LowerError::Deadline`] once this instant has
     /// passed (checked between passes and between the Funcs of bounds
     /// inference): a caller with a time budget, such as the
     /// autoscheduler's legality check, is not held by one slow lowering.
@@ -107,7 +108,7 @@ pub fn lower(p: &PipelineDef, s: &Schedule) -> Result<Lowered, LowerError> {
 /// expression trees, which a long pipeline makes deep: they run on a
 /// thread with a large stack.
 pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
-    crate::exec::reference::on_large_stack(|| run_passes(p, s, options))
+    crate::stack::on_large_stack(|| run_passes(p, s, options))
 }
 
 /// Runs the passes one by one: each is timed (a `tracing` debug event),
@@ -120,40 +121,40 @@ struct Driver<'a> {
     check_ir: bool,
     print: bool,
     keep: bool,
-    passes: Vec<(&'static str, Stmt)>,
+    passes: Vec<(Pass, Stmt)>,
 }
 
 impl Driver<'_> {
     fn pass(
         &mut self,
-        name: &'static str,
+        pass: Pass,
         stage: ir_check::Stage,
         before: Stmt,
         run: impl FnOnce(Stmt) -> Result<Stmt, LowerError>,
     ) -> Result<Stmt, LowerError> {
-        check_deadline(self.deadline, name)?;
+        check_deadline(self.deadline, pass)?;
         let started = std::time::Instant::now();
         let after = run(before.clone())?;
-        tracing::debug!(pass = name, elapsed = ?started.elapsed(), "lowering pass");
+        tracing::debug!(pass = pass.name(), elapsed = ?started.elapsed(), "lowering pass");
         if self.check_ir {
             if let Some(problem) = ir_check::check(&after, stage, self.pipeline) {
-                return Err(LowerError::IrCheck { pass: name.to_string(), problem });
+                return Err(InternalError::IrCheck { pass, problem }.into());
             }
         }
         if self.print && after != before {
-            eprintln!("# after {name}\n{after}");
+            eprintln!("# after {pass}\n{after}");
         }
         if self.keep {
-            self.passes.push((name, after.clone()));
+            self.passes.push((pass, after.clone()));
         }
         Ok(after)
     }
 }
 
-/// [`LowerError::DeadlineExceeded`] once `deadline` has passed.
-fn check_deadline(deadline: Option<std::time::Instant>, pass: &'static str) -> Result<(), LowerError> {
+/// [`LowerError::Deadline`] once `deadline` has passed.
+fn check_deadline(deadline: Option<std::time::Instant>, pass: Pass) -> Result<(), LowerError> {
     match deadline {
-        Some(d) if std::time::Instant::now() >= d => Err(LowerError::DeadlineExceeded { pass: pass.to_string() }),
+        Some(d) if std::time::Instant::now() >= d => Err(LowerError::Deadline { pass }),
         _ => Ok(()),
     }
 }
@@ -171,15 +172,15 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
     let plan = validate::validate(p, s)?;
     let funcs = inline::inline_funcs(p, &plan)?;
     let stmt =
-        d.pass("loop synthesis", Stage::Synthesized, Stmt::no_op(), |_| Ok(loop_synthesis::synthesize(&funcs, &plan, &p.outputs)))?;
+        d.pass(Pass::LoopSynthesis, Stage::Synthesized, Stmt::no_op(), |_| Ok(loop_synthesis::synthesize(&funcs, &plan, &p.outputs)))?;
     let mut slid = sliding_window::Slid::new();
     let inputs: Vec<(Name, usize)> = p.inputs.iter().map(|i| (i.name.clone(), i.dims)).collect();
     let outputs: Vec<_> = funcs.iter().filter(|f| p.is_output(&f.name)).cloned().collect();
     let mut footprints = vec![];
     let mut sliding = vec![];
-    let stmt = d.pass("bounds inference and sliding window", Stage::Bounded, stmt, |mut stmt| {
+    let stmt = d.pass(Pass::BoundsAndSliding, Stage::Bounded, stmt, |mut stmt| {
         for f in funcs.iter().rev() {
-            check_deadline(options.deadline, "bounds inference and sliding window")?;
+            check_deadline(options.deadline, Pass::BoundsAndSliding)?;
             let fp = plan.get(&f.name);
             stmt = bounds_inference::infer_func(&stmt, f, fp, p.is_output(&f.name))?;
             let before = slid.len();
@@ -195,25 +196,25 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
         footprints = regions;
         Ok(checked)
     })?;
-    let stmt = d.pass("storage folding", Stage::Bounded, stmt, |mut stmt| {
+    let stmt = d.pass(Pass::StorageFolding, Stage::Bounded, stmt, |mut stmt| {
         for f in &funcs {
             stmt = storage_folding::fold_func(&stmt, f, plan.get(&f.name), &slid);
         }
         Ok(stmt)
     })?;
-    let mut stmt = d.pass("promises", Stage::Bounded, stmt, |stmt| Ok(promises::strip_promises(&stmt)))?;
+    let mut stmt = d.pass(Pass::Promises, Stage::Bounded, stmt, |stmt| Ok(promises::strip_promises(&stmt)))?;
     if options.check_accesses {
-        stmt = d.pass("access checks", Stage::Bounded, stmt, |stmt| Ok(access_checks::check_accesses(&stmt, p)))?;
+        stmt = d.pass(Pass::AccessChecks, Stage::Bounded, stmt, |stmt| Ok(access_checks::check_accesses(&stmt, p)))?;
     }
     let external: Vec<(Name, usize)> = inputs.iter().cloned().chain(outputs.iter().map(|f| (f.name.clone(), f.dims()))).collect();
-    let stmt = d.pass("flattening", Stage::Flattened, stmt, |stmt| Ok(flatten::flatten(&stmt, &funcs, &plan, &external)))?;
-    let stmt = d.pass("simplification", Stage::Flattened, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
-    let stmt = d.pass("vectorization", Stage::Vectorized, stmt, |stmt| Ok(vectorize::vectorize(&stmt)))?;
-    let stmt = d.pass("unrolling", Stage::Vectorized, stmt, |stmt| unroll::unroll(&stmt))?;
-    let stmt = d.pass("loop partitioning", Stage::Vectorized, stmt, |stmt| Ok(partition_loops::partition_loops(&stmt)))?;
+    let stmt = d.pass(Pass::Flattening, Stage::Flattened, stmt, |stmt| Ok(flatten::flatten(&stmt, &funcs, &plan, &external)))?;
+    let stmt = d.pass(Pass::Simplification, Stage::Flattened, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
+    let stmt = d.pass(Pass::Vectorization, Stage::Vectorized, stmt, |stmt| Ok(vectorize::vectorize(&stmt)))?;
+    let stmt = d.pass(Pass::Unrolling, Stage::Vectorized, stmt, |stmt| unroll::unroll(&stmt))?;
+    let stmt = d.pass(Pass::LoopPartitioning, Stage::Vectorized, stmt, |stmt| Ok(partition_loops::partition_loops(&stmt)))?;
     let stmt =
-        d.pass("register accumulators", Stage::Vectorized, stmt, |stmt| Ok(register_accumulators::accumulate_in_registers(&stmt)))?;
-    let stmt = d.pass("final simplification", Stage::Vectorized, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
+        d.pass(Pass::RegisterAccumulators, Stage::Vectorized, stmt, |stmt| Ok(register_accumulators::accumulate_in_registers(&stmt)))?;
+    let stmt = d.pass(Pass::FinalSimplification, Stage::Vectorized, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
     let passes = d.passes;
     Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, footprints, options: options.clone(), sliding, passes })
 }

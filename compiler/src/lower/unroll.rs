@@ -4,10 +4,10 @@
 //! Requires: simplified IR (an unrolled extent is a constant when the
 //! schedule or bounds inference makes it one). Guarantees: no unrolled
 //! `For` remains; a loop whose extent is not a constant (or is above
-//! [`MAX_UNROLL`]) is a [`LowerError::UnrollExtent`] naming the Func, the
+//! [`MAX_UNROLL`]) is a [`UserError::UnrollExtent`] naming the Func, the
 //! stage and the loop.
 
-use crate::error::LowerError;
+use crate::error::{LowerError, UserError};
 use crate::ir::expr::Expr;
 use crate::ir::stmt::{ForKind, Stmt, StmtNode};
 use crate::ir::visit::{mutate_stmt_children, substitute_stmt, Mutator};
@@ -19,7 +19,7 @@ pub const MAX_UNROLL: i64 = 1 << 12;
 
 #[derive(Default)]
 struct Unroll {
-    error: Option<LowerError>,
+    error: Option<UserError>,
 }
 
 impl Mutator for Unroll {
@@ -33,11 +33,12 @@ impl Mutator for Unroll {
             Some(n) => Stmt::block((0..n).map(|i| substitute_stmt(name, &(min.clone() + Expr::i32(i)), body)).collect()),
             None => {
                 let (func, stage, var) = parse_stage_var(name).unwrap_or((name, 0, name));
-                self.error.get_or_insert(LowerError::UnrollExtent {
+                self.error.get_or_insert(UserError::UnrollExtent {
                     func: func.to_string(),
                     stage,
                     var: var.to_string(),
                     extent: extent.to_string(),
+                    max: MAX_UNROLL,
                 });
                 s
             }
@@ -50,7 +51,7 @@ pub fn unroll(s: &Stmt) -> Result<Stmt, LowerError> {
     let mut u = Unroll::default();
     let out = u.mutate_stmt(s);
     match u.error {
-        Some(e) => Err(e),
+        Some(e) => Err(e.into()),
         None => Ok(out),
     }
 }

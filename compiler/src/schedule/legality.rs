@@ -32,7 +32,7 @@ use thiserror::Error;
 pub struct Limits {
     /// The largest single allocation of an intermediate Func, in bytes.
     pub max_allocation_bytes: u64,
-    /// When the check gives up ([`LowerError::DeadlineExceeded`]): lowering
+    /// When the check gives up ([`LowerError::Deadline`]): lowering
     /// a deep nest at a large size can take seconds, and a caller with a
     /// budget must not wait for it.
     pub deadline: Option<std::time::Instant>,
@@ -71,6 +71,25 @@ pub enum EstimateError {
     AllocationUnbounded { func: String },
     #[error("the region {what} cannot be evaluated at the estimates: {region}")]
     RegionUnknown { what: String, region: String },
+}
+
+impl EstimateError {
+    /// The Func the error names, if it names one (an input read outside its
+    /// estimate, a missing estimate or a region that cannot be evaluated
+    /// names none).
+    pub fn func(&self) -> Option<&str> {
+        match self {
+            EstimateError::Lower(e) => e.func(),
+            EstimateError::OutputWriteOutsideEstimate { func, .. }
+            | EstimateError::RoundUpDoesNotDivide { func, .. }
+            | EstimateError::ShiftInwardsExceedsExtent { func, .. }
+            | EstimateError::AllocationTooLarge { func, .. }
+            | EstimateError::AllocationUnbounded { func } => Some(func),
+            EstimateError::MissingEstimate { .. }
+            | EstimateError::InputReadOutsideEstimate { .. }
+            | EstimateError::RegionUnknown { .. } => None,
+        }
+    }
 }
 
 /// A schedule that runs at the estimates: its lowered pipeline and the

@@ -15,18 +15,18 @@
 //! several calls (`out.split(x, xo, xi, 8).vectorize(xi)`), which means the
 //! same as one call per line. Func-level calls (`compute_at`, `store_root`,
 //! `reorder_storage`, `bound`, ...) may not follow `update(i)`. Every error is
-//! a [`ScheduleError::Parse`] naming the 1-based line and the problem; no
-//! input makes the parser panic.
+//! a [`ParseError`] naming the 1-based line and column and the
+//! [`ParseProblem`]; no input makes the parser panic.
 //!
 //! Names are non-empty and made of letters, digits, `_`, `.` and `$` (the
 //! characters the language uses: `r.x`, `f$3`); a schedule whose names use
 //! other characters is written, but its text does not parse back.
 
-use crate::error::ScheduleError;
 use crate::ir::expr::Name;
 use crate::schedule::{Bound, Directive, FuncSchedule, LoopLevel, Schedule, TailStrategy};
 use std::fmt;
 use std::str::FromStr;
+use thiserror::Error;
 
 fn tail_suffix(tail: TailStrategy) -> String {
     if tail == TailStrategy::Auto {
@@ -120,21 +120,106 @@ pub fn schedule_to_text(s: &Schedule) -> String {
 }
 
 impl FromStr for Schedule {
-    type Err = ScheduleError;
+    type Err = ParseError;
 
-    fn from_str(text: &str) -> Result<Schedule, ScheduleError> {
+    fn from_str(text: &str) -> Result<Schedule, ParseError> {
         parse_schedule(text)
     }
 }
 
-/// Reads the text form back into a schedule; errors name the line and the
-/// problem.
-pub fn parse_schedule(text: &str) -> Result<Schedule, ScheduleError> {
+/// Schedule text that does not parse: where, and what is wrong.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("schedule text, line {line}, column {column}: {problem}")]
+pub struct ParseError {
+    /// The 1-based line.
+    pub line: usize,
+    /// The 1-based column, in characters, of the token at fault (one past
+    /// the line's last character when the line ends too early).
+    pub column: usize,
+    /// What is wrong.
+    pub problem: ParseProblem,
+}
+
+/// An argument of a call, by its 1-based position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Argument {
+    /// The directive called (`split`, `compute_at`, ...).
+    pub call: String,
+    /// 1 for the first argument.
+    pub position: usize,
+}
+
+impl fmt::Display for Argument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "argument {} of {}", self.position, self.call)
+    }
+}
+
+/// What is wrong with a line of schedule text.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum ParseProblem {
+    #[error("unexpected character `{}`", .0.escape_default())]
+    UnexpectedCharacter(char),
+    #[error("unexpected `{found}`: expected a name")]
+    ExpectedName { found: char },
+    #[error("empty argument before `,`")]
+    EmptyArgumentBeforeComma,
+    #[error("the line ends where a name was expected")]
+    LineEndsBeforeName,
+    #[error("parentheses nested too deeply after `{word}`")]
+    NestedTooDeeply { word: String },
+    #[error("unclosed parenthesis after `{call}`")]
+    Unclosed { call: String },
+    #[error("empty argument in `{call}(...)`")]
+    EmptyArgument { call: String },
+    #[error("expected `,` or `)` in `{call}(...)`, found `{found}`")]
+    ExpectedCommaOrClose { call: String, found: String },
+    #[error("unknown directive `{call}`")]
+    UnknownDirective { call: String },
+    #[error("wrong number of arguments for {call}: found {found}, expected {usage}")]
+    ArgumentCount { call: String, found: usize, usage: &'static str },
+    #[error("{argument} ({what}) must be a plain word, found `{found}`")]
+    NotAWord { argument: Argument, what: &'static str, found: String },
+    #[error("{}`{word}` is not a name (names use letters, digits, `_`, `.` and `$`)", argument.as_ref().map_or(String::new(), |a| format!("{a}: ")))]
+    NotAName { word: String, argument: Option<Argument> },
+    #[error("bad integer `{word}` ({argument})")]
+    BadInteger { word: String, argument: Argument },
+    #[error("unknown tail strategy `{word}` in {call} (expected auto, shift_inwards, guard_with_if or round_up)")]
+    UnknownTail { word: String, call: String },
+    #[error("{argument} must be `func` or `func.update(i)`, found `{found}`")]
+    NotAStage { argument: Argument, found: String },
+    #[error("bad update index `{word}`")]
+    BadUpdateIndex { word: String },
+    #[error("`{head}(...)` with no Func; write `func.{}(...)`", head.trim_start_matches('.'))]
+    NoFunc { head: String },
+    #[error("`{call}(...)` must come right after the Func name")]
+    MustFollowFuncName { call: String },
+    #[error("`{call}` needs parentheses: `{written}(...)`")]
+    NeedsParentheses { call: String, written: String },
+    #[error("unexpected `{found}` after a call")]
+    UnexpectedAfterCall { found: String },
+    #[error("expected `.directive(...)` after a call, found `{found}`")]
+    ExpectedDirective { found: String },
+    #[error("expected a directive name right after `.`")]
+    MissingDirectiveName,
+    #[error("{call} applies to the whole Func; it cannot follow update({update})")]
+    FuncLevelAfterUpdate { call: String, update: usize },
+}
+
+/// A problem and the column where it is (0-based, in characters of the
+/// line with its indentation and comment removed).
+type Failed = (usize, ParseProblem);
+
+/// Reads the text form back into a schedule; errors name the line, the
+/// column and the problem.
+pub fn parse_schedule(text: &str) -> Result<Schedule, ParseError> {
     let mut schedule = Schedule::new();
     for (i, raw) in text.lines().enumerate() {
-        let line = raw.split_once('#').map_or(raw, |(code, _)| code).trim();
+        let code = raw.split_once('#').map_or(raw, |(code, _)| code);
+        let line = code.trim();
         if !line.is_empty() {
-            parse_line(line, &mut schedule).map_err(|why| ScheduleError::Parse { line: i + 1, why })?;
+            let indent = code.chars().take_while(|c| c.is_whitespace()).count();
+            parse_line(line, &mut schedule).map_err(|(at, problem)| ParseError { line: i + 1, column: indent + at + 1, problem })?;
         }
     }
     Ok(schedule)
@@ -152,45 +237,47 @@ fn is_word_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-')
 }
 
-fn tokenize(line: &str) -> Result<Vec<Token>, String> {
+/// The tokens of a line, each with the column where it starts.
+fn tokenize(line: &str) -> Result<Vec<(Token, usize)>, Failed> {
     let mut tokens = vec![];
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '(' => tokens.push(Token::Open),
-            ')' => tokens.push(Token::Close),
-            ',' => tokens.push(Token::Comma),
-            c if c.is_whitespace() => {}
+    let mut chars = line.chars().enumerate().peekable();
+    while let Some((at, c)) = chars.next() {
+        let token = match c {
+            '(' => Token::Open,
+            ')' => Token::Close,
+            ',' => Token::Comma,
+            c if c.is_whitespace() => continue,
             c if is_word_char(c) => {
                 let mut word = c.to_string();
-                while let Some(&next) = chars.peek().filter(|&&n| is_word_char(n)) {
+                while let Some(&(_, next)) = chars.peek().filter(|(_, n)| is_word_char(*n)) {
                     word.push(next);
                     chars.next();
                 }
-                tokens.push(Token::Word(word));
+                Token::Word(word)
             }
-            c => return Err(format!("unexpected character `{}`", c.escape_default())),
-        }
+            c => return Err((at, ParseProblem::UnexpectedCharacter(c))),
+        };
+        tokens.push((token, at));
     }
     Ok(tokens)
 }
 
-/// A word, or a word applied to arguments.
+/// A word, or a word applied to arguments, and the column where it starts.
 #[derive(Clone, Debug, PartialEq)]
-enum Term {
-    Word(String),
-    Call(String, Vec<Term>),
+struct Term {
+    at: usize,
+    word: String,
+    args: Option<Vec<Term>>,
 }
 
 impl fmt::Display for Term {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Term::Word(w) => write!(f, "{w}"),
-            Term::Call(w, args) => {
-                let args: Vec<String> = args.iter().map(Term::to_string).collect();
-                write!(f, "{w}({})", args.join(", "))
-            }
+        write!(f, "{}", self.word)?;
+        if let Some(args) = &self.args {
+            let args: Vec<String> = args.iter().map(Term::to_string).collect();
+            write!(f, "({})", args.join(", "))?;
         }
+        Ok(())
     }
 }
 
@@ -198,55 +285,64 @@ impl fmt::Display for Term {
 const MAX_NESTING: usize = 2;
 
 struct Tokens {
-    tokens: Vec<Token>,
+    tokens: Vec<(Token, usize)>,
     pos: usize,
+    /// The column past the line's last character.
+    end: usize,
 }
 
 impl Tokens {
     fn next(&mut self) -> Option<&Token> {
         let t = self.tokens.get(self.pos);
         self.pos += 1;
-        t
+        t.map(|(t, _)| t)
     }
 
     fn peek(&self) -> Option<&Token> {
-        self.tokens.get(self.pos)
+        self.tokens.get(self.pos).map(|(t, _)| t)
     }
 
-    fn term(&mut self, depth: usize) -> Result<Term, String> {
+    /// The column of the next token, or the line's end.
+    fn column(&self) -> usize {
+        self.tokens.get(self.pos).map_or(self.end, |&(_, at)| at)
+    }
+
+    fn term(&mut self, depth: usize) -> Result<Term, Failed> {
+        let at = self.column();
         let word = match self.next() {
             Some(Token::Word(w)) => w.clone(),
-            Some(Token::Open) => return Err("unexpected `(`: expected a name".into()),
-            Some(Token::Close) => return Err("unexpected `)`: expected a name".into()),
-            Some(Token::Comma) => return Err("empty argument before `,`".into()),
-            None => return Err("the line ends where a name was expected".into()),
+            Some(Token::Open) => return Err((at, ParseProblem::ExpectedName { found: '(' })),
+            Some(Token::Close) => return Err((at, ParseProblem::ExpectedName { found: ')' })),
+            Some(Token::Comma) => return Err((at, ParseProblem::EmptyArgumentBeforeComma)),
+            None => return Err((at, ParseProblem::LineEndsBeforeName)),
         };
         if self.peek() != Some(&Token::Open) {
-            return Ok(Term::Word(word));
+            return Ok(Term { at, word, args: None });
         }
         if depth >= MAX_NESTING {
-            return Err(format!("parentheses nested too deeply after `{word}`"));
+            return Err((self.column(), ParseProblem::NestedTooDeeply { word }));
         }
         self.pos += 1;
         let mut args = vec![];
         if self.peek() == Some(&Token::Close) {
             self.pos += 1;
-            return Ok(Term::Call(word, args));
+            return Ok(Term { at, word, args: Some(args) });
         }
         loop {
-            if self.peek().is_none() {
-                return Err(format!("unclosed parenthesis after `{word}`"));
+            match self.peek() {
+                None => return Err((self.column(), ParseProblem::Unclosed { call: word })),
+                Some(Token::Comma | Token::Close) => return Err((self.column(), ParseProblem::EmptyArgument { call: word })),
+                Some(_) => args.push(self.term(depth + 1)?),
             }
-            if matches!(self.peek(), Some(Token::Comma | Token::Close)) {
-                return Err(format!("empty argument in `{word}(...)`"));
-            }
-            args.push(self.term(depth + 1)?);
+            let after = self.column();
             match self.next() {
                 Some(Token::Comma) => {}
-                Some(Token::Close) => return Ok(Term::Call(word, args)),
-                None => return Err(format!("unclosed parenthesis after `{word}`")),
-                Some(Token::Word(w)) => return Err(format!("expected `,` or `)` in `{word}(...)`, found `{w}`")),
-                Some(Token::Open) => return Err(format!("unexpected `(` in `{word}(...)`")),
+                Some(Token::Close) => return Ok(Term { at, word, args: Some(args) }),
+                None => return Err((after, ParseProblem::Unclosed { call: word })),
+                Some(t) => {
+                    let found = token_text(t).to_string();
+                    return Err((after, ParseProblem::ExpectedCommaOrClose { call: word, found }));
+                }
             }
         }
     }
@@ -276,103 +372,114 @@ const CALLS: &[(&str, usize, Option<usize>, &str)] = &[
     ("update", 1, Some(1), "update(index)"),
 ];
 
+/// One call of a line's chain: its name, where the name starts, and its
+/// arguments.
+struct Call {
+    name: String,
+    at: usize,
+    args: Vec<Term>,
+}
+
 /// The arguments of one call, read by position.
 struct Args<'a> {
     call: &'a str,
+    at: usize,
     args: &'a [Term],
 }
 
 impl<'a> Args<'a> {
-    /// Checks the call is known and has an allowed number of arguments.
-    fn new(call: &'a str, args: &'a [Term]) -> Result<Args<'a>, String> {
-        let &(_, min, max, usage) = CALLS.iter().find(|c| c.0 == call).ok_or_else(|| format!("unknown directive `{call}`"))?;
-        let n = args.len();
-        if n < min || max.is_some_and(|max| n > max) {
-            return Err(format!("wrong number of arguments for {call}: found {n}, expected {usage}"));
+    /// Checks the call (named at column `at`) is known and has an allowed
+    /// number of arguments.
+    fn new(call: &'a str, at: usize, args: &'a [Term]) -> Result<Args<'a>, Failed> {
+        let &(_, min, max, usage) =
+            CALLS.iter().find(|c| c.0 == call).ok_or_else(|| (at, ParseProblem::UnknownDirective { call: call.to_string() }))?;
+        let found = args.len();
+        if found < min || max.is_some_and(|max| found > max) {
+            return Err((at, ParseProblem::ArgumentCount { call: call.to_string(), found, usage }));
         }
-        Ok(Args { call, args })
+        Ok(Args { call, at, args })
     }
 
-    fn word(&self, i: usize, what: &str) -> Result<&'a str, String> {
-        match &self.args[i] {
-            Term::Word(w) => Ok(w),
-            t => Err(format!("argument {} of {} ({what}) must be a plain word, found `{t}`", i + 1, self.call)),
+    fn argument(&self, i: usize) -> Argument {
+        Argument { call: self.call.to_string(), position: i + 1 }
+    }
+
+    fn word(&self, i: usize, what: &'static str) -> Result<&'a str, Failed> {
+        let t = &self.args[i];
+        match &t.args {
+            None => Ok(&t.word),
+            Some(_) => Err((t.at, ParseProblem::NotAWord { argument: self.argument(i), what, found: t.to_string() })),
         }
     }
 
-    fn name(&self, i: usize) -> Result<Name, String> {
+    fn name(&self, i: usize) -> Result<Name, Failed> {
         let w = self.word(i, "a name")?;
-        check_name(w).map_err(|why| format!("argument {} of {}: {why}", i + 1, self.call))
+        name(w, self.args[i].at, Some(self.argument(i)))
     }
 
-    fn names(&self) -> Result<Vec<Name>, String> {
+    fn names(&self) -> Result<Vec<Name>, Failed> {
         (0..self.args.len()).map(|i| self.name(i)).collect()
     }
 
-    fn int(&self, i: usize) -> Result<i64, String> {
+    fn int(&self, i: usize) -> Result<i64, Failed> {
         let w = self.word(i, "an integer")?;
-        w.parse().map_err(|_| format!("bad integer `{w}` (argument {} of {})", i + 1, self.call))
+        w.parse().map_err(|_| (self.args[i].at, ParseProblem::BadInteger { word: w.to_string(), argument: self.argument(i) }))
     }
 
-    fn opt_int(&self, i: usize) -> Result<Option<i64>, String> {
+    fn opt_int(&self, i: usize) -> Result<Option<i64>, Failed> {
         (i < self.args.len()).then(|| self.int(i)).transpose()
     }
 
-    fn tail(&self, i: usize) -> Result<TailStrategy, String> {
+    fn tail(&self, i: usize) -> Result<TailStrategy, Failed> {
         if i >= self.args.len() {
             return Ok(TailStrategy::Auto);
         }
         let w = self.word(i, "a tail strategy")?;
-        TailStrategy::from_name(w).ok_or_else(|| {
-            format!("unknown tail strategy `{w}` in {} (expected auto, shift_inwards, guard_with_if or round_up)", self.call)
-        })
+        TailStrategy::from_name(w)
+            .ok_or_else(|| (self.args[i].at, ParseProblem::UnknownTail { word: w.to_string(), call: self.call.to_string() }))
     }
 
     /// A loop level's stage: `g` (its pure stage) or `g.update(i)`.
-    fn stage_ref(&self, i: usize) -> Result<(Name, usize), String> {
-        match &self.args[i] {
-            Term::Word(w) => Ok((check_name(w)?, 0)),
-            Term::Call(head, args) => {
-                let (func, call) = split_head(head)?;
-                if call != "update" {
-                    return Err(format!(
-                        "argument {} of {} must be `func` or `func.update(i)`, found `{}`",
-                        i + 1,
-                        self.call,
-                        self.args[i]
-                    ));
-                }
-                Ok((func, update_stage(&Args::new(call, args)?)?))
-            }
+    fn stage_ref(&self, i: usize) -> Result<(Name, usize), Failed> {
+        let t = &self.args[i];
+        let Some(args) = &t.args else {
+            return Ok((name(&t.word, t.at, None)?, 0));
+        };
+        let (func, call, call_at) = split_head(&t.word, t.at)?;
+        if call != "update" {
+            return Err((t.at, ParseProblem::NotAStage { argument: self.argument(i), found: t.to_string() }));
         }
+        Ok((func, update_stage(&Args::new(call, call_at, args)?)?))
     }
 
-    fn level(&self) -> Result<LoopLevel, String> {
+    fn level(&self) -> Result<LoopLevel, Failed> {
         let (func, stage) = self.stage_ref(0)?;
         Ok(LoopLevel::At { func, stage, var: self.name(1)? })
     }
 }
 
-fn check_name(w: &str) -> Result<Name, String> {
+/// `w`, found at column `at` (as `argument`, if one), as a name.
+fn name(w: &str, at: usize, argument: Option<Argument>) -> Result<Name, Failed> {
     if w.is_empty() || w.contains('-') {
-        return Err(format!("`{w}` is not a name (names use letters, digits, `_`, `.` and `$`)"));
+        return Err((at, ParseProblem::NotAName { word: w.to_string(), argument }));
     }
     Ok(w.into())
 }
 
-/// Splits `f.split` into the Func `f` and the call `split`.
-fn split_head(head: &str) -> Result<(Name, &str), String> {
+/// Splits `f.split`, found at column `at`, into the Func `f`, the call
+/// `split` and the call's column.
+fn split_head(head: &str, at: usize) -> Result<(Name, &str, usize), Failed> {
     match head.rsplit_once('.') {
-        Some((func, call)) if !func.is_empty() => Ok((check_name(func)?, call)),
-        _ => Err(format!("`{head}(...)` with no Func; write `func.{}(...)`", head.trim_start_matches('.'))),
+        Some((func, call)) if !func.is_empty() => Ok((name(func, at, None)?, call, at + func.chars().count() + 1)),
+        _ => Err((at, ParseProblem::NoFunc { head: head.to_string() })),
     }
 }
 
 /// The stage an `update(i)` call selects.
-fn update_stage(args: &Args<'_>) -> Result<usize, String> {
+fn update_stage(args: &Args<'_>) -> Result<usize, Failed> {
     let w = args.word(0, "an update index")?;
-    let i: usize = w.parse().map_err(|_| format!("bad update index `{w}`"))?;
-    i.checked_add(1).ok_or_else(|| format!("bad update index `{w}`"))
+    let stage = w.parse::<usize>().ok().and_then(|i| i.checked_add(1));
+    stage.ok_or_else(|| (args.args[0].at, ParseProblem::BadUpdateIndex { word: w.to_string() }))
 }
 
 /// What one call of a line does.
@@ -384,7 +491,7 @@ enum Action {
     Bound(Bound),
 }
 
-fn action(a: &Args<'_>) -> Result<Action, String> {
+fn action(a: &Args<'_>) -> Result<Action, Failed> {
     let var = || a.name(0);
     let stage = |d: Directive| Ok(Action::Stage(d));
     match a.call {
@@ -416,37 +523,41 @@ fn action(a: &Args<'_>) -> Result<Action, String> {
         "store_at" => Ok(Action::Store(a.level()?)),
         "reorder_storage" => Ok(Action::StorageOrder(a.names()?)),
         "bound" => Ok(Action::Bound(Bound { var: var()?, min: a.int(1)?, extent: a.int(2)? })),
-        call => Err(format!("`{call}(...)` must come right after the Func name")),
+        call => Err((a.at, ParseProblem::MustFollowFuncName { call: call.to_string() })),
     }
 }
 
-/// Reads one non-empty line (comments removed) into `schedule`.
-fn parse_line(line: &str, schedule: &mut Schedule) -> Result<(), String> {
-    let mut tokens = Tokens { tokens: tokenize(line)?, pos: 0 };
-    let (func, mut calls) = match tokens.term(0)? {
-        Term::Word(w) => {
-            if let Some((_, call)) = w.rsplit_once('.').filter(|(_, call)| CALLS.iter().any(|c| c.0 == *call)) {
-                return Err(format!("`{call}` needs parentheses: `{w}(...)`"));
+/// Reads one non-empty line (comments and indentation removed) into
+/// `schedule`.
+fn parse_line(line: &str, schedule: &mut Schedule) -> Result<(), Failed> {
+    let mut tokens = Tokens { tokens: tokenize(line)?, pos: 0, end: line.chars().count() };
+    let Term { at, word, args } = tokens.term(0)?;
+    let (func, mut calls) = match args {
+        None => {
+            if let Some((_, call)) = word.rsplit_once('.').filter(|(_, call)| CALLS.iter().any(|c| c.0 == *call)) {
+                return Err((at, ParseProblem::NeedsParentheses { call: call.to_string(), written: word.clone() }));
             }
-            (check_name(&w)?, vec![])
+            (name(&word, at, None)?, vec![])
         }
-        Term::Call(head, args) => {
-            let (func, call) = split_head(&head)?;
-            (func, vec![(call.to_string(), args)])
+        Some(args) => {
+            let (func, call, call_at) = split_head(&word, at)?;
+            (func, vec![Call { name: call.to_string(), at: call_at, args }])
         }
     };
-    while let Some(token) = tokens.next() {
+    loop {
+        let at = tokens.column();
+        let Some(token) = tokens.next() else { break };
         let Token::Word(w) = token else {
-            return Err(format!("unexpected `{}` after a call", token_text(token)));
+            return Err((at, ParseProblem::UnexpectedAfterCall { found: token_text(token).to_string() }));
         };
-        let call = w.strip_prefix('.').ok_or_else(|| format!("expected `.directive(...)` after a call, found `{w}`"))?.to_string();
+        let call = w.strip_prefix('.').ok_or_else(|| (at, ParseProblem::ExpectedDirective { found: w.clone() }))?.to_string();
         if call.is_empty() {
-            return Err("expected a directive name right after `.`".into());
+            return Err((at, ParseProblem::MissingDirectiveName));
         }
         tokens.pos -= 1;
-        match tokens.term(0)? {
-            Term::Call(_, args) => calls.push((call, args)),
-            Term::Word(_) => return Err(format!("`{call}` needs parentheses: `.{call}(...)`")),
+        match tokens.term(0)?.args {
+            Some(args) => calls.push(Call { name: call, at: at + 1, args }),
+            None => return Err((at, ParseProblem::NeedsParentheses { written: format!(".{call}"), call })),
         }
     }
     apply_calls(schedule.funcs.entry(func).or_default(), &calls)
@@ -462,21 +573,23 @@ fn token_text(t: &Token) -> &str {
 }
 
 /// Applies a line's chain of calls to one Func's schedule.
-fn apply_calls(fs: &mut FuncSchedule, calls: &[(String, Vec<Term>)]) -> Result<(), String> {
+fn apply_calls(fs: &mut FuncSchedule, calls: &[Call]) -> Result<(), Failed> {
     let mut stage = 0;
     let mut rest = calls;
-    if let Some(((call, args), after)) = calls.split_first().filter(|(c, _)| c.0 == "update") {
-        stage = update_stage(&Args::new(call, args)?)?;
+    if let Some((update, after)) = calls.split_first().filter(|(c, _)| c.name == "update") {
+        stage = update_stage(&Args::new(&update.name, update.at, &update.args)?)?;
         rest = after;
     }
     if rest.is_empty() {
         fs.stages.entry(stage).or_default();
     }
-    for (call, args) in rest {
-        let a = Args::new(call, args)?;
+    for call in rest {
+        let a = Args::new(&call.name, call.at, &call.args)?;
         match action(&a)? {
             Action::Stage(d) => fs.stages.entry(stage).or_default().directives.push(d),
-            _ if stage > 0 => return Err(format!("{call} applies to the whole Func; it cannot follow update({})", stage - 1)),
+            _ if stage > 0 => {
+                return Err((call.at, ParseProblem::FuncLevelAfterUpdate { call: call.name.clone(), update: stage - 1 }));
+            }
             Action::Compute(level) => fs.compute = level,
             Action::Store(level) => fs.store = Some(level),
             Action::StorageOrder(order) => fs.storage_order = Some(order),
@@ -728,12 +841,40 @@ out.parallel(yo)
         ];
         for &(text, line, needle) in cases {
             match parse_schedule(text) {
-                Err(ScheduleError::Parse { line: got, why }) => {
-                    assert_eq!(got, line, "line of the error in {text:?} ({why})");
+                Err(ParseError { line: got, problem, .. }) => {
+                    assert_eq!(got, line, "line of the error in {text:?} ({problem})");
+                    let why = problem.to_string();
                     assert!(why.contains(needle), "error for {text:?} is {why:?}, which does not name {needle:?}");
                 }
                 other => panic!("{text:?} gave {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn errors_name_the_column_of_the_token_at_fault() {
+        let cases: &[(&str, usize, ParseProblem)] = &[
+            ("f.foo(x)", 3, ParseProblem::UnknownDirective { call: "foo".into() }),
+            (
+                "  f.split(x, xo, xi, eight)",
+                22,
+                ParseProblem::BadInteger { word: "eight".into(), argument: Argument { call: "split".into(), position: 4 } },
+            ),
+            ("f.parallel(x).vectorize", 14, ParseProblem::NeedsParentheses { call: "vectorize".into(), written: ".vectorize".into() }),
+            ("f.split(x, xo, xi, 8", 21, ParseProblem::Unclosed { call: "f.split".into() }),
+            ("\tf.parallel(x%)", 14, ParseProblem::UnexpectedCharacter('%')),
+            ("f.update(0).compute_root()", 13, ParseProblem::FuncLevelAfterUpdate { call: "compute_root".into(), update: 0 }),
+            ("f.compute_at(g.update(x), y)", 23, ParseProblem::BadUpdateIndex { word: "x".into() }),
+            (
+                "f.parallel(-x)",
+                12,
+                ParseProblem::NotAName { word: "-x".into(), argument: Some(Argument { call: "parallel".into(), position: 1 }) },
+            ),
+        ];
+        for (text, column, problem) in cases {
+            let err = parse_schedule(text).unwrap_err();
+            assert_eq!((&err.problem, err.column), (problem, *column), "{text:?}: {err}");
+            assert!(err.to_string().starts_with(&format!("schedule text, line 1, column {column}: ")), "{err}");
         }
     }
 

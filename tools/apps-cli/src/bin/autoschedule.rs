@@ -8,7 +8,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use compiler::{PipelineDef, Schedule, Target};
-use search::{autoschedule, BeamOptions};
+use search::{autoschedule, BeamOptions, Reason};
 use std::time::Duration;
 
 /// The search allocates and frees many small loop nests and feature maps
@@ -107,11 +107,13 @@ fn main() -> Result<()> {
     let mut model = chosen.model;
     let progress = indicatif::ProgressBar::new_spinner().with_message("searching");
     progress.enable_steady_tick(Duration::from_millis(100));
-    let result = autoschedule(&pipeline, &target, model.as_mut(), &options, args.top_k)?;
+    let Some(result) = autoschedule(&pipeline, &target, model.as_mut(), &options, args.top_k)?.answer() else {
+        bail!("the search was abandoned");
+    };
     progress.finish_and_clear();
     println!("{}", result.schedule);
-    if let Some(why) = &result.fallback {
-        println!("fallback: {why}");
+    if result.reason != Reason::Searched {
+        println!("fallback: {}", result.reason);
     }
     print_prediction(&result);
     for (k, a) in result.alternatives.iter().enumerate() {

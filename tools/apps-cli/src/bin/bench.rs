@@ -145,7 +145,10 @@ fn main() -> Result<()> {
             }
             for (row, mut model) in models {
                 let started = std::time::Instant::now();
-                let found = search::autoschedule(&app.pipeline_estimated_as_run(), &host, model.as_mut(), &options, 0)?;
+                let Some(found) = search::autoschedule(&app.pipeline_estimated_as_run(), &host, model.as_mut(), &options, 0)?.answer()
+                else {
+                    anyhow::bail!("the search was abandoned");
+                };
                 search_ms.push(started.elapsed().as_secs_f64() * 1e3);
                 schedules.push((row, found.schedule));
             }

@@ -12,7 +12,7 @@ use benchmark::{BenchRow, SamplingOptions};
 use clap::Parser;
 use client::AppRequest;
 use proto::v1::scheduler_client::SchedulerClient;
-use proto::v1::{ScheduleReply, ScheduleRequest};
+use proto::v1::{self, ScheduleReply, ScheduleRequest};
 use random_pipelines::{generate, GeneratorParams};
 use std::time::Duration;
 
@@ -87,11 +87,40 @@ fn print(reply: &ScheduleReply, expected: &proto::Fingerprint) {
             reply.answered_after_ms
         );
     }
+    if let Some(reason) = &reply.reason {
+        println!("answer: {}", reason_line(reason));
+    }
     if !reply.fallback.is_empty() {
         println!("fallback: {}", reply.fallback);
     }
     let matches = reply.pipeline_fingerprint == expected.0;
     println!("pipeline fingerprint {expected}: {}", if matches { "matches" } else { "DOES NOT MATCH the reply's" });
+}
+
+/// A reply's reason as data, on one line: its kind, and the cause and
+/// Func of each rejection (the reply's `fallback` says it in words).
+fn reason_line(reason: &v1::Reason) -> String {
+    let words = |name: &str, prefix: &str| name.trim_start_matches(prefix).to_lowercase().replace('_', " ");
+    let mut line = words(reason.kind().as_str_name(), "REASON_KIND_");
+    let rejections = [("nested candidates", &reason.nested), ("flat candidates", &reason.flat), ("picked", &reason.last_resort_mispriced)];
+    for (what, rejection) in rejections {
+        if let Some(r) = rejection {
+            line += &format!("; {what}: {}", words(r.cause().as_str_name(), "REJECTION_CAUSE_"));
+            if !r.func.is_empty() {
+                line += &format!(", Func {}", r.func);
+            }
+            if r.timed_out > 0 {
+                line += &format!(", {} checks out of time", r.timed_out);
+            }
+        }
+    }
+    if reason.timed_out > 0 {
+        line += &format!("; {} checks out of time", reason.timed_out);
+    }
+    if reason.last_resort() == v1::LastResortPick::CheckedPastBudget {
+        line += "; picked: checked past the budget";
+    }
+    line
 }
 
 fn print_timings(rows: &[BenchRow], predicted_seconds: f64) {
