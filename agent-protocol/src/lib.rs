@@ -17,6 +17,8 @@
 //! # Ok::<(), proto::FromWireError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 use data::{
     FailureClass, Features, HostFingerprint, LayoutId, Outcome, Runtime, SampleRecord, SamplingSettings, ScheduleRecord, WorkResult,
 };

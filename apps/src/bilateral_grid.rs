@@ -32,6 +32,7 @@ fn lerp(a: Expr, b: Expr, t: Expr) -> Expr {
     a.clone() + (b - a) * t
 }
 
+/// The bilateral_grid app at `size` for `host`: a 1536x2560 grey image (40x36 small).
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (40, 36));
     let (x, y, z, c) = (Var::new("x"), Var::new("y"), Var::new("z"), Var::new("c"));

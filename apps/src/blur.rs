@@ -11,6 +11,7 @@ use compiler::ir::types::ScalarType;
 use compiler::schedule::Schedule;
 use compiler::target::Target;
 
+/// The blur app at `size` for `host`: a 1536x2560 output (70x45 small).
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (70, 45));
     let mut expert = Schedule::new();

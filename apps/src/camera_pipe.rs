@@ -25,6 +25,7 @@ use compiler::target::Target;
 /// + m3`, in units of 1/256.
 const MATRIX: [[i32; 4]; 3] = [[400, -96, -48, -200], [-64, 360, -40, -200], [-16, -112, 384, -200]];
 
+/// The camera_pipe app at `size` for `host`: a 2560x1920 RGB output (64x48 small).
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (2560, 1920), (64, 48));
     let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));

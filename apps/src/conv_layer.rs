@@ -17,6 +17,7 @@ use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
 
+/// The conv_layer app at `size` for `host`: batch 5, 128 channels in and out, 100x80 outputs (small: batch 2, 8 in, 32 out, 8x6).
 pub fn app(size: Size, host: &Target) -> App {
     let (n, ci, co, w, h) = pick(size, (5, 128, 128, 100, 80), (2, 8, 2 * 16, 8, 6));
     let (c, x, y, b) = (Var::new("c"), Var::new("x"), Var::new("y"), Var::new("n"));

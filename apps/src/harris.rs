@@ -16,6 +16,7 @@ use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
 
+/// The harris app at `size` for `host`: a 1536x2560 RGB input (48x44 small).
 pub fn app(size: Size, host: &Target) -> App {
     // The small output is taller than one strip (32 rows): the strips shift
     // inwards and must stay within the input.

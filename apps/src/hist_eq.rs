@@ -17,6 +17,7 @@ use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
 
+/// The hist_eq app at `size` for `host`: a 1536x2560 RGB image (24x20 small).
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (24, 20));
     let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));

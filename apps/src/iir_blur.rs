@@ -42,6 +42,7 @@ fn blur_columns_transposed(name: &str, input: impl Fn(Expr, Expr, Expr) -> Expr,
     transposed
 }
 
+/// The iir_blur app at `size` for `host`: a 1536x2560 RGB image (40x24 small).
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (40, 24));
     let input = ImageParam::new("input", ScalarType::F32, 3);

@@ -19,6 +19,7 @@ use compiler::lang::{Func, ImageParam, Pipeline, Var};
 use compiler::schedule::Schedule;
 use compiler::target::Target;
 
+/// The interpolate app at `size` for `host`: a 1536x2560 image, 10 levels (small: 36x28, 4 levels).
 pub fn app(size: Size, host: &Target) -> App {
     // A pyramid's reach grows with its depth (the finest level of a
     // 10-level one spans about 2^10 pixels past the output on each side),

@@ -23,6 +23,8 @@
 //! # Ok::<(), compiler::LowerError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod idioms;
 
 pub mod bilateral_grid;
@@ -75,8 +77,11 @@ pub type Region = Vec<(i64, i64)>;
 /// its inputs cover and its output is computed over.
 #[derive(Clone, Debug)]
 pub struct App {
+    /// The app's name, as [`names`] lists it.
     pub name: &'static str,
+    /// The algorithm.
     pub pipeline: PipelineDef,
+    /// The hand-written expert schedule.
     pub expert: Schedule,
     /// The region of each input, by name, in the pipeline's input order.
     pub inputs: Vec<(String, Region)>,

@@ -53,6 +53,7 @@ fn upsample(name: &str, args: &[&Var], f: &Access) -> Expr {
     at(y / 2 - 1 + (y % 2) * 2) * 0.25f32 + at(y / 2) * 0.75f32
 }
 
+/// The local_laplacian app at `size` for `host`: a 1536x2560 RGB image, 8 pyramid levels (small: 40x32, 3 levels).
 pub fn app(size: Size, host: &Target) -> App {
     // Pyramid levels: fewer at the small size, as for interpolate.
     let (w, h, levels) = pick(size, (1536, 2560, 8), (40, 32, 3));

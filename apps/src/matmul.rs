@@ -15,6 +15,7 @@ use compiler::lang::{Func, ImageParam, Pipeline, RDom, Var};
 use compiler::schedule::{Schedule, TailStrategy};
 use compiler::target::Target;
 
+/// The matmul app at `size` for `host`: 1024x1024 matrices (64x64 small).
 pub fn app(size: Size, host: &Target) -> App {
     let n = pick(size, 1024, 64);
     let (x, y) = (Var::new("x"), Var::new("y"));

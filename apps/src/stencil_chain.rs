@@ -43,6 +43,7 @@ pub fn chain(stages: usize, radius: i32) -> PipelineDef {
 /// Stages per line-buffered group of the expert schedule.
 const GROUP: usize = 8;
 
+/// The stencil_chain app at `size` for `host`: 32 stages, a 1536x2560 output (small: 6 stages, 64x48).
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h, stages, strip) = pick(size, (1536, 2560, 32, 128), (64, 48, 6, 16));
     let pipeline = chain(stages, 2);

@@ -30,6 +30,7 @@ fn symmetric_taps(f: impl Fn(i32) -> Expr) -> Expr {
     (1..=3).fold(f(0) * k[0], |acc, i| acc + (f(-i) + f(i)) * k[i as usize])
 }
 
+/// The unsharp app at `size` for `host`: a 1536x2560 RGB image (40x36 small).
 pub fn app(size: Size, host: &Target) -> App {
     let (w, h) = pick(size, (1536, 2560), (40, 36));
     let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));

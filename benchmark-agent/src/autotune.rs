@@ -38,11 +38,13 @@ use trainer::{fine_tune, ChosenNetwork, CostNetwork, LearnedModel, PipelineSampl
 /// What to autotune, and how hard.
 #[derive(Clone, Debug)]
 pub struct AutotuneOptions {
+    /// The app to autotune.
     pub app: apps::App,
     /// Rounds of sampling and fine-tuning (after round 0, the baseline).
     pub rounds: u32,
     /// Batches of sampled schedules per round.
     pub batches: u64,
+    /// How each batch's schedules are sampled.
     pub sampling: SamplingOptions,
     /// Timing passes over each batch (the best time over the passes is kept).
     pub timing_passes: usize,
@@ -54,6 +56,7 @@ pub struct AutotuneOptions {
     pub agent: String,
     /// Fine-tuning epochs per round over the app's samples (one step each).
     pub epochs: usize,
+    /// Training settings of the fine-tuning.
     pub train: TrainOptions,
     /// Members of a network started from the analytical model (when no
     /// starting weights are given).
@@ -71,6 +74,7 @@ pub struct AutotuneOptions {
 /// One round's results.
 #[derive(Clone, Debug)]
 pub struct AutotuneRound {
+    /// The round's number (0: the baseline).
     pub round: u32,
     /// The model that picked this round's schedule: round 0's is the
     /// starting model (the autoscheduler as it stands); a later round's is
@@ -79,6 +83,7 @@ pub struct AutotuneRound {
     pub model: String,
     /// Schedules timed in this round's batches, and those that failed.
     pub timed: u64,
+    /// Schedules of this round's batches whose timing failed.
     pub failed: u64,
     /// Measured samples of the app in the store after the round (that the
     /// trainer can read back).
@@ -114,6 +119,7 @@ impl AutotuneRound {
 
 /// What autotuning gave.
 pub struct Autotuned {
+    /// Every round's results, round 0 first.
     pub rounds: Vec<AutotuneRound>,
     /// The last round's network (`None` when no round sampled anything).
     pub network: Option<CostNetwork>,

@@ -13,15 +13,21 @@ use trainer::{choose_model, RetrainOptions};
 /// One round's results.
 #[derive(Clone, Debug)]
 pub struct RoundReport {
+    /// The round's number.
     pub round: u32,
     /// The model that ranked this round's samples.
     pub sampled_with: String,
+    /// What the round's data generation did.
     pub generated: GenerateStats,
     /// Measured samples in the store after the round.
     pub samples_in_store: u64,
+    /// The stored version of the weights the round's retraining made.
     pub version: u32,
+    /// Whether those weights were promoted.
     pub promoted: bool,
+    /// Why they were (or were not) promoted, in words.
     pub reason: String,
+    /// Their metrics on the held-out set.
     pub held_out: trainer::Metrics,
 }
 

@@ -19,12 +19,15 @@ use std::time::Instant;
 /// What to generate.
 #[derive(Clone, Debug)]
 pub struct GenerateOptions {
+    /// The first seed (autotuning an app: the first batch's sampling seed).
     pub first_seed: u64,
+    /// How many seeds, from `first_seed`.
     pub pipelines: u64,
     /// The bootstrap round (which weights steer the sampling).
     pub round: u32,
     /// The agent's name, recorded with each report and part of its work id.
     pub agent: String,
+    /// How each pipeline's schedules are sampled.
     pub sampling: SamplingOptions,
     /// Timing passes over the batch (each schedule timed once per pass,
     /// in rotation; its best time over the passes is kept), so that a burst
@@ -38,13 +41,17 @@ pub struct GenerateOptions {
 /// What a run did.
 #[derive(Clone, Debug, Default)]
 pub struct GenerateStats {
+    /// Pipelines measured and recorded.
     pub pipelines: u64,
     /// Pipelines already in the store.
     pub skipped: u64,
     /// Seeds whose pipeline could not be generated or scheduled.
     pub unusable: u64,
+    /// Samples timed.
     pub measured: u64,
+    /// Samples whose measuring failed, by failure class.
     pub failed: BTreeMap<FailureClass, u64>,
+    /// Seconds the run has taken so far.
     pub wall_seconds: f64,
 }
 
@@ -139,7 +146,9 @@ fn measure_pipeline(
 /// A workload's records: the pipeline, the schedules measured, a sample of each.
 #[derive(Clone, Debug)]
 pub struct Measured {
+    /// The pipeline's record.
     pub pipeline: data::PipelineRecord,
+    /// The records of the schedules measured.
     pub schedules: Vec<data::ScheduleRecord>,
     /// One per schedule, in the same order.
     pub samples: Vec<SampleRecord>,

@@ -27,6 +27,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod autotune;
 pub mod bootstrap;
 pub mod generate;
@@ -49,18 +51,25 @@ use thiserror::Error;
 /// Why the agent stopped.
 #[derive(Debug, Error)]
 pub enum AgentError {
+    /// The training store failed.
     #[error("training store: {0}")]
     Store(#[from] data::StoreError),
+    /// A random pipeline could not be generated.
     #[error("random pipeline: {0}")]
     Generate(#[from] random_pipelines::GenError),
+    /// A pipeline cannot be analysed.
     #[error("the pipeline cannot be analysed: {0}")]
     Dag(#[from] featurizer::DagError),
+    /// A search for schedules failed.
     #[error("search: {0}")]
     Search(#[from] search::SearchError),
+    /// Retraining the cost model failed.
     #[error("retraining: {0}")]
     Retrain(#[from] trainer::RetrainError),
+    /// No cost model could be chosen.
     #[error("choosing the cost model: {0}")]
     Model(#[from] trainer::ChooseError),
+    /// Cost-model weights could not be read or used.
     #[error("cost-model weights: {0}")]
     Weights(#[from] trainer::WeightsError),
 }

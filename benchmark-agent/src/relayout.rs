@@ -22,16 +22,19 @@ use trainer::dataset::{rebuild_pipeline, store_layout, RebuildError};
 /// What featurizing a store again found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RelayoutStats {
+    /// Pipelines in the store.
     pub pipelines: usize,
     /// Pipelines that could not be rebuilt or analysed (their schedules are
     /// not counted below).
     pub unbuildable: usize,
+    /// Stored schedules of the pipelines rebuilt.
     pub schedules: usize,
     /// Schedules whose loop nest was found again.
     pub replayed: usize,
     /// Of those, the ones whose features in today's layout were stored
     /// already, and of those, how many the replay reproduced bit for bit.
     pub compared: usize,
+    /// Of `compared`, those the replay reproduced bit for bit.
     pub identical: usize,
     /// Feature matrices added to the store.
     pub added: usize,

@@ -41,14 +41,24 @@ use tonic::{Code, Request, Status};
 /// Why the networked agent stopped.
 #[derive(Debug, Error)]
 pub enum RemoteError {
+    /// The server's address or CA certificate is not usable.
     #[error(transparent)]
     Endpoint(#[from] proto::transport::EndpointError),
+    /// A call to the server failed for good (or the agent was stopping).
     #[error("{call}: {status}")]
-    Call { call: &'static str, status: Status },
+    Call {
+        /// The call's name (`register`, `lease_work`, ...).
+        call: &'static str,
+        /// The status it failed with.
+        status: Status,
+    },
+    /// Measuring a work item failed.
     #[error("{0}")]
     Agent(#[from] AgentError),
+    /// The measuring thread panicked or was cancelled.
     #[error("the measuring thread failed: {0}")]
     Join(#[from] tokio::task::JoinError),
+    /// The spool could not be read or written.
     #[error("{0}")]
     Spool(#[from] SpoolError),
 }
@@ -56,7 +66,9 @@ pub enum RemoteError {
 /// Exponential backoff between retries: `initial`, doubled each time, at most `max`.
 #[derive(Clone, Copy, Debug)]
 pub struct Backoff {
+    /// The first wait.
     pub initial: Duration,
+    /// The longest wait.
     pub max: Duration,
 }
 
@@ -74,6 +86,7 @@ pub struct RemoteOptions {
     pub name: String,
     /// Timing passes over each batch (the best time over the passes is kept).
     pub timing_passes: usize,
+    /// The backoff between retries of a call that may succeed when tried again.
     pub backoff: Backoff,
     /// Leave once the server's queue is drained, instead of waiting for more work.
     pub exit_when_drained: bool,
@@ -134,7 +147,9 @@ pub struct Session {
     call_timeout: Duration,
     /// How often to heartbeat a lease.
     pub heartbeat_interval: Duration,
+    /// The id the server gave this agent when it registered.
     pub agent_id: u64,
+    /// The key the server gave this host when the agent registered.
     pub host_key: String,
 }
 

@@ -24,9 +24,11 @@ use trainer::dataset::store_layout;
 pub struct RetimeOptions {
     /// The seeds of the random pipelines, as `generate` numbered them.
     pub first_seed: u64,
+    /// How many seeds, from `first_seed`.
     pub pipelines: u64,
     /// The round and agent the reports were recorded under.
     pub round: u32,
+    /// The agent the reports were recorded under.
     pub agent: String,
     /// Names this retiming: the retimed reports' work ids start with it.
     pub tag: String,
@@ -47,6 +49,7 @@ pub struct RetimeStats {
     /// Of the schedules measured again, how many got faster and slower than
     /// stored by more than a tenth.
     pub faster: u64,
+    /// Schedules slower than stored by more than a tenth.
     pub slower: u64,
 }
 

@@ -58,11 +58,16 @@ impl Default for SamplingOptions {
 /// One sampled schedule with what training needs of it.
 #[derive(Clone, Debug)]
 pub struct SampledSchedule {
+    /// The schedule.
     pub schedule: Schedule,
+    /// Its text (`Schedule`'s form).
     pub text: String,
     /// SHA-256 of the text, hex.
     pub hash: String,
+    /// Its schedule features, by stage.
     pub features: Arc<StageFeatures>,
+    /// Its runtime as the sampling model predicts it, in seconds (whichever
+    /// ranking found it).
     pub predicted_seconds: f64,
 }
 

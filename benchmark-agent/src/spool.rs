@@ -19,10 +19,23 @@ use thiserror::Error;
 /// Why the spool could not be read or written.
 #[derive(Debug, Error)]
 pub enum SpoolError {
+    /// The spool's folder or one of its files could not be created, read,
+    /// written, renamed, flushed or removed.
     #[error("spool {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A file of the spool is not a spooled report.
     #[error("spool {path}: not a spooled report: {source}")]
-    Decode { path: PathBuf, source: serde_json::Error },
+    Decode {
+        /// The file.
+        path: PathBuf,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SpoolError + '_ {
@@ -41,7 +54,9 @@ pub struct Spool {
 /// A report found in the spool.
 #[derive(Debug)]
 pub struct Spooled {
+    /// The file it was read from.
     pub path: PathBuf,
+    /// The work item's results.
     pub result: WorkResult,
 }
 
@@ -52,6 +67,7 @@ impl Spool {
         Ok(Spool { dir: dir.to_path_buf() })
     }
 
+    /// The spool's folder.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

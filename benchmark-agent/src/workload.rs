@@ -8,11 +8,14 @@ use random_pipelines::{GeneratorParams, RandomPipeline};
 /// the store can rebuild the pipeline.
 #[derive(Clone, Debug)]
 pub struct Workload {
+    /// The pipeline, with estimates.
     pub pipeline: PipelineDef,
     /// The region of each input, by name.
     pub inputs: Vec<(String, Vec<(i64, i64)>)>,
     /// The region of the output computed.
     pub output: Vec<(i64, i64)>,
+    /// How the store rebuilds the pipeline: a random pipeline's seed and
+    /// generator parameters, or an app's definition.
     pub source: data::PipelineSource,
 }
 

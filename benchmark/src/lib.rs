@@ -22,6 +22,8 @@
 //! # Ok::<(), benchmark::BenchError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 use apps::{App, Region};
 use codegen::timing::Sampling;
 use codegen::RunError;
@@ -37,6 +39,7 @@ pub use codegen::timing::{pattern_input, sample, time_compiled, Timing};
 /// How long to sample, and how to lower.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SamplingOptions {
+    /// Warm-up and sampling settings of the timing loop.
     pub sampling: Sampling,
     /// Lower in checked mode (every access asserted; see
     /// [`compiler::LowerOptions::check_accesses`]).
@@ -70,37 +73,82 @@ pub fn agrees(reference: &Buffer, out: &Buffer, fast_float: bool) -> bool {
 /// Why a benchmark could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
+    /// Lowering a schedule failed.
     #[error("{app}: {source}")]
-    Lower { app: String, source: compiler::error::LowerError },
+    Lower {
+        /// The app's name.
+        app: String,
+        /// The lowering error.
+        source: compiler::error::LowerError,
+    },
+    /// Compiling the lowered pipeline failed.
     #[error("{app}: {source}")]
-    Codegen { app: String, source: codegen::CodegenError },
+    Codegen {
+        /// The app's name.
+        app: String,
+        /// The code generator's error.
+        source: codegen::CodegenError,
+    },
+    /// Running the compiled pipeline failed.
     #[error("{app}: {source}")]
-    Run { app: String, source: Box<RunError> },
+    Run {
+        /// The app's name.
+        app: String,
+        /// The run's error.
+        source: Box<RunError>,
+    },
+    /// An input buffer could not be made.
     #[error("{app}: {source}")]
-    Buffer { app: String, source: BufferError },
+    Buffer {
+        /// The app's name.
+        app: String,
+        /// The buffer error.
+        source: BufferError,
+    },
+    /// The inputs and output region could not be bound to the pipeline's arguments.
     #[error("{app}: {source}")]
-    Arguments { app: String, source: Box<compiler::exec::realize::RealizeError> },
+    Arguments {
+        /// The app's name.
+        app: String,
+        /// The binding error.
+        source: Box<compiler::exec::realize::RealizeError>,
+    },
+    /// A schedule's output differs from the first schedule's.
     #[error("{app}: the {schedule} schedule's output differs from the {reference} schedule's")]
-    Mismatch { app: String, schedule: String, reference: String },
+    Mismatch {
+        /// The app's name.
+        app: String,
+        /// The schedule whose output differs.
+        schedule: String,
+        /// The first schedule, whose output is the reference.
+        reference: String,
+    },
 }
 
 /// One measured (app, schedule) pair, times in milliseconds.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchRow {
+    /// The schedule's name.
     pub schedule: String,
     /// For a searched schedule, the search's wall time (legality check
     /// included).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_ms: Option<f64>,
+    /// Time to compile the lowered pipeline.
     pub compile_ms: f64,
+    /// The fastest sample.
     pub min_ms: f64,
+    /// The median sample.
     pub median_ms: f64,
+    /// Timed samples taken.
     pub samples: usize,
 }
 
 /// The rows of one app and the output of its last schedule.
 pub struct Measured {
+    /// One row per schedule, in the order given.
     pub rows: Vec<BenchRow>,
+    /// The output the last schedule computed.
     pub output: Buffer,
 }
 

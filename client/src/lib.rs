@@ -22,6 +22,8 @@
 //! # Ok::<(), client::ClientError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 use apps::{App, Size};
 use benchmark::{measure, naive_schedule, BenchError, BenchRow, SamplingOptions};
 use compiler::{PipelineDef, Schedule, Target};
@@ -35,25 +37,38 @@ pub const SERVED: &str = "served";
 /// Why an app could not be scheduled or timed through the service.
 #[derive(Debug, Error)]
 pub enum ClientError {
+    /// No app has the name.
     #[error("unknown app `{0}` (apps: {apps})", apps = apps::names().collect::<Vec<_>>().join(", "))]
     UnknownApp(String),
+    /// The app's pipeline cannot be sent.
     #[error("the pipeline has no wire form: {0}")]
     ToWire(#[from] proto::ToWireError),
+    /// The reply's fingerprint is not the request's pipeline's.
     #[error("the reply is for pipeline {reply}, not {expected}")]
-    Fingerprint { reply: String, expected: Fingerprint },
+    Fingerprint {
+        /// The reply's fingerprint, in hex.
+        reply: String,
+        /// The request's pipeline's.
+        expected: Fingerprint,
+    },
+    /// The reply has no schedule.
     #[error("the reply carries no schedule")]
     NoSchedule,
+    /// The reply's schedule is not a valid schedule.
     #[error("the reply's schedule: {0}")]
     FromWire(#[from] proto::FromWireError),
+    /// Timing the schedules failed, or their outputs differ.
     #[error(transparent)]
     Bench(Box<BenchError>),
 }
 
 /// An app and the pipeline sent for it, with that pipeline's fingerprint.
 pub struct AppRequest {
+    /// The app, as `apps::build` builds it.
     pub app: App,
     /// The app's pipeline with its estimates set to the regions it runs at.
     pub pipeline: PipelineDef,
+    /// The fingerprint of `pipeline`.
     pub fingerprint: Fingerprint,
 }
 

@@ -63,6 +63,7 @@ impl JitCache {
         self.lock().len()
     }
 
+    /// Whether no pipeline is cached.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -28,34 +28,58 @@ pub fn blur_schedule() -> Schedule {
 
 /// What the demo produced.
 pub struct DemoReport {
+    /// The blur lowered under the schedule.
     pub lowered: Lowered,
+    /// The interpreter's output (`blur_y`).
     pub output: Buffer,
+    /// Output points checked against the reference evaluator (on both
+    /// executors).
     pub points_checked: usize,
-    /// Wall time of the interpreter run, the JIT compile and the JIT run.
+    /// Wall time of the interpreter run.
     pub interpret_time: Duration,
+    /// Wall time of the JIT compile.
     pub compile_time: Duration,
+    /// Wall time of the JIT run.
     pub jit_time: Duration,
-    /// The optimized LLVM IR and host assembly of the compiled pipeline.
+    /// The optimized LLVM IR of the compiled pipeline.
     pub llvm_ir: String,
+    /// The host assembly of the compiled pipeline.
     pub assembly: String,
 }
 
+/// Why the demo failed.
 #[derive(Debug, Error)]
 pub enum DemoError {
+    /// The blur did not lower under the schedule.
     #[error(transparent)]
     Lower(#[from] LowerError),
+    /// The interpreter run failed.
     #[error(transparent)]
     Realize(#[from] RealizeError),
+    /// The reference evaluator failed.
     #[error(transparent)]
     Reference(#[from] ReferenceError),
+    /// A buffer could not be made or read.
     #[error(transparent)]
     Buffer(#[from] BufferError),
+    /// The JIT compile failed.
     #[error(transparent)]
     Codegen(#[from] CodegenError),
+    /// The compiled pipeline failed to run.
     #[error(transparent)]
     Jit(#[from] RunError),
+    /// An executor's output differs from the reference evaluator's at a point.
     #[error("the scheduled pipeline ({executor}) disagrees with the reference at {coords:?}: {got:?} instead of {expected:?}")]
-    Mismatch { executor: &'static str, coords: Vec<i64>, expected: Scalar, got: Scalar },
+    Mismatch {
+        /// The executor: `"interpreter"` or `"JIT"`.
+        executor: &'static str,
+        /// The point's coordinates.
+        coords: Vec<i64>,
+        /// The reference evaluator's value.
+        expected: Scalar,
+        /// The executor's value.
+        got: Scalar,
+    },
 }
 
 /// Lowers the blur under `schedule`, runs it over a `width` x `height`

@@ -30,8 +30,11 @@ use thiserror::Error;
 /// The CPU code is generated for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct HostTarget {
+    /// The LLVM target triple (`x86_64-unknown-linux-gnu`, say).
     pub triple: String,
+    /// The LLVM CPU name (`znver3`, say).
     pub cpu: String,
+    /// The LLVM CPU feature string (`+avx2,+fma,...`).
     pub features: String,
 }
 
@@ -65,14 +68,26 @@ impl HostTarget {
 /// Why a compiled pipeline could not run.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum RunError {
+    /// The buffers or params given do not fit the pipeline.
     #[error(transparent)]
     Arguments(#[from] RealizeError),
+    /// An assertion of the pipeline failed; the assertion's message.
     #[error("{0}")]
     AssertionFailed(String),
+    /// A heap allocation of the pipeline failed.
     #[error("a heap allocation of the pipeline failed")]
     AllocationFailed,
+    /// A buffer's min, extent or stride does not fit in 32 bits.
     #[error("{field} = {value} does not fit the 32-bit index type of generated code")]
-    FieldOverflow { field: String, value: i64 },
+    FieldOverflow {
+        /// The field, as `buffer.min.d`, `buffer.extent.d` or `buffer.stride.d`
+        /// (`d` the dimension).
+        field: String,
+        /// Its value.
+        value: i64,
+    },
+    /// The pipeline returned a code that is neither 0, an assertion's nor the
+    /// allocation failure's.
     #[error("the pipeline returned the unknown code {0}")]
     UnknownCode(i32),
 }

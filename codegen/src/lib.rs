@@ -41,6 +41,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod cache;
 pub mod demo;
 pub mod emit;
@@ -57,8 +59,12 @@ use thiserror::Error;
 /// Why a pipeline could not be compiled.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum CodegenError {
+    /// The statement uses something the code generator cannot emit (described
+    /// in the message).
     #[error("code generation does not support this statement: {0}")]
     Unsupported(String),
+    /// LLVM failed, or lacks something the code generator needs (an
+    /// intrinsic, the host target); the message says what.
     #[error("LLVM: {0}")]
     Llvm(String),
 }

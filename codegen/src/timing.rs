@@ -15,16 +15,22 @@ use std::time::{Duration, Instant};
 /// Timing of repeated runs.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Timing {
+    /// The fastest sample.
     pub min: Duration,
+    /// The median sample.
     pub median: Duration,
+    /// Samples taken (warm-up runs excluded).
     pub samples: usize,
 }
 
 /// How long to sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sampling {
+    /// Untimed runs before sampling.
     pub warmup: usize,
+    /// Samples taken whatever the budget (at least one).
     pub min_samples: usize,
+    /// Most samples taken while the budget lasts.
     pub max_samples: usize,
     /// Stop once this much time was spent sampling (after `min_samples`).
     pub budget: Duration,

@@ -11,50 +11,208 @@ use thiserror::Error;
 /// A mistake in an algorithm, found while defining it or building its pipeline.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum LangError {
+    /// A Func is called (or is an output) but has no definition.
     #[error("Func {func} is called but never defined")]
-    Undefined { func: String },
+    Undefined {
+        /// The Func.
+        func: String,
+    },
+    /// A Func is given a second pure definition.
     #[error("Func {func} is defined twice; add update definitions with update()")]
-    Redefined { func: String },
+    Redefined {
+        /// The Func.
+        func: String,
+    },
+    /// A variable appears twice in a Func's pure argument list.
     #[error("Func {func}: variable {var} appears twice in its argument list")]
-    DuplicateArg { func: String, var: String },
+    DuplicateArg {
+        /// The Func.
+        func: String,
+        /// The variable.
+        var: String,
+    },
+    /// Two different Funcs or inputs of one pipeline share a name.
     #[error("two different Funcs or inputs are named {name}")]
-    DuplicateName { name: String },
+    DuplicateName {
+        /// The name.
+        name: String,
+    },
+    /// A Func depends on itself through other Funcs.
     #[error("Func {func} depends on itself through other Funcs")]
-    Cycle { func: String },
+    Cycle {
+        /// A Func on the cycle.
+        func: String,
+    },
+    /// A call or an update's left-hand side has a number of coordinates other
+    /// than the Func's dimensions.
     #[error("Func {func}: {context} has {got} arguments but the Func has {expected} dimensions")]
-    Arity { func: String, expected: usize, got: usize, context: String },
+    Arity {
+        /// The Func called or updated.
+        func: String,
+        /// Its number of dimensions.
+        expected: usize,
+        /// The number of coordinates given.
+        got: usize,
+        /// The call or update at fault.
+        context: String,
+    },
+    /// A stage uses a variable that is not one of the pure variables of its
+    /// left-hand side.
     #[error("Func {func}: stage {stage} uses variable {var}, which is not one of its pure variables left of the `=`")]
-    FreeVariable { func: String, stage: usize, var: String },
+    FreeVariable {
+        /// The Func.
+        func: String,
+        /// The stage (0 for the pure definition).
+        stage: usize,
+        /// The variable.
+        var: String,
+    },
+    /// A pure definition uses a reduction variable.
     #[error("Func {func}: its pure definition uses reduction variable {rvar}; reductions belong in update definitions")]
-    RVarInPureDefinition { func: String, rvar: String },
+    RVarInPureDefinition {
+        /// The Func.
+        func: String,
+        /// The reduction variable.
+        rvar: String,
+    },
+    /// An update's value has a type other than the Func's.
     #[error("Func {func}: update {stage} has type {got} but the Func has type {expected}")]
-    UpdateType { func: String, stage: usize, expected: Type, got: Type },
+    UpdateType {
+        /// The Func.
+        func: String,
+        /// The update's stage (1 for the first update).
+        stage: usize,
+        /// The Func's type.
+        expected: Type,
+        /// The update's type.
+        got: Type,
+    },
+    /// A pure variable of an update is not used unadorned, at its own
+    /// position, in every reference the update makes to its Func.
     #[error("Func {func}: update {stage} must use pure variable {var} unadorned at position {position} in every reference to {func}")]
-    PureVarMisplaced { func: String, stage: usize, var: String, position: usize },
+    PureVarMisplaced {
+        /// The Func.
+        func: String,
+        /// The update's stage (1 for the first update).
+        stage: usize,
+        /// The pure variable.
+        var: String,
+        /// Its position among the Func's arguments.
+        position: usize,
+    },
+    /// An update is defined before the Func's pure definition.
     #[error("Func {func}: update definition before the pure definition")]
-    UpdateBeforeDefinition { func: String },
+    UpdateBeforeDefinition {
+        /// The Func.
+        func: String,
+    },
+    /// A coordinate of a call is not an `i32`.
     #[error("Func {func}: coordinate {position} of its call to {callee} has type {ty}; coordinates must be integers")]
-    CoordinateType { func: String, callee: String, position: usize, ty: Type },
+    CoordinateType {
+        /// The Func whose definition makes the call.
+        func: String,
+        /// The Func or input called.
+        callee: String,
+        /// The coordinate's position (0 for the first).
+        position: usize,
+        /// The coordinate's type.
+        ty: Type,
+    },
+    /// A definition breaks another rule of the language; `why` says which.
     #[error("Func {func}: {why}")]
-    Invalid { func: String, why: String },
+    Invalid {
+        /// The Func.
+        func: String,
+        /// The rule broken, in words.
+        why: String,
+    },
+    /// A Func's definitions have more expression nodes, counted as trees,
+    /// than a Func may have.
     #[error(
         "Func {func}: its definitions have {nodes} expression nodes (a subexpression shared k times counts k times), more than the {limit} a Func may have; compute parts of it in Funcs of their own"
     )]
-    DefinitionTooLarge { func: String, nodes: usize, limit: usize },
+    DefinitionTooLarge {
+        /// The Func.
+        func: String,
+        /// Its definitions' expression nodes, counted as trees.
+        nodes: usize,
+        /// The most a Func may have (`MAX_DEFINITION_NODES`).
+        limit: usize,
+    },
+    /// An estimate is not a box of 32-bit coordinates, or a param's estimate
+    /// is not finite.
     #[error("{what}: the estimate {why}")]
-    Estimate { what: String, why: String },
+    Estimate {
+        /// The Func, input or param whose estimate it is.
+        what: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The pipeline's definitions together have more expression nodes than a
+    /// pipeline may have.
     #[error("the pipeline has {nodes} expression nodes, more than the {limit} a pipeline may have")]
-    PipelineTooLarge { nodes: usize, limit: usize },
+    PipelineTooLarge {
+        /// The pipeline's expression nodes, counted as trees.
+        nodes: usize,
+        /// The most a pipeline may have (`MAX_PIPELINE_NODES`).
+        limit: usize,
+    },
+    /// An operator meets operands it does not accept (a bitwise operator on
+    /// floats, integers of mixed signedness, ...).
     #[error("Func {func}: `{op}` {why}, in {expr}")]
-    Operands { func: String, op: &'static str, why: String, expr: String },
+    Operands {
+        /// The Func.
+        func: String,
+        /// The operator (`min/max` for either).
+        op: &'static str,
+        /// What is wrong with the operands.
+        why: String,
+        /// The operation, abbreviated.
+        expr: String,
+    },
+    /// A float literal does not fit the type of the narrower float expression
+    /// it meets.
     #[error("Func {func}: the literal {value:e} does not fit {ty}, the type of the float expression it meets (write it in range, or cast the expression to f64)")]
-    FloatLiteral { func: String, value: f64, ty: Type },
+    FloatLiteral {
+        /// The Func.
+        func: String,
+        /// The literal.
+        value: f64,
+        /// The float type it does not fit.
+        ty: Type,
+    },
+    /// A `reinterpret` between types of different widths, or of or to a bool.
     #[error("Func {func}: reinterpret<{to}>({expr}) of a {from} value: reinterpret needs types of one width, neither bool")]
-    Reinterpret { func: String, from: Type, to: Type, expr: String },
+    Reinterpret {
+        /// The Func.
+        func: String,
+        /// The type of the value.
+        from: Type,
+        /// The type its bits would be read as.
+        to: Type,
+        /// The value, abbreviated.
+        expr: String,
+    },
+    /// A composite intrinsic (`mux`, `lerp`, a fast-math function, ...) is
+    /// given arguments it cannot take.
     #[error("{name}: {why}")]
-    Intrinsic { name: &'static str, why: String },
+    Intrinsic {
+        /// The intrinsic (`mux`, `lerp`, ...).
+        name: &'static str,
+        /// What is wrong with its arguments.
+        why: String,
+    },
+    /// A name given by the user could collide with the names lowering derives
+    /// (see `why`).
     #[error("{kind} name `{name}` is not allowed: {why}")]
-    InvalidName { kind: &'static str, name: String, why: String },
+    InvalidName {
+        /// What is named (`Func`, `Var`, `RDom`, `input` or `Param`).
+        kind: &'static str,
+        /// The name.
+        name: String,
+        /// Why it is not allowed.
+        why: String,
+    },
 }
 
 /// What is wrong with an illegal schedule, as data a search can branch on.
@@ -113,12 +271,37 @@ pub enum ScheduleErrorKind {
 /// An illegal schedule, found before lowering.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum ScheduleError {
+    /// A directive of one stage is illegal.
     #[error("Func {func}, stage {stage}: `{directive}`: {why}")]
-    Directive { func: String, stage: usize, directive: String, kind: ScheduleErrorKind, why: String },
+    Directive {
+        /// The Func.
+        func: String,
+        /// The stage (0 for the pure definition).
+        stage: usize,
+        /// The directive, in the text form.
+        directive: String,
+        /// What is wrong, as data.
+        kind: ScheduleErrorKind,
+        /// What is wrong, in words.
+        why: String,
+    },
+    /// A Func-level part of the schedule (compute or store level, bounds,
+    /// storage order, ...) is illegal.
     #[error("Func {func}: {why}")]
-    Func { func: String, kind: ScheduleErrorKind, why: String },
+    Func {
+        /// The Func.
+        func: String,
+        /// What is wrong, as data.
+        kind: ScheduleErrorKind,
+        /// What is wrong, in words.
+        why: String,
+    },
+    /// The schedule names a Func that is not in the pipeline.
     #[error("schedule names Func {func}, which is not in the pipeline")]
-    UnknownFunc { func: String },
+    UnknownFunc {
+        /// The name the schedule uses.
+        func: String,
+    },
 }
 
 impl ScheduleError {
@@ -143,14 +326,20 @@ impl ScheduleError {
 /// ([`InternalError`], a bug), or the caller's deadline passed first.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum LowerError {
+    /// The algorithm or the schedule is at fault.
     #[error(transparent)]
     User(#[from] UserError),
+    /// The compiler is at fault: a bug.
     #[error(
         "internal compiler error, a bug in the compiler rather than in the algorithm or the schedule (please report it with both): {0}"
     )]
     Internal(#[from] InternalError),
+    /// The caller's deadline passed before lowering finished.
     #[error("lowering stopped at its deadline, in the pass {pass}")]
-    Deadline { pass: Pass },
+    Deadline {
+        /// The pass running when the deadline passed.
+        pass: Pass,
+    },
 }
 
 impl From<ScheduleError> for LowerError {
@@ -174,24 +363,69 @@ impl LowerError {
 /// regions the compiler cannot bound or build.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum UserError {
+    /// The schedule is illegal.
     #[error(transparent)]
     Schedule(#[from] ScheduleError),
+    /// Bounds inference cannot bound a region of a Func or of an input or
+    /// output buffer (`what`) in one dimension.
     #[error(
         "cannot bound {what} of {func} in dimension {dim}: an index has no finite range; clamp it or make it depend on loop variables only"
     )]
-    Unbounded { func: String, dim: String, what: String },
+    Unbounded {
+        /// The Func, input or output.
+        func: String,
+        /// The dimension.
+        dim: String,
+        /// The region that cannot be bounded, in words.
+        what: String,
+    },
+    /// Bounds inference cannot bound the region of a Func that one of its
+    /// consumers reads.
     #[error(
         "cannot bound the region of {func} that {consumer} reads in dimension {dim}: its index {index} has no finite range; clamp it or make it depend on loop variables only"
     )]
-    UnboundedRead { func: String, dim: String, consumer: String, index: String },
+    UnboundedRead {
+        /// The Func read.
+        func: String,
+        /// The dimension.
+        dim: String,
+        /// The Func that reads it (or "a loop bound or condition").
+        consumer: String,
+        /// The index with no finite range.
+        index: String,
+    },
+    /// Inlining grows a Func's definition beyond the node limit.
     #[error(
         "Func {func}: with {inlined} inlined into it, its definition grows to {nodes} expression nodes (the limit is {limit}); compute {inlined} (or a Func it inlines) at root or at a loop"
     )]
-    InlinedTooLarge { func: String, inlined: String, nodes: usize, limit: usize },
+    InlinedTooLarge {
+        /// The Func that grows.
+        func: String,
+        /// The largest inlined Func it calls ("its producers" if none is
+        /// known).
+        inlined: String,
+        /// The expression nodes of its definition after inlining.
+        nodes: usize,
+        /// The most allowed (`MAX_INLINED_NODES`).
+        limit: usize,
+    },
+    /// An unrolled loop whose extent is not a constant, or is above the
+    /// unrolling limit, after bounds inference.
     #[error(
         "Func {func}, stage {stage}: unroll({var}) needs a constant extent of at most {max}, but after bounds inference loop {var} has extent {extent}; split it by a constant factor (unroll({var}, n)) or bound the dimension"
     )]
-    UnrollExtent { func: String, stage: usize, var: String, extent: String, max: i64 },
+    UnrollExtent {
+        /// The Func.
+        func: String,
+        /// The stage (0 for the pure definition).
+        stage: usize,
+        /// The loop unrolled.
+        var: String,
+        /// Its extent after bounds inference.
+        extent: String,
+        /// The largest extent unrolled (`MAX_UNROLL`).
+        max: i64,
+    },
 }
 
 impl UserError {
@@ -212,8 +446,14 @@ impl UserError {
 /// schedule, lowering should not produce it.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum InternalError {
+    /// The IR checker found the statement malformed after a pass.
     #[error("after lowering pass `{pass}`, the statement is malformed: {problem}")]
-    IrCheck { pass: Pass, problem: String },
+    IrCheck {
+        /// The pass after which the statement is malformed.
+        pass: Pass,
+        /// The first problem found.
+        problem: String,
+    },
 }
 
 /// The passes of lowering that run on the statement, in order (see
@@ -226,6 +466,8 @@ pub enum Pass {
     /// Bounds inference and sliding window, Func by Func, and the sizes of
     /// realizations.
     BoundsAndSliding,
+    /// The storage of Funcs whose region slides along a serial loop folded to
+    /// a circular window.
     StorageFolding,
     /// The bounds promises of loop synthesis stripped.
     Promises,
@@ -235,7 +477,9 @@ pub enum Pass {
     Flattening,
     /// The simplifier, after flattening.
     Simplification,
+    /// Vectorized loops turned into vector code.
     Vectorization,
+    /// Unrolled loops replaced by copies of their body.
     Unrolling,
     /// Loops of shift-inwards splits and tail guards partitioned.
     LoopPartitioning,

@@ -51,6 +51,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod analysis;
 pub mod error;
 pub mod examples;

@@ -38,6 +38,7 @@ pub struct CacheInfo {
     pub level: u8,
     /// `Data`, `Instruction` or `Unified`, as the kernel names it.
     pub kind: String,
+    /// Its size in bytes.
     pub size_bytes: u64,
 }
 
@@ -76,10 +77,13 @@ pub const MAX_CACHES: usize = 32;
 /// What a host's hardware is, as far as timing schedules goes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct HostFingerprint {
+    /// The CPU's model name (`model name` or `Hardware` of `/proc/cpuinfo`; `unknown` when absent).
     pub cpu_model: String,
     /// The code-generation-relevant CPU flags, sorted, without duplicates.
     pub isa_features: Vec<String>,
+    /// Logical CPUs (hardware threads), at least 1.
     pub logical_cores: u32,
+    /// Distinct physical cores; the logical count where `/proc/cpuinfo` does not say.
     pub physical_cores: u32,
     /// Sorted by level, then kind.
     pub caches: Vec<CacheInfo>,

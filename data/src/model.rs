@@ -13,6 +13,7 @@ use crate::{HostFingerprint, StoreError};
 /// (the kind is implied by where the features are stored).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LayoutId {
+    /// The layout's version number.
     pub version: u32,
     /// Hash of the layout's field names. Stored bit for bit in an SQLite
     /// integer (`as i64`), so any value round-trips.
@@ -36,7 +37,9 @@ impl LayoutId {
 /// A per-stage feature matrix: row `s` is stage `s`, `layout.len` values a row.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Features {
+    /// The layout the rows follow.
     pub layout: LayoutId,
+    /// How many stages (rows).
     pub stages: u32,
     /// Row-major, `stages * layout.len` values.
     pub values: Vec<f32>,
@@ -68,9 +71,17 @@ impl Features {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PipelineSource {
     /// Made by the random pipeline generator from a seed and its parameters.
-    Generated { seed: u64, params: serde_json::Value },
+    Generated {
+        /// The generator's seed.
+        seed: u64,
+        /// The generator's parameters (opaque to the store).
+        params: serde_json::Value,
+    },
     /// The serialized pipeline definition (JSON).
-    Definition { json: String },
+    Definition {
+        /// The definition as JSON text.
+        json: String,
+    },
 }
 
 /// A pipeline as a report carries it.
@@ -78,7 +89,9 @@ pub enum PipelineSource {
 pub struct PipelineRecord {
     /// Content hash (the caller's choice of hash, as text); unique in the store.
     pub hash: String,
+    /// How to rebuild it.
     pub source: PipelineSource,
+    /// Per-stage features of the pipeline.
     pub features: Features,
 }
 
@@ -89,13 +102,16 @@ pub struct ScheduleRecord {
     pub hash: String,
     /// The schedule's text form.
     pub source: String,
+    /// Per-stage features of the schedule.
     pub features: Features,
 }
 
 /// Times of a successful run, in seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Runtime {
+    /// The fastest timed run.
     pub min_s: f64,
+    /// The median timed run.
     pub median_s: f64,
     /// How many timed runs the two come from.
     pub samples: u32,
@@ -105,14 +121,20 @@ pub struct Runtime {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
+    /// Lowering or compiling the schedule failed (an illegal schedule included).
     CompileError,
+    /// The compiled pipeline crashed or ran out of memory.
     Crash,
+    /// The run took longer than its time limit.
     Timeout,
+    /// The output differed from the reference output.
     WrongOutput,
+    /// Any other failure to run.
     Other,
 }
 
 impl FailureClass {
+    /// Every class, in the order of the declaration.
     pub const ALL: [FailureClass; 5] =
         [FailureClass::CompileError, FailureClass::Crash, FailureClass::Timeout, FailureClass::WrongOutput, FailureClass::Other];
 
@@ -146,7 +168,9 @@ impl FromStr for FailureClass {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// The schedule ran and was timed.
     Measured(Runtime),
+    /// The schedule produced no runtime.
     Failed(FailureClass),
 }
 
@@ -157,6 +181,7 @@ pub struct SampleRecord {
     pub schedule_hash: String,
     /// Seconds to compile, where compiling got that far.
     pub compile_time_s: Option<f64>,
+    /// Its runtime, or why there is none.
     pub outcome: Outcome,
 }
 
@@ -166,13 +191,17 @@ pub struct SampleRecord {
 pub struct Report {
     /// The work item's id; with the host, the report's identity.
     pub work_id: String,
+    /// The measuring host.
     pub host: HostFingerprint,
     /// The agent that measured.
     pub agent: String,
     /// The bootstrap round (weights generation) that steered sampling.
     pub round: u32,
+    /// The pipeline measured.
     pub pipeline: PipelineRecord,
+    /// The pipeline's schedules.
     pub schedules: Vec<ScheduleRecord>,
+    /// One result (a runtime or a failure) per schedule.
     pub samples: Vec<SampleRecord>,
 }
 
@@ -188,16 +217,22 @@ pub struct ReportOutcome {
 /// A measured sample, ready for training.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScheduleSample {
+    /// The schedule's hash.
     pub schedule_hash: String,
+    /// Per-stage features of the schedule.
     pub features: Features,
+    /// Its measured times.
     pub runtime: Runtime,
+    /// The bootstrap round of the report it came from.
     pub round: u32,
 }
 
 /// A pipeline with its measured samples on one host, for training.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PipelineSamples {
+    /// The pipeline's hash.
     pub pipeline_hash: String,
+    /// Per-stage features of the pipeline.
     pub features: Features,
     /// One entry per measured sample, in the order they were stored.
     pub samples: Vec<ScheduleSample>,
@@ -206,19 +241,26 @@ pub struct PipelineSamples {
 /// A stored pipeline and how much it was measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PipelineInfo {
+    /// The pipeline's content hash.
     pub hash: String,
+    /// How to rebuild it.
     pub source: PipelineSource,
+    /// Its stored schedules.
     pub schedules: u64,
+    /// Samples of its schedules, over all hosts.
     pub samples: u64,
 }
 
 /// Weights to store, before they have a version.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewWeights {
+    /// The version they were trained from, if any.
     pub parent: Option<u32>,
     /// The serialized model, opaque to the store.
     pub blob: Vec<u8>,
+    /// The layout of the pipeline features they read.
     pub pipeline_layout: LayoutId,
+    /// The layout of the schedule features they read.
     pub schedule_layout: LayoutId,
     /// What they were trained on (rounds, hosts, sample counts), free text.
     pub training_set: String,
@@ -231,13 +273,21 @@ pub struct NewWeights {
 /// Stored weights without their blob.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WeightsInfo {
+    /// The version the store gave them when they were inserted.
     pub version: u32,
+    /// The version they were trained from, if any.
     pub parent: Option<u32>,
+    /// The layout of the pipeline features they read.
     pub pipeline_layout: LayoutId,
+    /// The layout of the schedule features they read.
     pub schedule_layout: LayoutId,
+    /// What they were trained on (rounds, hosts, sample counts), free text.
     pub training_set: String,
+    /// Held-out metrics.
     pub metrics: serde_json::Value,
+    /// The host they were trained for; `None` for any host.
     pub host_key: Option<String>,
+    /// Whether they are the ones served for their host key.
     pub promoted: bool,
     /// Unix seconds.
     pub created_at: i64,
@@ -246,18 +296,26 @@ pub struct WeightsInfo {
 /// Stored weights.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Weights {
+    /// Everything stored about them but the blob.
     pub info: WeightsInfo,
+    /// The serialized model, opaque to the store.
     pub blob: Vec<u8>,
 }
 
 /// Counts over the whole store.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Stored hosts.
     pub hosts: u64,
+    /// Stored pipelines.
     pub pipelines: u64,
+    /// Stored schedules.
     pub schedules: u64,
+    /// Reports recorded.
     pub reports: u64,
+    /// Samples, measured or failed.
     pub samples: u64,
+    /// Stored weights versions, promoted or not.
     pub weights: u64,
     /// (host key, CPU model, samples).
     pub samples_per_host: Vec<(String, String, u64)>,
@@ -270,17 +328,30 @@ pub struct Summary {
 /// One sample as a flat row (the CSV export).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExportRow {
+    /// The measuring host's key.
     pub host_key: String,
+    /// The measuring host's CPU model.
     pub cpu_model: String,
+    /// The pipeline's hash.
     pub pipeline_hash: String,
+    /// The schedule's hash.
     pub schedule_hash: String,
+    /// Seconds to compile, where compiling got that far.
     pub compile_time_s: Option<f64>,
+    /// Fastest run in seconds; `None` for a failure.
     pub runtime_min_s: Option<f64>,
+    /// Median run in seconds; `None` for a failure.
     pub runtime_median_s: Option<f64>,
+    /// Timed runs behind the two; `None` for a failure.
     pub runtime_samples: Option<u32>,
+    /// The failure class (`FailureClass::as_str`); `None` when measured.
     pub failure: Option<String>,
+    /// The bootstrap round of the report.
     pub round: u32,
+    /// The agent that measured.
     pub agent: String,
+    /// The report's work id.
     pub work_id: String,
+    /// When the report was recorded, in Unix seconds.
     pub recorded_at: i64,
 }

@@ -47,10 +47,13 @@ pub struct SamplingSettings {
 /// A work item to queue: one generator seed of a round.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewWork {
+    /// The bootstrap round it belongs to.
     pub round: u32,
+    /// The generator seed.
     pub seed: u64,
     /// The generator's parameters (opaque to the store), seed included.
     pub generator: serde_json::Value,
+    /// How to sample its schedules.
     pub sampling: SamplingSettings,
 }
 
@@ -66,18 +69,26 @@ impl NewWork {
 pub struct AgentSession {
     /// The hash of the session token (the store never sees the token).
     pub token_hash: String,
+    /// The agent's id in the store (one per name and host).
     pub agent_id: i64,
+    /// The agent's name.
     pub agent: String,
+    /// The key of the agent's host.
     pub host_key: String,
 }
 
 /// A work item leased to an agent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorkLease {
+    /// The item's id (`round{round}/seed{seed}`).
     pub work_id: String,
+    /// The bootstrap round it belongs to.
     pub round: u32,
+    /// The generator seed.
     pub seed: u64,
+    /// The generator's parameters, seed included.
     pub generator: serde_json::Value,
+    /// How to sample its schedules.
     pub sampling: SamplingSettings,
     /// The promoted weights for the agent's host when leased; `None`: the analytical model.
     pub weights_version: Option<u32>,
@@ -91,7 +102,10 @@ pub struct WorkLease {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LeaseState {
     /// Still the agent's, until `expires_ms` (Unix milliseconds).
-    Renewed { expires_ms: i64 },
+    Renewed {
+        /// When the renewed lease expires.
+        expires_ms: i64,
+    },
     /// Leased to another agent, completed, or never the agent's.
     Lost,
 }
@@ -100,16 +114,22 @@ pub enum LeaseState {
 /// round come from the item, the host and the agent from the session).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WorkResult {
+    /// The id of the leased work item.
     pub work_id: String,
+    /// The content hash of the generated pipeline.
     pub pipeline_hash: String,
+    /// Per-stage features of the pipeline.
     pub pipeline_features: Features,
+    /// The schedules sampled.
     pub schedules: Vec<ScheduleRecord>,
+    /// One result (a runtime or a failure) per schedule.
     pub samples: Vec<SampleRecord>,
 }
 
 /// What reporting a work item did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Completion {
+    /// What recording the samples did (all duplicates when `already_done`).
     pub outcome: ReportOutcome,
     /// The item had been completed before: nothing was stored.
     pub already_done: bool,
@@ -122,6 +142,7 @@ pub struct WorkCounts {
     pub waiting: u64,
     /// Leased and not expired.
     pub leased: u64,
+    /// Completed by a report.
     pub done: u64,
     /// Not done, lease expired, no attempts left.
     pub exhausted: u64,
@@ -132,14 +153,18 @@ pub struct WorkCounts {
 /// A work item as the queue holds it now.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkItemState {
+    /// The item's id.
     pub work_id: String,
+    /// The bootstrap round it belongs to.
     pub round: u32,
+    /// The generator seed.
     pub seed: u64,
     /// Leases given so far.
     pub attempts: u32,
     /// The weights version of its last lease (`None`: never leased, or
     /// leased when its agent's host had no promoted weights).
     pub weights_version: Option<u32>,
+    /// Completed by a report.
     pub done: bool,
 }
 

@@ -12,6 +12,7 @@ use crate::{Features, LayoutId, Store, StoreError};
 /// A stored schedule of one pipeline.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredSchedule {
+    /// Its hash, unique within the pipeline.
     pub hash: String,
     /// Its text form.
     pub source: String,

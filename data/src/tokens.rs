@@ -30,6 +30,7 @@ pub struct AgentToken {
     pub name: String,
     /// Seconds since the epoch.
     pub issued_at: i64,
+    /// When it was revoked, in seconds since the epoch; `None` while valid.
     pub revoked_at: Option<i64>,
 }
 

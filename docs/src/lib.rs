@@ -3,6 +3,8 @@
 //! they cannot fall behind the code. (The shell and Python blocks are run
 //! by `scripts/check-docs.sh`.)
 
+#![warn(missing_docs)]
+
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct Readme;

@@ -11,3 +11,5 @@
 //!
 //! They live apart from `search` so that the search builds and tests
 //! without LLVM.
+
+#![warn(missing_docs)]

@@ -20,7 +20,10 @@ use thiserror::Error;
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 #[error("cannot evaluate the bound `{expr}`: {why}")]
 pub struct BoundError {
+    /// The expression, as text.
     pub expr: String,
+    /// What about it cannot be compiled (not an integer, an unknown variable,
+    /// an unsupported node).
     pub why: &'static str,
 }
 
@@ -29,17 +32,28 @@ pub struct BoundError {
 pub enum BoundExpr {
     /// `constant + sum(coefficient * slot)`.
     Affine {
+        /// `(slot, coefficient)` pairs, at most one per slot.
         terms: Vec<(u32, i64)>,
+        /// The constant term.
         constant: i64,
     },
+    /// `op(a, b)` with the language's integer semantics, where it is not
+    /// affine.
     Binary {
+        /// The operation.
         op: BinOp,
+        /// The left operand.
         a: Box<BoundExpr>,
+        /// The right operand.
         b: Box<BoundExpr>,
     },
+    /// `t` where `cond` holds, else `f`.
     Select {
+        /// The condition.
         cond: Box<BoundCond>,
+        /// The value where `cond` holds.
         t: Box<BoundExpr>,
+        /// The value where it does not.
         f: Box<BoundExpr>,
     },
 }
@@ -47,18 +61,32 @@ pub enum BoundExpr {
 /// A compiled condition of a [`BoundExpr::Select`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BoundCond {
-    Cmp { op: CmpOp, a: BoundExpr, b: BoundExpr },
+    /// `op(a, b)`: a comparison of two bounds.
+    Cmp {
+        /// The comparison.
+        op: CmpOp,
+        /// The left operand.
+        a: BoundExpr,
+        /// The right operand.
+        b: BoundExpr,
+    },
+    /// Both conditions hold.
     And(Box<BoundCond>, Box<BoundCond>),
+    /// Either condition holds.
     Or(Box<BoundCond>, Box<BoundCond>),
+    /// The condition does not hold.
     Not(Box<BoundCond>),
+    /// A constant truth value.
     Const(bool),
 }
 
 impl BoundExpr {
+    /// The constant `c`.
     pub fn constant(c: i64) -> BoundExpr {
         BoundExpr::Affine { terms: vec![], constant: c }
     }
 
+    /// The value of slot `s`.
     pub fn slot(s: u32) -> BoundExpr {
         BoundExpr::Affine { terms: vec![(s, 1)], constant: 0 }
     }
@@ -98,6 +126,8 @@ impl BoundExpr {
         }
     }
 
+    /// The value of a constant bound (an affine form without terms); `None`
+    /// otherwise.
     pub fn as_constant(&self) -> Option<i64> {
         match self {
             BoundExpr::Affine { terms, constant } if terms.is_empty() => Some(*constant),

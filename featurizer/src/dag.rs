@@ -31,24 +31,93 @@ use thiserror::Error;
 /// Why a pipeline cannot be analysed.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum DagError {
+    /// An output Func has no estimate (min and extent) in a dimension.
     #[error("output {func} has no estimate in dimension {dim}: set one so the autoscheduler knows what size to plan for")]
-    OutputWithoutEstimate { func: String, dim: usize },
+    OutputWithoutEstimate {
+        /// The output Func.
+        func: String,
+        /// The dimension without an estimate.
+        dim: usize,
+    },
+    /// A param of the pipeline has no estimate.
     #[error("param {param} has no estimate: set one so bounds that depend on it can be evaluated")]
-    ParamWithoutEstimate { param: String },
+    ParamWithoutEstimate {
+        /// The param's name.
+        param: String,
+    },
+    /// An input buffer has no estimate (min and extent) in a dimension.
     #[error("input {input} has no estimate in dimension {dim}: set one so boundary conditions can be bounded")]
-    InputWithoutEstimate { input: String, dim: usize },
+    InputWithoutEstimate {
+        /// The input buffer's name.
+        input: String,
+        /// The dimension without an estimate.
+        dim: usize,
+    },
+    /// The interval analysis finds no bound of the region a stage reads of a
+    /// producer.
     #[error("the region of {producer} that {consumer} (stage {stage}) reads is unbounded in dimension {dim}: clamp the index")]
-    Unbounded { producer: String, consumer: String, stage: usize, dim: usize },
+    Unbounded {
+        /// The Func or input read.
+        producer: String,
+        /// The Func that reads it.
+        consumer: String,
+        /// The reading stage of `consumer` (0 for its pure definition, `k` for
+        /// its `k`-th update).
+        stage: usize,
+        /// The producer dimension without a bound.
+        dim: usize,
+    },
+    /// The interval analysis finds no bound of the region an update writes.
     #[error("the region {func} (stage {stage}) writes is unbounded in dimension {dim}: clamp the index")]
-    UnboundedWrite { func: String, stage: usize, dim: usize },
+    UnboundedWrite {
+        /// The Func updated.
+        func: String,
+        /// The update's stage (`k` for the `k`-th update).
+        stage: usize,
+        /// The dimension without a bound.
+        dim: usize,
+    },
+    /// A reduction domain's min or extent does not compile to a constant.
     #[error("the reduction domain of {func} (stage {stage}) has no constant bounds: {source}")]
-    ReductionBounds { func: String, stage: usize, source: BoundError },
+    ReductionBounds {
+        /// The Func whose update has the domain.
+        func: String,
+        /// The update's stage (`k` for the `k`-th update).
+        stage: usize,
+        /// Why the bound does not compile.
+        source: BoundError,
+    },
+    /// A bound of the region a stage reads of a producer does not compile to a
+    /// `BoundExpr`.
     #[error("a bound of {producer} read by {consumer} (stage {stage}): {source}")]
-    Bound { producer: String, consumer: String, stage: usize, source: BoundError },
+    Bound {
+        /// The Func or input read.
+        producer: String,
+        /// The Func that reads it.
+        consumer: String,
+        /// The reading stage of `consumer` (0 for its pure definition, `k` for
+        /// its `k`-th update).
+        stage: usize,
+        /// Why the bound does not compile.
+        source: BoundError,
+    },
+    /// An index exceeds `MAX_INDEX_NODES` nodes once its lets are expanded.
     #[error(
         "{func} (stage {stage}) indexes {indexed} with an expression of {nodes} nodes once its lets are expanded, more than the {limit} the bounds analysis takes; compute the index in a Func of its own"
     )]
-    IndexTooLarge { func: String, stage: usize, indexed: String, nodes: usize, limit: usize },
+    IndexTooLarge {
+        /// The Func whose stage uses the index.
+        func: String,
+        /// That stage (0 for the pure definition, `k` for the `k`-th update).
+        stage: usize,
+        /// The Func or input it indexes (the Func itself for an update's
+        /// left-hand side).
+        indexed: String,
+        /// The index's node count, lets expanded.
+        nodes: usize,
+        /// The most nodes allowed (`MAX_INDEX_NODES`).
+        limit: usize,
+    },
 }
 
 /// The most nodes an index (a coordinate of a call or of an update's
@@ -73,6 +142,7 @@ fn check_index(index: &Expr, func: &str, stage: usize, indexed: &str) -> Result<
 pub struct NodeId(pub u32);
 
 impl NodeId {
+    /// The id as an index into `Dag::nodes`.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -83,6 +153,7 @@ impl NodeId {
 pub struct StageIdx(pub u32);
 
 impl StageIdx {
+    /// The id as an index into `Dag::stages`.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -95,7 +166,9 @@ pub struct EdgeId(pub u32);
 /// A Func or an input buffer.
 #[derive(Clone, Debug)]
 pub struct Node {
+    /// The node's id: its index in `Dag::nodes`.
     pub id: NodeId,
+    /// The Func's or input's name.
     pub name: Name,
     /// The type of each value (several for a Tuple Func).
     pub types: Vec<Type>,
@@ -104,7 +177,9 @@ pub struct Node {
     pub dims: Vec<Name>,
     /// The Func's stages, pure definition first (empty for inputs).
     pub stages: Vec<StageIdx>,
+    /// An input buffer rather than a Func.
     pub is_input: bool,
+    /// A Func the pipeline outputs.
     pub is_output: bool,
     /// No updates, and every call reads its producer at exactly the pure
     /// variables in order.
@@ -146,7 +221,9 @@ impl Node {
 /// One loop of a stage.
 #[derive(Clone, Debug)]
 pub struct Loop {
+    /// The loop variable: a pure variable of the Func or a reduction variable.
     pub var: Name,
+    /// A loop over a reduction variable of an update's domain.
     pub is_rvar: bool,
     /// The Func dimension a pure loop runs over.
     pub pure_dim: Option<usize>,
@@ -157,7 +234,9 @@ pub struct Loop {
 /// One definition of a Func.
 #[derive(Clone, Debug)]
 pub struct Stage {
+    /// The stage's id: its index in `Dag::stages`.
     pub idx: StageIdx,
+    /// The Func the stage defines.
     pub node: NodeId,
     /// 0 for the pure definition, `k` for the `k`-th update.
     pub index: usize,
@@ -196,8 +275,11 @@ impl Stage {
 /// A producer read by a consumer stage.
 #[derive(Clone, Debug)]
 pub struct Edge {
+    /// The edge's id: its index in `Dag::edges`.
     pub id: EdgeId,
+    /// The Func or input read.
     pub producer: NodeId,
+    /// The stage that reads it.
     pub consumer: StageIdx,
     /// Call sites of the producer in the stage.
     pub calls: u32,
@@ -219,9 +301,14 @@ impl Edge {
 /// The analysed pipeline.
 #[derive(Clone, Debug)]
 pub struct Dag {
+    /// The Funcs, producers first, then the input buffers; indexed by `NodeId`.
     pub nodes: Vec<Node>,
+    /// Every Func's stages, Func by Func in node order, pure definition first;
+    /// indexed by `StageIdx`.
     pub stages: Vec<Stage>,
+    /// Every producer-consumer edge; indexed by `EdgeId`.
     pub edges: Vec<Edge>,
+    /// The target the pipeline is analysed for (vector widths).
     pub target: Target,
 }
 
@@ -272,18 +359,22 @@ impl Dag {
         Ok(dag)
     }
 
+    /// Node `id`.
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id.index()]
     }
 
+    /// Stage `idx`.
     pub fn stage(&self, idx: StageIdx) -> &Stage {
         &self.stages[idx.index()]
     }
 
+    /// Edge `id`.
     pub fn edge(&self, id: EdgeId) -> &Edge {
         &self.edges[id.0 as usize]
     }
 
+    /// The Func or input named `name`, if any.
     pub fn node_by_name(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| &*n.name == name)
     }

@@ -17,14 +17,20 @@ use std::fmt;
 /// An exact rational `num / den` with `den > 0`, in lowest terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Rational {
+    /// The numerator.
     pub num: i64,
+    /// The denominator, positive.
     pub den: i64,
 }
 
 impl Rational {
+    /// 0.
     pub const ZERO: Rational = Rational { num: 0, den: 1 };
+    /// 1.
     pub const ONE: Rational = Rational { num: 1, den: 1 };
 
+    /// `num / den` in lowest terms with a positive denominator; `None` when
+    /// `den` is 0.
     pub fn new(num: i64, den: i64) -> Option<Rational> {
         if den == 0 {
             return None;
@@ -34,10 +40,12 @@ impl Rational {
         Some(Rational { num: sign * num / g, den: sign * den / g })
     }
 
+    /// Whether the value is 0.
     pub fn is_zero(self) -> bool {
         self.num == 0
     }
 
+    /// The sum; `None` on `i64` overflow.
     pub fn checked_add(self, o: Rational) -> Option<Rational> {
         Rational::new(self.num.checked_mul(o.den)?.checked_add(o.num.checked_mul(self.den)?)?, self.den.checked_mul(o.den)?)
     }
@@ -46,10 +54,12 @@ impl Rational {
         Rational::new(self.num.checked_mul(num)?, self.den.checked_mul(den)?)
     }
 
+    /// The product; `None` on `i64` overflow.
     pub fn checked_mul(self, o: Rational) -> Option<Rational> {
         self.scale(o.num, o.den)
     }
 
+    /// The value as the nearest `f64`.
     pub fn as_f64(self) -> f64 {
         self.num as f64 / self.den as f64
     }
@@ -113,6 +123,8 @@ pub fn derivative(e: &Expr, var: &str) -> Option<Rational> {
 /// first); `None` where it is not affine.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LoadJacobian {
+    /// One row per access coordinate, one entry per loop (innermost first);
+    /// `None` where not affine.
     pub rows: Vec<Vec<Option<Rational>>>,
     /// How many accesses of the edge have this matrix.
     pub count: u32,

@@ -14,9 +14,11 @@ use thiserror::Error;
 pub struct LayoutId {
     /// Which layout (`"pipeline"` or `"schedule"`).
     pub kind: &'static str,
+    /// The layout's version number.
     pub version: u32,
     /// FNV-1a hash of the field names, in order.
     pub names_hash: u64,
+    /// The number of fields.
     pub len: usize,
 }
 
@@ -24,23 +26,34 @@ pub struct LayoutId {
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 #[error("{kind} feature layout mismatch: expected version {expected_version} (hash {expected_hash:016x}, {expected_len} fields), got version {got_version} (hash {got_hash:016x}, {got_len} fields)")]
 pub struct LayoutMismatch {
+    /// Which layout (`"pipeline"` or `"schedule"`).
     pub kind: String,
+    /// The version of the layout expected.
     pub expected_version: u32,
+    /// The names hash of the layout expected.
     pub expected_hash: u64,
+    /// The field count of the layout expected.
     pub expected_len: usize,
+    /// The version of the features given.
     pub got_version: u32,
+    /// The names hash of the features given.
     pub got_hash: u64,
+    /// The field count of the features given.
     pub got_len: usize,
 }
 
 /// A named, versioned list of fields.
 pub struct Layout {
+    /// Which layout (`"pipeline"` or `"schedule"`).
     pub kind: &'static str,
+    /// The version; bumped with any change of meaning.
     pub version: u32,
+    /// The field names, in order.
     pub names: fn() -> Vec<String>,
 }
 
 impl Layout {
+    /// The layout's identity: kind, version, hash and count of its names.
     pub fn id(&self) -> LayoutId {
         let names = (self.names)();
         LayoutId { kind: self.kind, version: self.version, names_hash: names_hash(&names), len: names.len() }

@@ -27,6 +27,8 @@
 //! # Ok::<(), featurizer::DagError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod bound_expr;
 pub mod dag;
 pub mod jacobian;

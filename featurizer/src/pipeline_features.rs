@@ -64,6 +64,8 @@ pub const ACCESS_KINDS: [&str; 4] = ["load_func", "load_self", "load_image", "st
 /// patterns see through clamps to fixed bounds.
 pub const PIPELINE_FEATURES_VERSION: u32 = 3;
 
+/// The pipeline-feature layout: its version and the names of
+/// [`pipeline_feature_names`].
 pub const PIPELINE_LAYOUT: Layout = Layout { kind: "pipeline", version: PIPELINE_FEATURES_VERSION, names: pipeline_feature_names };
 
 /// The number of pipeline features per stage.
@@ -90,7 +92,11 @@ pub fn pipeline_feature_names() -> Vec<String> {
 /// One stage's pipeline features.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PipelineFeatures {
+    /// Operation counts by operation (rows in `OPS` order) and result type
+    /// bucket (`TYPES` order).
     pub op_histogram: [[u32; 7]; 24],
+    /// Access counts by pattern (`PATTERNS` order), kind (`ACCESS_KINDS` order)
+    /// and type bucket (`TYPES` order).
     pub accesses: [[[u32; 7]; 4]; 4],
 }
 

@@ -21,6 +21,8 @@ use serde::{Deserialize, Serialize};
 /// generator makes of them (version 2 counted them as gathers).
 pub const SCHEDULE_FEATURES_VERSION: u32 = 3;
 
+/// The schedule-feature layout: its version and the names of the
+/// `ScheduleFeatures` fields.
 pub const SCHEDULE_LAYOUT: Layout = Layout { kind: "schedule", version: SCHEDULE_FEATURES_VERSION, names: schedule_feature_names };
 
 macro_rules! schedule_features {

@@ -7,7 +7,9 @@ use std::fmt;
 /// The coordinates `min..=max`; empty when `max < min`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Span {
+    /// The first coordinate.
     pub min: i64,
+    /// The last coordinate (inclusive).
     pub max: i64,
 }
 
@@ -15,10 +17,12 @@ impl Span {
     /// The empty span: the identity of [`Span::union`].
     pub const EMPTY: Span = Span { min: i64::MAX, max: i64::MIN };
 
+    /// The span `min..=max`.
     pub fn new(min: i64, max: i64) -> Span {
         Span { min, max }
     }
 
+    /// Whether the span holds no coordinate (`max < min`).
     pub fn is_empty(self) -> bool {
         self.max < self.min
     }
@@ -32,6 +36,7 @@ impl Span {
         }
     }
 
+    /// The smallest span holding both.
     pub fn union(self, other: Span) -> Span {
         Span { min: self.min.min(other.min), max: self.max.max(other.max) }
     }

@@ -7,24 +7,87 @@ use thiserror::Error;
 /// A wire message that is not a valid pipeline, schedule or target.
 #[derive(Debug, Error)]
 pub enum FromWireError {
+    /// A required field is absent.
     #[error("{at}: missing {field}")]
-    Missing { at: String, field: &'static str },
+    Missing {
+        /// Where the message is.
+        at: String,
+        /// The field.
+        field: &'static str,
+    },
+    /// An enum field holds a value the `.proto` does not define.
     #[error("{at}: {field} has unknown value {value}")]
-    UnknownEnum { at: String, field: &'static str, value: i32 },
+    UnknownEnum {
+        /// Where the message is.
+        at: String,
+        /// The field.
+        field: &'static str,
+        /// The value it holds.
+        value: i32,
+    },
+    /// A call of a Func the pipeline does not define.
     #[error("{at}: calls unknown Func {callee}")]
-    UnknownFunc { at: String, callee: String },
+    UnknownFunc {
+        /// Where the call is.
+        at: String,
+        /// The name called.
+        callee: String,
+    },
+    /// A call of a Func listed after the caller.
     #[error("{at}: calls Func {callee}, which is listed after it (Funcs are listed producers first)")]
-    CallsLater { at: String, callee: String },
+    CallsLater {
+        /// Where the call is.
+        at: String,
+        /// The Func called.
+        callee: String,
+    },
+    /// A call, or an update's left-hand side, with the wrong number of arguments.
     #[error("{at}: calls {callee} with {got} coordinates, but it has {expected} dimensions")]
-    Arity { at: String, callee: String, expected: usize, got: usize },
+    Arity {
+        /// Where the call is.
+        at: String,
+        /// The Func or math function called.
+        callee: String,
+        /// The arguments it takes.
+        expected: usize,
+        /// The arguments given.
+        got: usize,
+    },
+    /// Two Funcs of one name.
     #[error("Func {name} is defined twice")]
-    DuplicateFunc { name: String },
+    DuplicateFunc {
+        /// The name.
+        name: String,
+    },
+    /// Any other invalid value, with the reason.
     #[error("{at}: {why}")]
-    Invalid { at: String, why: String },
+    Invalid {
+        /// Where the value is.
+        at: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A name or other string longer than its limit.
     #[error("{at}: {what} {text} is longer than the {max} bytes it may have")]
-    TooLong { at: String, what: String, text: String, max: usize },
+    TooLong {
+        /// Where the string is.
+        at: String,
+        /// What the string is.
+        what: String,
+        /// The string, cut short as `quote` cuts it.
+        text: String,
+        /// Its limit, in bytes.
+        max: usize,
+    },
+    /// A pipeline with more Funcs or expression nodes than a request may have.
     #[error("the pipeline has more {what} than the {max} a request may have")]
-    TooLarge { what: &'static str, max: usize },
+    TooLarge {
+        /// What there are too many of (`Funcs`, `expression nodes`).
+        what: &'static str,
+        /// The limit.
+        max: usize,
+    },
+    /// The rebuilt pipeline fails the compiler's own checks.
     #[error("the pipeline fails the compiler's checks: {0}")]
     Lang(#[from] compiler::LangError),
 }
@@ -45,10 +108,22 @@ impl FromWireError {
 /// expressions are scalar and free of the nodes only lowering makes.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ToWireError {
+    /// A vector type or a node only lowering makes.
     #[error("{at}: {what} has no wire form (algorithms are scalar and hold no lowered nodes)")]
-    NotAnAlgorithm { at: String, what: String },
+    NotAnAlgorithm {
+        /// Where the value is.
+        at: String,
+        /// What it is.
+        what: String,
+    },
+    /// An expression nested deeper than the wire decodes.
     #[error(
         "{at}: an expression is nested more than {max} deep, more than the wire decodes (bind parts with lets or compute them in Funcs)"
     )]
-    TooDeep { at: String, max: usize },
+    TooDeep {
+        /// Where the expression is.
+        at: String,
+        /// The deepest nesting the wire decodes (`MAX_EXPR_DEPTH`).
+        max: usize,
+    },
 }

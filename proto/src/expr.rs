@@ -25,11 +25,13 @@ pub(crate) struct Decls {
     pub funcs: HashMap<Name, (usize, usize, Vec<Type>)>,
     /// Input name → (dimensions, element type).
     pub inputs: HashMap<Name, (usize, ScalarType)>,
+    /// Param name → type.
     pub params: HashMap<Name, Type>,
 }
 
 /// Where an expression is and what it may refer to.
 pub(crate) struct Scope<'a> {
+    /// The pipeline's declarations.
     pub decls: &'a Decls,
     /// The Func's index in the pipeline (it may call Funcs before it).
     pub index: usize,
@@ -44,6 +46,7 @@ pub(crate) struct Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
+    /// A scope with no enclosing lets.
     pub fn new(decls: &'a Decls, index: usize, self_name: Option<&'a str>, at: String, vars: Vec<Name>) -> Scope<'a> {
         Scope { decls, index, self_name, at, vars, lets: vec![] }
     }
@@ -83,6 +86,7 @@ impl<'a> Scope<'a> {
         Ok((a, b))
     }
 
+    /// The expression `e` as the compiler's, checked node by node.
     pub fn expr(&mut self, e: &v1::Expr) -> Result<Expr, FromWireError> {
         let node = e.node.as_ref().ok_or_else(|| FromWireError::missing(&self.at, "expression node"))?;
         match node {

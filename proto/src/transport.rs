@@ -11,14 +11,36 @@ use tonic::transport::{Certificate, ClientTlsConfig, Endpoint};
 /// Why an endpoint could not be made.
 #[derive(Debug, Error)]
 pub enum EndpointError {
+    /// The address is not a valid URI.
     #[error("server address {address}: {source}")]
-    Address { address: String, source: tonic::transport::Error },
+    Address {
+        /// The address given.
+        address: String,
+        /// Tonic's error.
+        source: tonic::transport::Error,
+    },
+    /// The CA certificate file could not be read.
     #[error("reading the CA certificate {path}: {source}")]
-    Ca { path: String, source: std::io::Error },
+    Ca {
+        /// The certificate's path, as displayed.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A CA certificate given for an `http://` address.
     #[error("{address}: a CA certificate was given for a plain-text address (use https://)")]
-    CaWithoutTls { address: String },
+    CaWithoutTls {
+        /// The address given.
+        address: String,
+    },
+    /// Tonic could not set up TLS for the endpoint.
     #[error("TLS for {address}: {source}")]
-    Tls { address: String, source: tonic::transport::Error },
+    Tls {
+        /// The address given.
+        address: String,
+        /// Tonic's error.
+        source: tonic::transport::Error,
+    },
 }
 
 /// The endpoint of `address` (`http://host:port` or `https://host:port`),

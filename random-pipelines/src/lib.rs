@@ -31,6 +31,8 @@
 //! # Ok::<(), random_pipelines::GenError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 use compiler::exec::buffer::Buffer;
 use compiler::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name};
 use compiler::ir::types::ScalarType;
@@ -70,6 +72,7 @@ fn original_vocabulary() -> u32 {
 /// rebuild its pipeline).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GeneratorParams {
+    /// Seed of every random choice: equal parameters give equal pipelines.
     pub seed: u64,
     /// Stages including the first (the input read) and the last (the
     /// resample and cast to the output); at least 2.
@@ -113,16 +116,27 @@ impl GeneratorParams {
 /// Why no pipeline came out.
 #[derive(Debug, thiserror::Error)]
 pub enum GenError {
+    /// The parameters are out of range (the message says which).
     #[error("invalid generator parameters: {0}")]
     Params(String),
+    /// The generated pipeline fails the language's checks (a bug of the
+    /// generator).
     #[error("seed {seed}: the generated pipeline does not check: {error}")]
-    Lang { seed: u64, error: String },
+    Lang {
+        /// The seed that generated it.
+        seed: u64,
+        /// The language's error message.
+        error: String,
+    },
 }
 
 /// An input buffer the caller allocates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputSpec {
+    /// The input's name: `input`, or `<type>_weights` for the weights of a
+    /// type.
     pub name: String,
+    /// Its element type.
     pub ty: ScalarType,
     /// (min, extent) per dimension.
     pub region: Vec<(i64, i64)>,
@@ -137,19 +151,24 @@ pub struct StageInfo {
     pub kind: &'static str,
     /// Width, height, channels of the stage's meaningful region.
     pub size: (i64, i64, i64),
+    /// The stage's value type.
     pub ty: ScalarType,
 }
 
 /// A generated pipeline with what it takes to run it.
 #[derive(Clone, Debug)]
 pub struct RandomPipeline {
+    /// The parameters it was generated from.
     pub params: GeneratorParams,
+    /// The pipeline, with estimates on its inputs and output.
     pub pipeline: PipelineDef,
     /// The inputs the pipeline reads (only the weights it uses).
     pub inputs: Vec<InputSpec>,
+    /// The output Func's name.
     pub output: String,
     /// The output's natural region: the input size, from 0.
     pub output_region: Vec<(i64, i64)>,
+    /// The generated stages the pipeline keeps, in generation order.
     pub stages: Vec<StageInfo>,
 }
 

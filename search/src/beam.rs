@@ -33,11 +33,14 @@ use std::time::{Duration, Instant};
 /// Settings of one search.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BeamOptions {
+    /// States kept per decision (the beam width).
     pub beam: usize,
+    /// Coarse-to-fine passes (at least one runs).
     pub passes: usize,
     /// Percent chance that a state survives the dropout at each decision,
     /// compounded to this over a whole pass (100: no dropout).
     pub random_dropout: u32,
+    /// Seed of the random dropout.
     pub seed: u64,
     /// Wall-clock budget.
     pub budget: Duration,
@@ -69,14 +72,17 @@ pub struct BeamOptions {
 pub struct Abandon(Arc<AtomicBool>);
 
 impl Abandon {
+    /// A flag not raised.
     pub fn new() -> Abandon {
         Abandon::default()
     }
 
+    /// Raises the flag, for the search and every clone.
     pub fn raise(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
 
+    /// Whether the flag was raised.
     pub fn is_raised(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
@@ -114,9 +120,14 @@ impl Default for BeamOptions {
 /// A candidate: a loop nest, the decisions made, its cost.
 #[derive(Clone, Debug)]
 pub struct State {
+    /// The loop nest, complete or not.
     pub root: Arc<LoopNest>,
+    /// Decisions made so far: the nest is complete after two per Func.
     pub decisions: usize,
+    /// The cost model's prediction for the nest, as ranked (raised in a later
+    /// pass for nests near those that earlier passes expanded).
     pub cost: Cost,
+    /// The schedule features of the stages the nest places.
     pub features: Arc<StageFeatures>,
     /// The chains featurized for `features`, for successors to reuse (keyed
     /// by nodes of `root`, so never kept with another root).
@@ -128,14 +139,19 @@ pub struct State {
 /// Counters of a search.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SearchStats {
+    /// Children made by expanding states.
     pub states_generated: usize,
+    /// States costed by the model.
     pub states_evaluated: usize,
+    /// Children dropped for recomputing too much.
     pub states_pruned: usize,
+    /// Passes that ran to the end before the deadline.
     pub passes_completed: usize,
     /// The deadline passed and the best state was completed greedily.
     pub hit_deadline: bool,
     /// Seconds spent featurizing and costing.
     pub evaluation_seconds: f64,
+    /// Seconds the whole search took.
     pub wall_seconds: f64,
 }
 
@@ -154,7 +170,9 @@ impl SearchStats {
 
 /// The complete states found, cheapest first, and the counters.
 pub struct BeamOutcome {
+    /// Complete states of every pass, cheapest first, without duplicates.
     pub complete: Vec<State>,
+    /// The search's counters.
     pub stats: SearchStats,
 }
 

@@ -17,6 +17,8 @@ use rayon::prelude::*;
 /// A predicted runtime, in seconds, with each stage's share.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cost {
+    /// The whole pipeline's predicted runtime, in seconds: the sum of
+    /// `per_stage`.
     pub total: f64,
     /// By stage, in stage order.
     pub per_stage: Vec<(StageIdx, f64)>,
@@ -35,15 +37,21 @@ pub trait CostModel: Send + Sync {
 /// The machine the analytical model prices, in cycles and bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
+    /// Threads the parallel loops run on.
     pub threads: f64,
+    /// The clock rate, in cycles per second.
     pub cycles_per_second: f64,
+    /// Bytes of the L1 data cache.
     pub l1_bytes: f64,
+    /// Bytes of the L2 cache.
     pub l2_bytes: f64,
+    /// Bytes of the L3 cache.
     pub l3_bytes: f64,
     /// Cycles per byte loaded from each level (L1, L2, L3, memory).
     pub cycles_per_byte: [f64; 4],
-    /// Cycles to start a parallel loop, and per task.
+    /// Cycles to start a parallel loop.
     pub parallel_launch: f64,
+    /// Cycles per task of a parallel loop, spread over the threads.
     pub parallel_task: f64,
     /// Cycles per heap allocation.
     pub allocation: f64,
@@ -51,6 +59,8 @@ pub struct Machine {
     /// scalars, relative to the other prices here (scalar code keeps more
     /// ports busy than vector code does).
     pub vector_ops_per_cycle: f64,
+    /// Arithmetic operations a core issues per cycle on scalars (see
+    /// `vector_ops_per_cycle`).
     pub scalar_ops_per_cycle: f64,
     /// Cycles per lane of a vector store to scattered points: each lane is
     /// extracted and stored alone where the ISA has no scatter, after the
@@ -101,6 +111,7 @@ impl Machine {
 /// per point, the pipeline features.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Analytical {
+    /// The machine priced.
     pub machine: Machine,
     /// Arithmetic operations per point of each stage.
     ops_per_point: Vec<f64>,
@@ -109,6 +120,7 @@ pub struct Analytical {
 }
 
 impl Analytical {
+    /// The model of `machine`; `CostModel::set_pipeline` gives it the pipeline.
     pub fn new(machine: Machine) -> Analytical {
         Analytical { machine, ops_per_point: vec![], scatters: vec![] }
     }
@@ -200,6 +212,8 @@ pub struct RandomModel {
 }
 
 impl RandomModel {
+    /// A model whose costs come from `seed` and each candidate's features
+    /// alone.
     pub fn new(seed: u64) -> RandomModel {
         RandomModel { seed }
     }

@@ -33,6 +33,8 @@
 //! # Ok::<(), search::SearchError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod apply;
 pub mod beam;
 pub mod cost_model;
@@ -58,10 +60,17 @@ use thiserror::Error;
 /// Why no schedule came out.
 #[derive(Debug, Error)]
 pub enum SearchError {
+    /// The pipeline cannot be analysed.
     #[error("the pipeline cannot be analysed: {0}")]
     Dag(#[from] DagError),
+    /// No candidate checked runs at the estimates.
     #[error("no candidate schedule runs at the estimates; the best one failed with: {error}\n{schedule}")]
-    NoLegalSchedule { error: EstimateError, schedule: Box<Schedule> },
+    NoLegalSchedule {
+        /// How the best candidate checked failed.
+        error: EstimateError,
+        /// That candidate.
+        schedule: Box<Schedule>,
+    },
 }
 
 /// What a search that did not fail came to.
@@ -100,22 +109,29 @@ const ALLOCATION_SLACK_BYTES: f64 = 65536.0;
 /// One stage's share of the predicted runtime.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageCost {
+    /// The Func.
     pub func: String,
+    /// Its stage: 0 for the pure definition, `k` for the `k`-th update.
     pub stage: usize,
+    /// The stage's predicted runtime, in seconds.
     pub seconds: f64,
 }
 
 /// A distinct alternative to the chosen schedule.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Alternative {
+    /// The schedule, not checked at the estimates.
     pub schedule: Schedule,
+    /// Its runtime as the cost model predicts it, in seconds.
     pub predicted_seconds: f64,
 }
 
 /// The result of a search, with its explanation.
 #[derive(Clone, Debug)]
 pub struct AutoSchedule {
+    /// The schedule found.
     pub schedule: Schedule,
+    /// Its runtime as the cost model predicts it, in seconds.
     pub predicted_seconds: f64,
     /// The schedule features of the chosen loop nest, by stage (what a
     /// training sample of this schedule records).
@@ -124,6 +140,8 @@ pub struct AutoSchedule {
     pub per_stage: Vec<StageCost>,
     /// The next-best distinct schedules, cheapest first.
     pub alternatives: Vec<Alternative>,
+    /// The search's counters (of both searches when the flat one followed the
+    /// nested one).
     pub stats: SearchStats,
     /// The cost model's name.
     pub model: String,
@@ -391,10 +409,14 @@ pub fn at_root(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostMode
 /// Why a given schedule cannot be priced.
 #[derive(Debug, Error)]
 pub enum PriceError {
+    /// The pipeline cannot be analysed.
     #[error("the pipeline cannot be analysed: {0}")]
     Dag(#[from] DagError),
+    /// The text is not a schedule.
     #[error("the schedule cannot be parsed: {0}")]
     Parse(#[from] compiler::schedule::text::ParseError),
+    /// The replay of the search's decisions lost the schedule (`replay::Miss`
+    /// says where).
     #[error("the search's decisions, replayed along this schedule, make no loop nest that spells it, so the cost model has no features of it: {0}")]
     OutsideSearchSpace(#[from] replay::Miss),
 }

@@ -30,6 +30,8 @@ pub struct LoopNest {
     pub size: Vec<i64>,
     /// The span of each loop over all iterations of this level.
     pub whole: Vec<Span>,
+    /// The nodes one level in: the next node of this stage's chain and the
+    /// chains of the Funcs computed at this level.
     pub children: Vec<Arc<LoopNest>>,
     /// Funcs inlined into this innermost node, with their call counts.
     pub inlined: BTreeMap<NodeId, i64>,
@@ -104,6 +106,7 @@ impl LoopNest {
         }
     }
 
+    /// Whether this is the root (outside every loop).
     pub fn is_root(&self) -> bool {
         self.stage.is_none()
     }

@@ -20,18 +20,33 @@ pub enum Reason {
     /// No candidate with nested Funcs ran at the estimates as priced
     /// (`nested` says why): the flat search's best candidate (every Func
     /// inlined or at the root) that runs there.
-    FlatFallback { nested: Rejection },
+    FlatFallback {
+        /// Why the nested search's candidates were turned down.
+        nested: Rejection,
+    },
     /// Under a strict budget ([`crate::BeamOptions::strict_budget`]), no
     /// legality check of the flat search finished in time (`timed_out` ran
     /// out of it): every Func at the root, vectorized where a vector fits,
     /// which runs unchecked. `nested`: why the nested search's candidates
     /// were turned down before, when it ran.
-    RootUnchecked { nested: Option<Rejection>, timed_out: usize },
+    RootUnchecked {
+        /// Why the nested search's candidates were turned down, when it ran.
+        nested: Option<Rejection>,
+        /// Checks of the flat search that ran out of time.
+        timed_out: usize,
+    },
     /// No candidate with nested Funcs ran as priced (`nested`), nor any
     /// inlined or at the root (`flat`: a Func too large to allocate whole,
     /// say): a nested candidate turned down before is the answer, as
     /// `pick` says.
-    LastResort { nested: Rejection, flat: Rejection, pick: LastResortPick },
+    LastResort {
+        /// Why the nested search's candidates were turned down.
+        nested: Rejection,
+        /// Why the flat search's candidates were turned down.
+        flat: Rejection,
+        /// Which nested candidate is the answer.
+        pick: LastResortPick,
+    },
     /// Every Func at the root ([`crate::at_root`]), which a server keeps
     /// ready: the search had not answered by the end of its budget (it
     /// shares the cores with other searches).
@@ -85,7 +100,10 @@ pub enum Rejection {
     /// None failed, but the first that ran is mispriced.
     Mispriced(Mispricing),
     /// None was checked to the end: `checks` ran out of time.
-    TimedOut { checks: usize },
+    TimedOut {
+        /// Checks that ran out of time.
+        checks: usize,
+    },
     /// The search yielded no candidate.
     NoCandidate,
 }
@@ -121,11 +139,21 @@ pub enum Mispricing {
     /// compiler's conditions hold at the estimates, but the compiler must
     /// also prove them): priced computed once, it is computed whole at
     /// every iteration.
-    Unslid { func: String },
+    Unslid {
+        /// The Func stored outside the loop that computes it, priced as sliding.
+        func: String,
+    },
     /// The lowered code allocates `bytes` for `func`, far more than the
     /// `priced` bytes of the cost model (the compiler's bounds of a deep
     /// nest over-approximate the model's exact regions).
-    Allocation { func: String, bytes: u64, priced: f64 },
+    Allocation {
+        /// The Func allocated.
+        func: String,
+        /// Bytes of its largest allocation in the lowered code.
+        bytes: u64,
+        /// Bytes of one allocation as the cost model priced it.
+        priced: f64,
+    },
 }
 
 impl Mispricing {

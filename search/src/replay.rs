@@ -44,16 +44,27 @@ pub const REPLAY_BEAM: usize = 32;
 /// lost the text, not that no search could make it.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum Miss {
+    /// The text does not parse as a schedule.
     #[error("the text is not a schedule")]
     NotASchedule,
     /// At one decision no candidate agreed with what the text settles.
     #[error("no candidate {} `{func}` as the schedule does", .phase.doing())]
-    Decision { func: String, phase: Phase },
+    Decision {
+        /// The Func decided about.
+        func: String,
+        /// Which of its two decisions.
+        phase: Phase,
+    },
     /// Every decision agreed, but the nearest complete nest's directives
     /// differ from the text's: those only the text has, and those only the
     /// nest has.
     #[error("the nearest nest the search makes differs in these directives: the schedule has {}, the nest has {}", listed(.only_wanted), listed(.only_found))]
-    Directives { only_wanted: Vec<String>, only_found: Vec<String> },
+    Directives {
+        /// Directives of the text the nest lacks.
+        only_wanted: Vec<String>,
+        /// Directives of the nest the text lacks.
+        only_found: Vec<String>,
+    },
     /// The nearest nest has the text's directives, in another order.
     #[error("the nearest nest the search makes has the same directives in another order")]
     Order,

@@ -76,6 +76,7 @@ impl StageFeatures {
         self.entries.get(s.index())?.as_ref().map(|e| self.complete(e))
     }
 
+    /// Whether the candidate places stage `s`.
     pub fn contains_key(&self, s: &StageIdx) -> bool {
         self.entries.get(s.index()).is_some_and(Option::is_some)
     }
@@ -106,10 +107,12 @@ impl StageFeatures {
         self.working_set_at_root
     }
 
+    /// The number of placed stages.
     pub fn len(&self) -> usize {
         self.entries.iter().filter(|e| e.is_some()).count()
     }
 
+    /// Whether no stage is placed.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -21,8 +21,8 @@
 //! for the agent's host, which retrains the host's model once enough
 //! have arrived (without holding up the report).
 
+use crate::messages::{record_outcome, MAX_MESSAGE_BYTES};
 use crate::retraining::Retrainer;
-use crate::server::{record_outcome, MAX_MESSAGE_BYTES};
 use agent_protocol::{FromWire, ToWire};
 use data::{AgentSession, NewWork, SamplingSettings, Store, StoreError};
 use proto::v1;
@@ -41,12 +41,16 @@ use tracing::{field, info, info_span, Instrument};
 /// The work the server hands out: the seeds of one round.
 #[derive(Clone, Debug)]
 pub struct WorkSource {
+    /// The bootstrap round the work items belong to.
     pub round: u32,
+    /// The random pipelines' seeds, one work item each.
     pub seeds: Range<u64>,
     /// Overrides of the generator's training parameters
     /// ([`GeneratorParams::for_training`]): most stages, image side.
     pub max_stages: Option<usize>,
+    /// Override of the input image's width and height, in pixels.
     pub image_side: Option<i64>,
+    /// How the agents sample each pipeline's schedules.
     pub sampling: SamplingSettings,
 }
 

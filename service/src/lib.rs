@@ -9,9 +9,10 @@
 //! priority, [`agent`] the
 //! benchmark agents' protocol (register, lease, heartbeat, report, fetch
 //! weights) over the store's work queue, [`retraining`] retrains a host's
-//! cost model from the store as its agents' samples arrive, [`server`] puts
-//! the services together with message size limits and graceful shutdown
-//! ([`spawn`] runs one inside a program). The client side for the apps is
+//! cost model from the store as its agents' samples arrive, [`messages`]
+//! bounds what crosses the wire and records each call's outcome, [`server`]
+//! puts the services together with message size limits and graceful
+//! shutdown ([`spawn`] runs one inside a program). The client side for the apps is
 //! the `client` crate: the server links neither the apps nor the code
 //! generator.
 //!
@@ -61,18 +62,22 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod deadline;
+pub mod messages;
 pub mod priority;
 pub mod retraining;
 pub mod scheduler;
 pub mod server;
 
 pub use agent::{AgentGate, AgentService, AgentSettings, WorkSource};
+pub use messages::{MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, MAX_STATUS_MESSAGE_BYTES};
 pub use retraining::{RetrainFailure, RetrainSettings, Retrained, Retrainer, RetrainingError};
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
-pub use server::{serve, spawn, tls_identity, Running, ServeError, ServerConfig, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES};
+pub use server::{serve, spawn, tls_identity, Running, ServeError, ServerConfig};
 
 /// The message a panic carried, when it was a string.
 pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> Option<&str> {

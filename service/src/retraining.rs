@@ -30,14 +30,17 @@ use trainer::{RetrainError, RetrainOptions};
 pub struct RetrainSettings {
     /// New samples of a host key that start a retraining for it (at least 1).
     pub after_samples: u64,
+    /// How each retraining trains and decides on promotion.
     pub options: RetrainOptions,
 }
 
 /// Why retraining in the loop cannot be set up.
 #[derive(Debug, Error)]
 pub enum RetrainingError {
+    /// The training store is in memory, not in a file.
     #[error("retraining in the loop needs the training store in a file (it trains over a connection of its own)")]
     InMemoryStore,
+    /// The training store failed.
     #[error("training store: {0}")]
     Store(#[from] StoreError),
 }
@@ -45,6 +48,7 @@ pub enum RetrainingError {
 /// What one retraining did.
 #[derive(Clone, Debug)]
 pub struct Retrained {
+    /// The host key retrained for.
     pub host_key: String,
     /// The stored version and whether it was promoted, or why retraining failed.
     pub result: Result<(u32, bool), RetrainFailure>,

@@ -20,8 +20,8 @@
 //! outcome and wall time.
 
 use crate::deadline::{answer_reserve, parse_grpc_timeout, search_budget, MIN_BUDGET};
+use crate::messages::record_outcome;
 use crate::priority::{spawn_search, SearchPanic};
-use crate::server::record_outcome;
 use compiler::schedule::text::schedule_to_text;
 use compiler::{PipelineDef, Target};
 use data::{Store, StoreError};
@@ -50,6 +50,7 @@ pub struct SchedulerSettings {
     pub max_budget: Duration,
     /// The beam width when a request asks for none, and the largest.
     pub default_beam: usize,
+    /// The largest beam width a request may ask for.
     pub max_beam: usize,
     /// The most calls in flight at once (searching, waiting for a search
     /// slot or replying); more are `RESOURCE_EXHAUSTED` at once.
@@ -60,6 +61,8 @@ pub struct SchedulerSettings {
 }
 
 impl SchedulerSettings {
+    /// The defaults for `host_key`: a budget of 1 s (60 s at most), a beam
+    /// of 32 (256 at most), at most `DEFAULT_MAX_IN_FLIGHT` calls in flight.
     pub fn new(host_key: String) -> SchedulerSettings {
         SchedulerSettings {
             default_budget: Duration::from_secs(1),

@@ -7,6 +7,7 @@
 //! shutdown future completes (in-flight calls finish first).
 
 use crate::agent::{AgentService, AgentSettings};
+use crate::messages::{MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES};
 use crate::retraining::Retrainer;
 use crate::scheduler::{SchedulerService, SchedulerSettings};
 use data::{Store, StoreError};
@@ -23,17 +24,9 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
-/// The largest message the server writes, and the largest an agent may send.
-pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
-
-/// The largest `Schedule` request the server reads: 18 times the largest
-/// app's (stencil_chain at the size it runs at encodes to 57 KiB, local
-/// Laplacian to 22 KiB), small enough that the calls in flight cannot hold
-/// much memory.
-pub const MAX_REQUEST_BYTES: usize = 1 << 20;
-
 /// How the server runs.
 pub struct ServerConfig {
+    /// Settings of the `Schedule` RPC.
     pub settings: SchedulerSettings,
     /// The training store models come from, if any.
     pub store: Option<Store>,
@@ -60,18 +53,29 @@ pub fn tls_identity(cert: &std::path::Path, key: &std::path::Path) -> Result<Ide
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, Error)]
 pub enum ServeError {
+    /// The reflection service could not be built.
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// Tonic's transport failed: the TLS configuration, or serving.
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// The agent service was asked for without a training store.
     #[error("the agent service needs a training store (--db)")]
     AgentsWithoutStore,
+    /// Retraining in the loop was asked for without the agent service.
     #[error("retraining in the loop needs the agent service, whose reports start it")]
     RetrainingWithoutAgents,
+    /// The training store failed.
     #[error("training store: {0}")]
     Store(#[from] StoreError),
+    /// A TLS certificate or key file could not be read.
     #[error("reading {path}: {source}")]
-    TlsFile { path: String, source: std::io::Error },
+    TlsFile {
+        /// The file's path, as displayed.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
 }
 
 /// Serves on `listener` until `shutdown` completes.
@@ -144,23 +148,6 @@ fn reading_connection(shared: &Arc<Mutex<Store>>) -> Result<Arc<Mutex<Store>>, S
     }
 }
 
-/// The longest status message the server sends or logs: a message quoting
-/// user input is cut (gRPC clients commonly refuse metadata over 16 KiB).
-pub const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
-
-/// `status` with its message cut to [`MAX_STATUS_MESSAGE_BYTES`].
-pub(crate) fn bounded(status: tonic::Status) -> tonic::Status {
-    if status.message().len() <= MAX_STATUS_MESSAGE_BYTES {
-        return status;
-    }
-    let message = status.message();
-    let mut end = MAX_STATUS_MESSAGE_BYTES;
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    tonic::Status::new(status.code(), format!("{}... ({} bytes)", &message[..end], message.len()))
-}
-
 /// A reply refusing a message over the size limit, which tonic's decoder
 /// makes `OUT_OF_RANGE` (before reading the body), as gRPC's convention has
 /// it: `RESOURCE_EXHAUSTED`. Every other reply passes unchanged.
@@ -178,25 +165,6 @@ fn oversized_as_resource_exhausted(reply: Response<Body>) -> Response<Body> {
 /// client's delayed acknowledgement (40 ms on Linux) before leaving.
 fn incoming(listener: TcpListener) -> TcpIncoming {
     TcpIncoming::from(listener).with_nodelay(Some(true))
-}
-
-/// Records a call's wall time (since `started`) and outcome on the current
-/// span (an RPC's), and logs why a refused call was refused; the result,
-/// its status message cut to [`MAX_STATUS_MESSAGE_BYTES`] ([`bounded`]).
-pub(crate) fn record_outcome<T>(started: std::time::Instant, result: Result<T, tonic::Status>) -> Result<T, tonic::Status> {
-    let result = result.map_err(bounded);
-    let span = tracing::Span::current();
-    span.record("wall_ms", started.elapsed().as_secs_f64() * 1e3);
-    match &result {
-        Ok(_) => {
-            span.record("outcome", "ok");
-        }
-        Err(status) => {
-            span.record("outcome", tracing::field::debug(status.code()));
-            tracing::info!(message = status.message(), "refused");
-        }
-    }
-    result
 }
 
 /// A server running on a task of the current Tokio runtime: its address,

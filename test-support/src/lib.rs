@@ -1,11 +1,8 @@
 //! Fixtures the test suites share, so that no suite keeps a copy of
-//! another's:
-//!
-//! - [`reports`]: training-store reports of a small synthetic pipeline
-//!   (the store's tests and the `store` command's);
-//! - `training_store` (feature `training`): a training store on disk
-//!   filled as benchmark agents fill it, with synthetic runtimes (the
-//!   trainer's and the `trainer` command's tests).
+//! another's: [`reports`], training-store reports of a small synthetic
+//! pipeline (the store's tests and the `store` command's). The training
+//! store the trainer's tests share is the `training-fixtures` crate (it
+//! links libtorch, which these must not).
 //!
 //! ```
 //! let host = test_support::reports::host("Test CPU");
@@ -13,6 +10,6 @@
 //! assert_eq!(report.samples.len(), 6);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod reports;
-#[cfg(feature = "training")]
-pub mod training_store;

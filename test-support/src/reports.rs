@@ -5,10 +5,14 @@ use data::{
     ScheduleRecord,
 };
 
+/// The pipeline-feature layout of the reports' pipelines (made up).
 pub const PIPELINE_LAYOUT: LayoutId = LayoutId { version: 1, names_hash: 0xdead_beef_f00d_cafe, len: 5 };
+/// The schedule-feature layout of the reports' schedules (made up).
 pub const SCHEDULE_LAYOUT: LayoutId = LayoutId { version: 3, names_hash: u64::MAX - 7, len: 39 };
+/// Stages of every feature matrix of the reports.
 pub const STAGES: u32 = 3;
 
+/// A fixed fingerprint (2 logical cores, 1 physical, AVX2 and FMA) whose CPU model is `name`; distinct names give distinct host keys.
 pub fn host(name: &str) -> HostFingerprint {
     HostFingerprint {
         cpu_model: name.to_string(),

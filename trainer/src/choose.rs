@@ -13,25 +13,43 @@ use thiserror::Error;
 /// are an error, never silently replaced by another model).
 #[derive(Debug, Error)]
 pub enum ChooseError {
+    /// The weights file given cannot be read or used.
     #[error("weights file {path}: {source}")]
-    File { path: String, source: crate::WeightsError },
+    File {
+        /// The file, as displayed.
+        path: String,
+        /// What is wrong with it.
+        source: crate::WeightsError,
+    },
+    /// The store's promoted weights for the host cannot be used.
     #[error("the store's promoted weights v{version}: {source}")]
-    Promoted { version: u32, source: crate::WeightsError },
+    Promoted {
+        /// Their version in the store.
+        version: u32,
+        /// What is wrong with them.
+        source: crate::WeightsError,
+    },
+    /// Reading the store failed.
     #[error("training store: {0}")]
     Store(#[from] data::StoreError),
 }
 
 /// A model and a sentence saying which it is and why.
 pub struct Chosen {
+    /// The model.
     pub model: Box<dyn CostModel>,
+    /// Which model it is and why, in words.
     pub why: String,
 }
 
 /// The network a search on this host would use (`None`: the analytical
 /// model), its weights label, and a sentence saying which it is and why.
 pub struct ChosenNetwork {
+    /// The learned network; `None` for the analytical model.
     pub network: Option<CostNetwork>,
+    /// The weights' version label (their header's); empty for the analytical model.
     pub version: String,
+    /// Which model it is and why, in words.
     pub why: String,
 }
 

@@ -32,8 +32,10 @@ pub const DEFAULT_HELD_OUT_PERCENT: u32 = 20;
 /// Why training data could not be read.
 #[derive(Debug, Error)]
 pub enum DatasetError {
+    /// Reading the store failed.
     #[error("training store: {0}")]
     Store(#[from] StoreError),
+    /// A held-out percentage of 100 or more.
     #[error("the held-out share must be a percentage below 100, not {0}")]
     HeldOutPercent(u32),
 }
@@ -41,14 +43,24 @@ pub enum DatasetError {
 /// Why a stored pipeline cannot be rebuilt from its source, or analysed.
 #[derive(Debug, Error)]
 pub enum RebuildError {
+    /// The stored generator parameters do not parse.
     #[error("generator parameters: {0}")]
     GeneratorParams(serde_json::Error),
+    /// The stored seed is not the seed in the stored parameters.
     #[error("the source's seed {seed} differs from its parameters' seed {params}")]
-    SeedMismatch { seed: u64, params: u64 },
+    SeedMismatch {
+        /// The source's seed.
+        seed: u64,
+        /// The parameters' seed.
+        params: u64,
+    },
+    /// The generator failed on the parameters.
     #[error(transparent)]
     Generate(#[from] GenError),
+    /// The stored definition does not parse.
     #[error("pipeline definition: {0}")]
     Definition(serde_json::Error),
+    /// The rebuilt pipeline could not be analysed.
     #[error("analysis: {0}")]
     Analysis(#[from] DagError),
 }
@@ -83,7 +95,9 @@ pub fn host_target() -> Target {
 /// Which set a pipeline belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Split {
+    /// Trained on.
     Train,
+    /// Held out for the metrics.
     HeldOut,
 }
 
@@ -102,9 +116,11 @@ pub fn split_of(pipeline_hash: &str, held_out_percent: u32) -> Split {
 /// One stored pipeline, rebuilt, with its measured samples.
 #[derive(Clone, Debug)]
 pub struct StoredPipeline {
+    /// The pipeline's hash in the store.
     pub hash: String,
     /// The bootstrap rounds its samples come from.
     pub rounds: BTreeSet<u32>,
+    /// The network's inputs for the pipeline and its measured schedules.
     pub samples: PipelineSamples,
     /// The rebuilt pipeline's DAG (for baselines that read it, such as
     /// the analytical model).
@@ -125,8 +141,11 @@ pub struct Skipped {
 /// One host's training data, split by pipeline.
 #[derive(Clone, Debug, Default)]
 pub struct Dataset {
+    /// The pipelines trained on.
     pub train: Vec<StoredPipeline>,
+    /// The pipelines held out.
     pub held_out: Vec<StoredPipeline>,
+    /// How many pipelines were left out of both, by reason.
     pub skipped: Skipped,
 }
 

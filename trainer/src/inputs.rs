@@ -34,6 +34,7 @@ pub struct PipelineInputs {
 }
 
 impl PipelineInputs {
+    /// The inputs of the pipeline `dag` analyses.
     pub fn of(dag: &Dag) -> PipelineInputs {
         let stage_features = dag.stages.iter().map(|s| PipelineFeatures::of(dag, s).to_vec()).collect();
         let is_output = dag
@@ -49,6 +50,7 @@ impl PipelineInputs {
         PipelineInputs { stage_features, is_output, analytical }
     }
 
+    /// How many stages the pipeline has.
     pub fn stages(&self) -> usize {
         self.stage_features.len()
     }
@@ -94,33 +96,81 @@ pub fn schedule_rows(stages: usize, features: &StageFeatures) -> Vec<ScheduleRow
 pub struct ScheduleSample {
     /// One row per stage of the pipeline.
     pub stages: Vec<ScheduleRow>,
+    /// Its measured runtime in seconds (the store's minimum).
     pub runtime_seconds: f64,
 }
 
 /// The measured schedules of one pipeline: a training batch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PipelineSamples {
+    /// The pipeline's inputs.
     pub pipeline: PipelineInputs,
+    /// Its measured schedules.
     pub schedules: Vec<ScheduleSample>,
 }
 
 /// Samples that cannot be trained on.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum SampleError {
+    /// Fewer than two schedules (the count).
     #[error("fewer than two schedules ({0}): nothing to compare")]
     TooFewSchedules(usize),
+    /// `is_output` does not have one flag per stage.
     #[error("the pipeline has {stages} stages but {is_output} output flags")]
-    OutputFlags { stages: usize, is_output: usize },
+    OutputFlags {
+        /// Stages of the pipeline.
+        stages: usize,
+        /// Length of `is_output`.
+        is_output: usize,
+    },
+    /// A stage whose pipeline features are not `PIPELINE_FEATURES` values.
     #[error("stage {stage} has {got} pipeline features, expected {PIPELINE_FEATURES}")]
-    PipelineFeatureCount { stage: usize, got: usize },
+    PipelineFeatureCount {
+        /// The stage's index.
+        stage: usize,
+        /// How many features it has.
+        got: usize,
+    },
+    /// A pipeline feature that is negative or not finite.
     #[error("pipeline feature {feature} of stage {stage} is {value} (must be finite and non-negative)")]
-    PipelineFeatureValue { stage: usize, feature: usize, value: f32 },
+    PipelineFeatureValue {
+        /// The stage's index.
+        stage: usize,
+        /// The feature's index in the layout.
+        feature: usize,
+        /// Its value.
+        value: f32,
+    },
+    /// A schedule whose rows are not one per stage of the pipeline.
     #[error("schedule {schedule} has {got} stages, the pipeline {expected}")]
-    StageCount { schedule: usize, got: usize, expected: usize },
+    StageCount {
+        /// The schedule's index in the samples.
+        schedule: usize,
+        /// How many rows it has.
+        got: usize,
+        /// Stages of the pipeline.
+        expected: usize,
+    },
+    /// A schedule feature that is negative or not finite.
     #[error("schedule feature {feature} of stage {stage} of schedule {schedule} is {value} (must be finite and non-negative)")]
-    ScheduleFeatureValue { schedule: usize, stage: usize, feature: usize, value: f32 },
+    ScheduleFeatureValue {
+        /// The schedule's index in the samples.
+        schedule: usize,
+        /// The stage's index.
+        stage: usize,
+        /// The feature's index in the layout.
+        feature: usize,
+        /// Its value.
+        value: f32,
+    },
+    /// A runtime that is not finite and positive.
     #[error("schedule {schedule} has runtime {seconds} s (must be finite and positive)")]
-    Runtime { schedule: usize, seconds: f64 },
+    Runtime {
+        /// The schedule's index in the samples.
+        schedule: usize,
+        /// The runtime, in seconds.
+        seconds: f64,
+    },
 }
 
 fn bad(v: f32) -> bool {

@@ -30,6 +30,8 @@
 //! # Ok::<(), search::SearchError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod choose;
 pub mod dataset;
 pub mod inputs;

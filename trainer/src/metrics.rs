@@ -40,17 +40,23 @@ const MIN_PREDICTED_SECONDS: f64 = 1e-30;
 /// A network's metrics over a set of pipelines.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
+    /// Pipelines evaluated.
     pub pipelines: usize,
+    /// Measured samples over them.
     pub samples: usize,
     /// Pairs of one pipeline's schedules with different measured times.
     pub pairs: usize,
+    /// `1 - SS_res / SS_tot` of the log runtimes (can be negative).
     pub r2_log_runtime: f64,
+    /// The fraction of `pairs` the predictions order as measured (ties count half; 1 when there are none).
     pub pairwise_accuracy: f64,
+    /// The mean over pipelines of the measured time of the predicted fastest over the best, minus one (0 is perfect).
     pub top1_regret: f64,
     /// Pairs more than [`APART`] times apart, and the accuracy over them
     /// (absent from metrics stored before they were measured).
     #[serde(default)]
     pub pairs_apart: usize,
+    /// The fraction of `pairs_apart` the predictions order as measured (a tie is wrong; 1 when there are none).
     #[serde(default)]
     pub pairwise_accuracy_apart: f64,
 }
@@ -58,8 +64,11 @@ pub struct Metrics {
 /// One pipeline's measured and predicted seconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Predictions {
+    /// The pipeline's hash in the store.
     pub pipeline_hash: String,
+    /// Measured seconds, one per sample.
     pub measured: Vec<f64>,
+    /// Predicted seconds, in the order of `measured`.
     pub predicted: Vec<f64>,
 }
 
@@ -67,11 +76,15 @@ pub struct Predictions {
 /// its schedules and pick among them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PipelineScore {
+    /// The pipeline's hash in the store.
     pub pipeline_hash: String,
+    /// Its measured samples.
     pub samples: usize,
     /// Pairs of its schedules with different measured times.
     pub pairs: usize,
+    /// The fraction of `pairs` the predictions order as measured (ties count half).
     pub pairwise_accuracy: f64,
+    /// The measured time of the predicted fastest over the best, minus one.
     pub top1_regret: f64,
     /// The slowest measured time over the fastest.
     pub spread: f64,
@@ -175,7 +188,9 @@ pub const GAP_BANDS: [f64; 6] = [1.05, 1.1, 1.2, 1.5, 2.0, 4.0];
 pub struct GapBand {
     /// `None` for the last band (no upper edge).
     pub upto: Option<f64>,
+    /// Pairs in the band.
     pub pairs: usize,
+    /// The fraction of them the predictions order as measured.
     pub accuracy: f64,
 }
 

@@ -31,6 +31,7 @@
 //! the term values `[batch, stages, 32]`.
 
 use crate::terms::{in_version, TERMS_VERSION};
+pub use crate::terms::{ANALYTICAL_TERM, CONV1_CHANNELS};
 use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use rand::{Rng, SeedableRng};
@@ -47,18 +48,11 @@ pub const PIPELINE_TYPES: usize = 7;
 pub const HEAD1_CHANNELS: usize = 8;
 /// Width of the schedule-feature embedding.
 pub const HEAD2_CHANNELS: usize = 24;
-/// Coefficients per stage (the hand-designed terms use 29 of them:
-/// Adams's 27, the analytical model's price and the dependent steps).
-pub const CONV1_CHANNELS: usize = 32;
 /// The most members a network may have (a bound for weights files).
 pub const MAX_MEMBERS: usize = 64;
 
 // The pipeline features are exactly the grid head1 reads.
 const _: () = assert!(PIPELINE_ROWS * PIPELINE_TYPES == PIPELINE_FEATURES);
-
-/// The coefficient channel of the analytical model's price of a stage
-/// (see [`crate::terms`]).
-pub const ANALYTICAL_TERM: usize = 28;
 
 /// Every coefficient but the analytical term's in
 /// [`CostNetwork::starting_from_analytical`]: a thousandth of a nanosecond
@@ -71,10 +65,15 @@ const INIT_RANGE: f32 = 0.5;
 /// The sizes that decide whether a set of weights fits the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetworkShape {
+    /// Pipeline features per stage (the grid `head1` reads).
     pub pipeline_features: u32,
+    /// Width of the pipeline-feature embedding.
     pub head1_channels: u32,
+    /// Schedule features per stage.
     pub schedule_features: u32,
+    /// Width of the schedule-feature embedding.
     pub head2_channels: u32,
+    /// Coefficients per stage.
     pub conv1_channels: u32,
     /// Members of the ensemble (any count from 1 to [`MAX_MEMBERS`] fits).
     pub members: u32,
@@ -96,6 +95,7 @@ impl NetworkShape {
         [self.pipeline_features, self.head1_channels, self.schedule_features, self.head2_channels, self.conv1_channels, self.members]
     }
 
+    /// The shape of sizes in [`NetworkShape::to_array`]'s order.
     pub fn from_array(a: [u32; 6]) -> NetworkShape {
         NetworkShape {
             pipeline_features: a[0],

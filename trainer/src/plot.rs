@@ -28,14 +28,29 @@ const MIN_PLOTTED_SECONDS: f64 = 1e-12;
 /// Why a chart was not drawn.
 #[derive(Debug, Error)]
 pub enum PlotError {
+    /// Reading the data or the weights to plot failed.
     #[error(transparent)]
     Retrain(#[from] RetrainError),
+    /// The embedded font could not be registered with plotters.
     #[error("the embedded font could not be loaded")]
     Font,
+    /// Plotters failed to draw or save a chart.
     #[error("drawing {path}: {message}")]
-    Draw { path: PathBuf, message: String },
+    Draw {
+        /// The chart's file.
+        path: PathBuf,
+        /// Plotters' error, as text.
+        message: String,
+    },
+    /// The output folder could not be created.
     #[error("creating {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The host (its key) has no promoted weights.
     #[error("no promoted weights for host {0}: nothing to plot")]
     NoPromotedWeights(String),
 }

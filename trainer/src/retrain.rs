@@ -47,22 +47,53 @@ use tracing::{info, warn};
 /// Why retraining stopped.
 #[derive(Debug, Error)]
 pub enum RetrainError {
+    /// The training data could not be read.
     #[error(transparent)]
     Dataset(#[from] DatasetError),
+    /// A store call failed.
     #[error("training store: {0}")]
     Store(#[from] StoreError),
+    /// No pipeline of the host is left for the training set.
     #[error("no training pipelines for host {host_key} in this build's feature layouts (pipelines skipped: {skipped:?}); are there measured samples for this host?")]
-    NoTrainingData { host_key: String, skipped: Skipped },
+    NoTrainingData {
+        /// The host's key.
+        host_key: String,
+        /// The pipelines left out, by reason.
+        skipped: Skipped,
+    },
+    /// No pipeline of the host fell in the held-out set.
     #[error("no held-out pipelines for host {host_key} ({train} training pipelines): nothing to judge new weights on; measure more pipelines or hold out a larger share")]
-    NoHeldOutData { host_key: String, train: usize },
+    NoHeldOutData {
+        /// The host's key.
+        host_key: String,
+        /// Pipelines in the training set.
+        train: usize,
+    },
+    /// Stored weights that do not decode or fit this build.
     #[error("weights version {version}: {source}")]
-    Weights { version: u32, source: WeightsError },
+    Weights {
+        /// Their version in the store.
+        version: u32,
+        /// What is wrong with them.
+        source: WeightsError,
+    },
+    /// The weights given to start from ([`Start::Weights`]) do not fit this build.
     #[error("the starting weights: {0}")]
     StartingWeights(WeightsError),
+    /// The runs together would hold more members than a network may.
     #[error("{runs} runs of {members_per_run} members make {members} members; a network holds at most {MAX_MEMBERS}")]
-    TooManyMembers { runs: usize, members_per_run: usize, members: usize },
+    TooManyMembers {
+        /// Training runs asked for.
+        runs: usize,
+        /// Members of each run's network.
+        members_per_run: usize,
+        /// Their product.
+        members: usize,
+    },
+    /// Training failed.
     #[error(transparent)]
     Train(#[from] TrainError),
+    /// The metrics could not be encoded as JSON.
     #[error("encoding the metrics: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -104,7 +135,9 @@ pub const DEFAULT_MEMBERS: usize = 5;
 /// Retraining's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetrainOptions {
+    /// Epochs, each one step per training pipeline.
     pub epochs: usize,
+    /// Adam's learning rate.
     pub learning_rate: f64,
     /// Weight of the loss's ranking term (see [`crate::loss`]).
     pub ranking_weight: f64,
@@ -119,7 +152,9 @@ pub struct RetrainOptions {
     /// ([`CostNetwork::joined`]). 1 trains one network, as before there
     /// were runs.
     pub runs: usize,
+    /// The share of pipelines held out, in percent (below 100).
     pub held_out_percent: u32,
+    /// Where training starts.
     pub start: Start,
     /// Whether a starting network of older terms (promoted weights or a
     /// file) is brought to this build's terms first
@@ -130,6 +165,7 @@ pub struct RetrainOptions {
     pub torch_threads: Option<i32>,
     /// The target pipelines are rebuilt for (see [`crate::dataset::host_target`]).
     pub target: Target,
+    /// What a host's first weights must beat to be promoted.
     pub first_promotion: FirstPromotion,
 }
 
@@ -165,6 +201,7 @@ pub struct EpochRecord {
     pub epoch: usize,
     /// Mean loss of the epoch's steps (`None` for epoch 0).
     pub mean_loss: Option<f64>,
+    /// The network's metrics on the held-out set after the epoch.
     pub held_out: Metrics,
 }
 
@@ -176,9 +213,13 @@ pub struct StoredMetrics {
     /// The analytical model's metrics on the same held-out samples: the
     /// baseline the learned model has to beat.
     pub analytical_held_out: Metrics,
+    /// Pipelines in the training set.
     pub train_pipelines: usize,
+    /// Measured samples in the training set.
     pub train_samples: usize,
+    /// The share of pipelines held out, in percent.
     pub held_out_percent: u32,
+    /// Adam's learning rate.
     pub learning_rate: f64,
     /// 0 in metrics stored before the loss had a ranking term.
     #[serde(default)]
@@ -204,6 +245,7 @@ pub struct StoredMetrics {
 /// The promoted weights' metrics, measured again on this run's held-out set.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Incumbent {
+    /// Their version in the store.
     pub version: u32,
     /// `None` when they are for other feature layouts or network shape.
     pub held_out: Option<Metrics>,
@@ -214,12 +256,15 @@ pub struct Incumbent {
 pub struct RetrainOutcome {
     /// The stored version of the new weights.
     pub version: u32,
+    /// The metrics stored with them.
     pub metrics: StoredMetrics,
     /// The weights promoted before, if any.
     pub incumbent: Option<Incumbent>,
+    /// Whether the new weights were promoted.
     pub promoted: bool,
     /// Why (not) promoted, in words.
     pub reason: String,
+    /// The pipelines left out of the data, by reason.
     pub skipped: Skipped,
     /// The new weights, as stored.
     pub weights: WeightsFile,

@@ -27,8 +27,15 @@
 //! version's terms ([`in_version`]), so weights trained before a term
 //! existed price exactly as they did.
 
-use crate::network::{ANALYTICAL_TERM, CONV1_CHANNELS};
 use featurizer::ScheduleFeatures;
+
+/// Coefficients per stage (the hand-designed terms use 29 of them:
+/// Adams's 27, the analytical model's price and the dependent steps).
+pub const CONV1_CHANNELS: usize = 32;
+
+/// The coefficient channel of the analytical model's price of a stage
+/// (a term of this module).
+pub const ANALYTICAL_TERM: usize = 28;
 
 /// Seconds per unit of work (the coefficients are of the order of cycles
 /// per unit of work at about 1 GHz).

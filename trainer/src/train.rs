@@ -20,8 +20,11 @@ use thiserror::Error;
 /// The optimizer's settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainOptions {
+    /// Adam's learning rate.
     pub learning_rate: f64,
+    /// Decay rate of the first-moment estimate.
     pub beta1: f64,
+    /// Decay rate of the second-moment estimate.
     pub beta2: f64,
     /// Added to the square root of the second moment.
     pub epsilon: f64,
@@ -46,8 +49,10 @@ impl Default for TrainOptions {
 /// Why a step did not happen.
 #[derive(Debug, Error)]
 pub enum TrainError {
+    /// The samples cannot be trained on.
     #[error("invalid samples: {0}")]
     Samples(#[from] SampleError),
+    /// A libtorch call failed.
     #[error("libtorch: {0}")]
     Torch(#[from] TchError),
 }
@@ -73,6 +78,7 @@ pub struct Trainer {
 }
 
 impl Trainer {
+    /// A trainer of `network` with a fresh Adam state of `options`; fails when libtorch cannot build the optimizer.
     pub fn new(network: CostNetwork, options: &TrainOptions) -> Result<Trainer, TrainError> {
         let adam = Adam { beta1: options.beta1, beta2: options.beta2, wd: 0.0, eps: options.epsilon, amsgrad: false };
         let optimizer = adam.build(network.store(), options.learning_rate)?;
@@ -106,10 +112,12 @@ impl Trainer {
         Ok(StepReport { loss: batch_loss.double_value(&[]) / members, schedules: window.len() })
     }
 
+    /// The network as trained so far.
     pub fn network(&self) -> &CostNetwork {
         &self.network
     }
 
+    /// The trained network, without the optimizer state.
     pub fn into_network(self) -> CostNetwork {
         self.network
     }

@@ -45,36 +45,76 @@ const CHECKSUM_BYTES: usize = 8;
 /// Why weights could not be read or used.
 #[derive(Debug, Error)]
 pub enum WeightsError {
+    /// The file could not be read or written.
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The bytes do not start with the `HRCM` signature.
     #[error("not a cost-model weights file (no HRCM signature)")]
     NotWeights,
+    /// A format version this build does not read.
     #[error("weights file format {found} is not supported (this build reads formats {SINGLE_NETWORK_FORMAT} to {FORMAT_VERSION})")]
-    Format { found: u32 },
+    Format {
+        /// The file's format version.
+        found: u32,
+    },
+    /// The trailing checksum does not match the contents.
     #[error("weights file is corrupt: its checksum is {stored:016x} but its contents hash to {computed:016x}")]
-    Checksum { stored: u64, computed: u64 },
+    Checksum {
+        /// The checksum the file carries.
+        stored: u64,
+        /// The FNV-1a hash of its contents.
+        computed: u64,
+    },
+    /// A length, count or value that does not fit the format.
     #[error("weights file is corrupt: {0}")]
     Corrupt(String),
+    /// A feature layout in the header differs from this build's.
     #[error("the weights were trained on another feature layout: {0}")]
     Layout(#[from] LayoutMismatch),
+    /// The network shape in the header does not fit this build's.
     #[error("the weights are for the network shape ({found}), this build has ({expected})")]
-    Shape { expected: NetworkShape, found: NetworkShape },
+    Shape {
+        /// This build's shape (with the file's member count).
+        expected: NetworkShape,
+        /// The file's shape.
+        found: NetworkShape,
+    },
+    /// A terms version this build does not know.
     #[error("the weights weight cost terms of version {found}; this build knows versions 1 to {TERMS_VERSION}")]
-    Terms { found: u32 },
+    Terms {
+        /// The file's terms version.
+        found: u32,
+    },
+    /// A parameter that is misnamed, has the wrong extents or a non-finite value.
     #[error("weights parameter {name}: {problem}")]
-    Parameter { name: String, problem: String },
+    Parameter {
+        /// The name the parameter should have.
+        name: String,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 /// A feature layout's identity as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayoutRecord {
+    /// Which layout (`"pipeline"` or `"schedule"`).
     pub kind: String,
+    /// The layout's version number.
     pub version: u32,
+    /// Hash of the layout's field names.
     pub names_hash: u64,
+    /// Features per stage.
     pub len: u32,
 }
 
 impl LayoutRecord {
+    /// The record of `layout`'s identity.
     pub fn of(layout: &Layout) -> LayoutRecord {
         let id = layout.id();
         LayoutRecord { kind: id.kind.to_string(), version: id.version, names_hash: id.names_hash, len: id.len as u32 }
@@ -95,8 +135,11 @@ pub struct WeightsHeader {
     /// A label for this set of weights (training round, date): the model's
     /// name reports it.
     pub version: String,
+    /// The pipeline-feature layout they were trained on.
     pub pipeline_layout: LayoutRecord,
+    /// The schedule-feature layout they were trained on.
     pub schedule_layout: LayoutRecord,
+    /// The network's shape, member count included.
     pub shape: NetworkShape,
     /// The version of the hand-designed terms the coefficients weight.
     pub terms_version: u32,
@@ -105,15 +148,20 @@ pub struct WeightsHeader {
 /// One parameter tensor.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parameter {
+    /// The parameter's name (one of the network's, in their order).
     pub name: String,
+    /// Its extents, the member count first.
     pub extents: Vec<u32>,
+    /// Its values, row-major.
     pub values: Vec<f32>,
 }
 
 /// A weights file, decoded but not yet checked against this build.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WeightsFile {
+    /// What the weights are valid for.
     pub header: WeightsHeader,
+    /// The parameter tensors, in the network's order.
     pub parameters: Vec<Parameter>,
 }
 
@@ -174,6 +222,7 @@ impl WeightsFile {
             .ok_or_else(|| WeightsError::Corrupt("a parameter's values do not fill its extents".into()))
     }
 
+    /// The file's bytes in the current format, checksum last.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(&MAGIC);
@@ -245,11 +294,13 @@ impl WeightsFile {
         Ok(WeightsFile { header, parameters })
     }
 
+    /// Reads and decodes the file at `path` (see [`WeightsFile::decode`]).
     pub fn read(path: &Path) -> Result<WeightsFile, WeightsError> {
         let bytes = std::fs::read(path).map_err(|source| WeightsError::Io { path: path.to_path_buf(), source })?;
         WeightsFile::decode(&bytes)
     }
 
+    /// Writes the encoded file to `path`, replacing any file there.
     pub fn write(&self, path: &Path) -> Result<(), WeightsError> {
         std::fs::write(path, self.encode()).map_err(|source| WeightsError::Io { path: path.to_path_buf(), source })
     }

@@ -1,4 +1,4 @@
-//! Retraining from a training store on disk (see `test_support::training_store`): the
+//! Retraining from a training store on disk (see `training_fixtures`): the
 //! dataset is split by pipeline and stable, mismatched pipelines are
 //! skipped, training learns to order held-out pipelines' schedules, the
 //! first weights are promoted and worse ones are not, training can start
@@ -11,11 +11,11 @@ use data::Store;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
-use test_support::training_store::{host, pipeline_hash, store_copy, GOOD_PIPELINES, MISMATCHED, SINGLE_SAMPLE};
 use trainer::dataset::{load, split_of, Split};
 use trainer::metrics::{evaluate, Metrics};
 use trainer::retrain::{scaled_to_fit, should_promote, Baseline, ScaleFit, StoredMetrics};
 use trainer::{retrain, CostNetwork, FirstPromotion, RetrainOptions, Start, WeightsFile};
+use training_fixtures::{host, pipeline_hash, store_copy, GOOD_PIPELINES, MISMATCHED, SINGLE_SAMPLE};
 
 const HELD_OUT_PERCENT: u32 = 20;
 

@@ -57,7 +57,9 @@ pub const ENTRY: &str = "pipeline";
 /// in argument order.
 #[derive(Clone, Debug)]
 pub struct Signature {
+    /// Each buffer's name, element type and dimension count.
     pub buffers: Vec<(Name, ScalarType, usize)>,
+    /// Each param's name and type.
     pub params: Vec<(Name, Type)>,
 }
 

@@ -73,6 +73,7 @@ pub struct Runner {
 }
 
 impl Runner {
+    /// A runner with `options`; its child starts with the first request.
     pub fn new(options: RunnerOptions) -> Runner {
         Runner { options, worker: None, started: 0 }
     }

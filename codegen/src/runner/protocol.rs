@@ -43,7 +43,9 @@ pub fn read_frame<T: DeserializeOwned>(r: &mut impl Read) -> std::io::Result<Opt
 /// One schedule to lower, compile and time.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunRequest {
+    /// The algorithm.
     pub pipeline: PipelineDef,
+    /// The schedule to lower it with.
     pub schedule: Schedule,
     /// The region of each input (by name), filled with
     /// [`crate::timing::pattern_input`].
@@ -52,6 +54,7 @@ pub struct RunRequest {
     pub params: Vec<(String, f64)>,
     /// The region of the (first) output computed.
     pub output: Vec<(i64, i64)>,
+    /// How to time the compiled pipeline.
     pub sampling: Sampling,
     /// Lower in checked mode (every access asserted).
     pub check_accesses: bool,
@@ -77,22 +80,49 @@ pub enum Fault {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Outcome {
     /// Compiled and timed (milliseconds).
-    Measured { compile_ms: f64, min_ms: f64, median_ms: f64, samples: usize },
+    Measured {
+        /// Time to compile the lowered pipeline (near 0 when the child had it
+        /// cached).
+        compile_ms: f64,
+        /// The fastest run.
+        min_ms: f64,
+        /// The median run.
+        median_ms: f64,
+        /// Runs timed.
+        samples: usize,
+    },
     /// The schedule is illegal (`kind` for an illegal schedule; `None` for
     /// another failure of the algorithm or schedule to lower, such as an
     /// unbounded region).
-    Illegal { kind: Option<ScheduleErrorKind>, message: String },
+    Illegal {
+        /// The kind of schedule error, when the schedule is at fault.
+        kind: Option<ScheduleErrorKind>,
+        /// The error's message.
+        message: String,
+    },
     /// Code generation failed, or lowering with an internal error (a bug
     /// of the compiler).
-    CompileError { message: String },
+    CompileError {
+        /// The error's message.
+        message: String,
+    },
     /// The compiled pipeline returned an error (an assertion, bad arguments).
-    RunFailed { message: String },
+    RunFailed {
+        /// The error's message.
+        message: String,
+    },
     /// The output differs from the reference evaluator's.
-    OutputMismatch { message: String },
+    OutputMismatch {
+        /// Which output buffer differs.
+        message: String,
+    },
     /// Memory ran out (an allocation of the pipeline or of the child failed).
     OutOfMemory,
     /// The child died of a signal (`None`: it exited without answering).
-    Crash { signal: Option<i32> },
+    Crash {
+        /// The signal's number; `None` if the child exited.
+        signal: Option<i32>,
+    },
     /// No answer within the time limit; the child was killed.
     Timeout,
 }

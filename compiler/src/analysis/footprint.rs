@@ -40,8 +40,12 @@ pub fn box_touched(s: &Stmt, access: Access<'_>, scope: &mut Scope) -> Option<Ve
 /// dimension and the coordinate expression.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnboundedAccess {
+    /// The Func whose definition makes the access; `None` for a loop bound or
+    /// condition.
     pub consumer: Option<Name>,
+    /// The dimension whose coordinate has no finite range.
     pub dim: usize,
+    /// The coordinate expression.
     pub index: Expr,
 }
 

@@ -18,23 +18,29 @@ use std::collections::HashMap;
 /// A closed interval `[min, max]`; `None` bounds are infinite.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Interval {
+    /// The lower bound; `None` for negative infinity.
     pub min: Option<Expr>,
+    /// The upper bound; `None` for positive infinity.
     pub max: Option<Expr>,
 }
 
 impl Interval {
+    /// The interval holding `e` alone.
     pub fn point(e: Expr) -> Interval {
         Interval { min: Some(e.clone()), max: Some(e) }
     }
 
+    /// The interval `[min, max]`.
     pub fn new(min: Expr, max: Expr) -> Interval {
         Interval { min: Some(min), max: Some(max) }
     }
 
+    /// The unbounded interval.
     pub fn everything() -> Interval {
         Interval { min: None, max: None }
     }
 
+    /// Whether both bounds are finite.
     pub fn is_bounded(&self) -> bool {
         self.min.is_some() && self.max.is_some()
     }
@@ -69,10 +75,13 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// Makes `name` range over `i`, shadowing any earlier interval of it
+    /// until [`Scope::pop`].
     pub fn push(&mut self, name: Name, i: Interval) {
         self.vars.entry(name).or_default().push(i);
     }
 
+    /// Removes the latest interval of `name`, uncovering the one it shadowed.
     pub fn pop(&mut self, name: &str) {
         if let Some(v) = self.vars.get_mut(name) {
             v.pop();
@@ -82,10 +91,12 @@ impl Scope {
         }
     }
 
+    /// The interval `name` ranges over, if it is in scope.
     pub fn get(&self, name: &str) -> Option<&Interval> {
         self.vars.get(name).and_then(|v| v.last())
     }
 
+    /// Whether `name` ranges over an interval here.
     pub fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
     }

@@ -14,8 +14,12 @@ use crate::ir::types::Type;
 /// `sum(coefficient * term) + constant`, with terms in order of first appearance.
 #[derive(Clone, Debug)]
 pub struct Linear {
+    /// The non-linear terms with their coefficients (never 0), in order of
+    /// first appearance.
     pub terms: Vec<(Expr, i128)>,
+    /// The constant, modulo `2^bits` of `ty` (its signed representative).
     pub constant: i128,
+    /// The type of the expression.
     pub ty: Type,
 }
 
@@ -52,7 +56,6 @@ impl Linear {
         self
     }
 
-    /// The value, when there are no terms.
     /// The coefficient of the variable `var` (0 when it is not a term).
     /// Meaningful when [`Linear::is_affine`] holds for the variables of
     /// interest: otherwise `var` may also occur inside a non-linear term.
@@ -70,6 +73,7 @@ impl Linear {
         })
     }
 
+    /// The value, when there are no terms.
     pub fn as_const(&self) -> Option<i128> {
         self.terms.is_empty().then_some(self.constant)
     }

@@ -13,24 +13,76 @@ use thiserror::Error;
 /// One dimension of a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BufferDim {
+    /// The first coordinate.
     pub min: i64,
+    /// The number of coordinates.
     pub extent: i64,
+    /// The distance in elements between neighbours in this dimension.
     pub stride: i64,
 }
 
 /// Why a buffer could not be made or accessed.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum BufferError {
+    /// A dimension given a negative extent.
     #[error("buffer {name}: extent {extent} of dimension {dim} is negative")]
-    NegativeExtent { name: String, dim: usize, extent: i64 },
+    NegativeExtent {
+        /// The buffer.
+        name: String,
+        /// The dimension.
+        dim: usize,
+        /// Its extent.
+        extent: i64,
+    },
+    /// The buffer would take more than `MAX_BUFFER_BYTES` (`bytes` is the
+    /// size of one element).
     #[error("buffer {name}: {elements} elements of {bytes} bytes is more than the {limit}-byte limit")]
-    TooLarge { name: String, elements: u128, bytes: usize, limit: u128 },
+    TooLarge {
+        /// The buffer.
+        name: String,
+        /// Its number of elements.
+        elements: u128,
+        /// The size of one element, in bytes.
+        bytes: usize,
+        /// The most bytes a buffer may take.
+        limit: u128,
+    },
+    /// A coordinate outside the buffer.
     #[error("buffer {name}: coordinate {coord} of dimension {dim} is outside [{min}, {max}]")]
-    OutOfBounds { name: String, dim: usize, coord: i64, min: i64, max: i64 },
+    OutOfBounds {
+        /// The buffer.
+        name: String,
+        /// The dimension.
+        dim: usize,
+        /// The coordinate.
+        coord: i64,
+        /// The dimension's first coordinate.
+        min: i64,
+        /// The dimension's last coordinate.
+        max: i64,
+    },
+    /// The strides address elements outside the data.
     #[error("buffer {name}: its strides address elements [{lowest}, {highest}], outside its {len} elements")]
-    Layout { name: String, lowest: i128, highest: i128, len: usize },
+    Layout {
+        /// The buffer.
+        name: String,
+        /// The lowest flat index the strides address.
+        lowest: i128,
+        /// The highest flat index the strides address.
+        highest: i128,
+        /// The number of elements of the data.
+        len: usize,
+    },
+    /// Coordinates whose number differs from the buffer's dimensions.
     #[error("buffer {name}: {got} coordinates for a {dims}-dimensional buffer")]
-    Dimensions { name: String, dims: usize, got: usize },
+    Dimensions {
+        /// The buffer.
+        name: String,
+        /// Its number of dimensions.
+        dims: usize,
+        /// The number of coordinates given.
+        got: usize,
+    },
 }
 
 /// The largest buffer we agree to allocate, in bytes (16 GiB).
@@ -39,8 +91,11 @@ pub const MAX_BUFFER_BYTES: u128 = 16 << 30;
 /// A typed N-dimensional array.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Buffer {
+    /// The name of the input or output it holds.
     pub name: String,
+    /// The element type.
     pub ty: ScalarType,
+    /// The dimensions, first innermost.
     pub dims: Vec<BufferDim>,
     data: AlignedBytes,
 }
@@ -159,10 +214,12 @@ impl Buffer {
         })
     }
 
+    /// The number of elements of storage.
     pub fn len(&self) -> usize {
         self.data.len() / self.ty.bytes()
     }
 
+    /// Whether it has no storage (some extent is zero).
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
@@ -206,11 +263,15 @@ impl Buffer {
         Ok(index)
     }
 
+    /// The element at `coords`; an error if their number is not the buffer's
+    /// dimensions or one is out of bounds.
     pub fn get(&self, coords: &[i64]) -> Result<Scalar, BufferError> {
         let i = self.flat_index(coords)?;
         Ok(self.read_flat(i as usize))
     }
 
+    /// Writes `v`, converted to the element type, at `coords`; an error if
+    /// their number is not the buffer's dimensions or one is out of bounds.
     pub fn set(&mut self, coords: &[i64], v: Scalar) -> Result<(), BufferError> {
         let i = self.flat_index(coords)?;
         self.write_flat(i as usize, v);
@@ -263,6 +324,7 @@ impl Buffer {
         &self.data
     }
 
+    /// Raw little-endian bytes, writable (for code generators).
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.data
     }

@@ -42,23 +42,53 @@ use thiserror::Error;
 /// turn it into their own error type through [`EvalContext::error`].
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum EvalError {
+    /// A variable with no binding in scope.
     #[error("variable {name} is not bound")]
-    UnboundVariable { name: String },
+    UnboundVariable {
+        /// The variable.
+        name: String,
+    },
+    /// An `RVar` node, which only the algorithm language holds.
     #[error("reduction variable {name} appears as an RVar node (definitions and lowered IR hold plain variables)")]
-    ReductionVariable { name: String },
+    ReductionVariable {
+        /// The reduction variable.
+        name: String,
+    },
+    /// Operands or results whose lane counts disagree.
     #[error("{context}: expected {expected} lanes, got {got}")]
-    LaneMismatch { context: &'static str, expected: usize, got: usize },
+    LaneMismatch {
+        /// Where the lanes disagree.
+        context: &'static str,
+        /// The lanes expected.
+        expected: usize,
+        /// The lanes found.
+        got: usize,
+    },
+    /// A ramp or broadcast of zero lanes.
     #[error("{node} with zero lanes")]
-    ZeroLanes { node: &'static str },
+    ZeroLanes {
+        /// The kind of node (`Ramp` or `Broadcast`).
+        node: &'static str,
+    },
+    /// A math intrinsic called with the wrong number of arguments.
     #[error("math function {function} takes {expected} arguments, got {got}")]
-    MathArity { function: &'static str, expected: usize, got: usize },
+    MathArity {
+        /// The intrinsic.
+        function: &'static str,
+        /// The arguments it takes.
+        expected: usize,
+        /// The arguments given.
+        got: usize,
+    },
 }
 
 /// A runtime value: one scalar (no allocation) or a vector of lanes. The
 /// scalar type of its lanes travels beside it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Val {
+    /// A one-lane value.
     Scalar(Scalar),
+    /// The lanes of a vector value, in order.
     Vector(Vec<Scalar>),
 }
 
@@ -72,6 +102,7 @@ impl Val {
         }
     }
 
+    /// The number of lanes (1 for a scalar).
     pub fn lanes(&self) -> usize {
         match self {
             Val::Scalar(_) => 1,
@@ -185,6 +216,7 @@ impl Scope {
 
 /// What an executor supplies to [`eval`].
 pub trait EvalContext {
+    /// The executor's error type.
     type Error;
 
     /// The variables in scope.
@@ -200,6 +232,8 @@ pub trait EvalContext {
         Ok(())
     }
 
+    /// Called after evaluating each node whose [`EvalContext::enter`]
+    /// succeeded.
     fn leave(&mut self) {}
 
     /// The value of the scalar param `name` as type `ty`.

@@ -34,7 +34,9 @@ use thiserror::Error;
 /// Whether a buffer access reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
+    /// A read.
     Load,
+    /// A write.
     Store,
 }
 
@@ -50,26 +52,77 @@ impl fmt::Display for Access {
 /// Why running a statement failed.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum InterpretError {
+    /// An `Assert` whose condition is false.
     #[error("assertion failed: {message}")]
-    AssertionFailed { message: String },
+    AssertionFailed {
+        /// The assertion's message.
+        message: String,
+    },
+    /// A load or store at a flat index outside the buffer.
     #[error("{access} of element {index} of buffer {buffer}, which has {size} elements")]
-    OutOfBounds { buffer: String, index: i64, size: usize, access: Access },
+    OutOfBounds {
+        /// The buffer.
+        buffer: String,
+        /// The flat index.
+        index: i64,
+        /// The buffer's number of elements.
+        size: usize,
+        /// Whether it is a load or a store.
+        access: Access,
+    },
+    /// A load or store of a buffer that is neither a pipeline buffer nor
+    /// allocated in scope.
     #[error("buffer {name} is neither a pipeline buffer nor allocated here")]
-    UnknownBuffer { name: String },
+    UnknownBuffer {
+        /// The buffer.
+        name: String,
+    },
+    /// A node that flattening removes (`Realize`, `Provide`, a call of a Func
+    /// or input, ...).
     #[error("{node} is not lowered; the interpreter runs only flattened IR")]
-    NotLowered { node: String },
+    NotLowered {
+        /// The kind of node.
+        node: String,
+    },
+    /// An `Allocate` of negative size.
     #[error("allocation of buffer {buffer} has negative size {size}")]
-    NegativeAllocation { buffer: String, size: i128 },
+    NegativeAllocation {
+        /// The buffer allocated.
+        buffer: String,
+        /// Its size, in elements.
+        size: i128,
+    },
+    /// An `Allocate` larger than the run's limit.
     #[error("allocation of buffer {buffer}: {size} elements ({bytes} bytes) is more than the {limit}-byte limit")]
-    AllocationTooLarge { buffer: String, size: i128, bytes: i128, limit: u64 },
+    AllocationTooLarge {
+        /// The buffer allocated.
+        buffer: String,
+        /// Its size, in elements.
+        size: i128,
+        /// Its size, in bytes.
+        bytes: i128,
+        /// The most bytes one allocation may take.
+        limit: u64,
+    },
+    /// The run executed more statements and loop iterations than its budget.
     #[error("step budget of {max_steps} statements and loop iterations exceeded")]
-    StepBudgetExceeded { max_steps: u64 },
+    StepBudgetExceeded {
+        /// The budget.
+        max_steps: u64,
+    },
+    /// A pipeline buffer's min, extent or stride that does not fit `i32`.
     #[error("buffer field {name} = {value} does not fit in i32")]
-    BufferFieldOverflow { name: String, value: i64 },
+    BufferFieldOverflow {
+        /// The field (`f.min.0`, ...).
+        name: String,
+        /// Its value.
+        value: i64,
+    },
     /// Evaluating an expression failed (an unbound variable, mismatched
     /// lanes, a math function with the wrong arguments).
     #[error(transparent)]
     Eval(#[from] EvalError),
+    /// An allocation could not be made as a buffer.
     #[error(transparent)]
     Buffer(#[from] BufferError),
 }

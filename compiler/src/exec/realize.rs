@@ -17,24 +17,85 @@ use thiserror::Error;
 /// Why a pipeline could not be run.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum RealizeError {
+    /// An input the pipeline reads was not given.
     #[error("input {name} was not given")]
-    MissingInput { name: String },
+    MissingInput {
+        /// The input.
+        name: String,
+    },
+    /// An input's element type is not the one the pipeline declares.
     #[error("input {name} has element type {got}, but the pipeline reads it as {expected}")]
-    InputType { name: String, expected: String, got: String },
+    InputType {
+        /// The input.
+        name: String,
+        /// The element type the pipeline declares.
+        expected: String,
+        /// The element type of the buffer given.
+        got: String,
+    },
+    /// An input's dimension count is not the one the pipeline declares.
     #[error("input {name} has {got} dimensions, but the pipeline reads it with {expected}")]
-    InputDimensions { name: String, expected: usize, got: usize },
+    InputDimensions {
+        /// The input.
+        name: String,
+        /// The dimensions the pipeline declares.
+        expected: usize,
+        /// The dimensions of the buffer given.
+        got: usize,
+    },
+    /// A param of the pipeline was not given.
     #[error("param {name} was not given")]
-    MissingParam { name: String },
+    MissingParam {
+        /// The param.
+        name: String,
+    },
+    /// A region was requested of something that is not an output.
     #[error("{name} is not an output of this pipeline (outputs: {outputs})")]
-    NotAnOutput { name: String, outputs: String },
+    NotAnOutput {
+        /// The name asked for.
+        name: String,
+        /// The pipeline's outputs, listed.
+        outputs: String,
+    },
+    /// A requested region's dimension count is not the output's.
     #[error("output {name} is {expected}-dimensional, but the region has {got} dimensions")]
-    RegionDimensions { name: String, expected: usize, got: usize },
+    RegionDimensions {
+        /// The output.
+        name: String,
+        /// Its number of dimensions.
+        expected: usize,
+        /// The number of dimensions of the region.
+        got: usize,
+    },
+    /// An input or output buffer does not hold the region the pipeline reads
+    /// or writes of it.
     #[error(
         "buffer {buffer} is too small: the pipeline {verb} [{needed_min}, {needed_max}] in dimension {dim}, but the buffer holds [{min}, {max}] (the region {verb} is [{region}])"
     )]
-    BufferTooSmall { buffer: String, verb: &'static str, dim: usize, needed_min: i64, needed_max: i64, min: i64, max: i64, region: String },
+    BufferTooSmall {
+        /// The buffer.
+        buffer: String,
+        /// `reads` for an input, `writes` for an output.
+        verb: &'static str,
+        /// The dimension.
+        dim: usize,
+        /// The first coordinate the pipeline touches.
+        needed_min: i64,
+        /// The last coordinate the pipeline touches.
+        needed_max: i64,
+        /// The buffer's first coordinate.
+        min: i64,
+        /// The buffer's last coordinate.
+        max: i64,
+        /// The region touched, as expressions in the buffer fields and
+        /// params.
+        region: String,
+    },
+    /// An input buffer's strides address elements outside its data, or an
+    /// output buffer could not be allocated.
     #[error(transparent)]
     Buffer(#[from] BufferError),
+    /// The interpreter failed.
     #[error(transparent)]
     Run(#[from] InterpretError),
 }
@@ -43,7 +104,9 @@ pub enum RealizeError {
 /// name (inputs, then freshly allocated outputs) and every param converted
 /// to its declared type.
 pub struct BoundArguments {
+    /// Every buffer by name: the inputs, then the freshly allocated outputs.
     pub buffers: BTreeMap<String, Buffer>,
+    /// Every param by name, converted to its declared type.
     pub scalars: BTreeMap<String, Scalar>,
 }
 

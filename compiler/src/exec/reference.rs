@@ -48,40 +48,169 @@ use thiserror::Error;
 /// Why the reference evaluator could not compute a value.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum ReferenceError {
+    /// A Func asked for, or called, that is not in the pipeline.
     #[error("no Func named {func} in the pipeline")]
-    UnknownFunc { func: String },
+    UnknownFunc {
+        /// The name.
+        func: String,
+    },
+    /// A Func asked for, or called, with a number of coordinates other than
+    /// its dimensions.
     #[error("Func {func} has {expected} dimensions but {got} coordinates were given")]
-    Arity { func: String, expected: usize, got: usize },
+    Arity {
+        /// The Func.
+        func: String,
+        /// Its number of dimensions.
+        expected: usize,
+        /// The number of coordinates given.
+        got: usize,
+    },
+    /// A Func reads an input that was not given.
     #[error("Func {func} reads input {input}, which was not given")]
-    MissingInput { func: String, input: String },
+    MissingInput {
+        /// The Func that reads it.
+        func: String,
+        /// The input.
+        input: String,
+    },
+    /// An input's dimension count or element type is not the one the pipeline
+    /// declares.
     #[error(
         "input {input} should be a {expected_dims}-dimensional {expected_ty} buffer but a {got_dims}-dimensional {got_ty} one was given"
     )]
-    InputShape { input: String, expected_dims: usize, expected_ty: ScalarType, got_dims: usize, got_ty: ScalarType },
+    InputShape {
+        /// The input.
+        input: String,
+        /// The dimensions the pipeline declares.
+        expected_dims: usize,
+        /// The element type the pipeline declares.
+        expected_ty: ScalarType,
+        /// The dimensions of the buffer given.
+        got_dims: usize,
+        /// The element type of the buffer given.
+        got_ty: ScalarType,
+    },
+    /// A Func reads an input outside the given buffer.
     #[error("Func {func} reads input {input} at {at:?}: coordinate {coord} of dimension {dim} is outside [{min}, {max}]")]
-    InputOutOfBounds { func: String, input: String, at: Vec<i64>, dim: usize, coord: i64, min: i64, max: i64 },
+    InputOutOfBounds {
+        /// The Func that reads it.
+        func: String,
+        /// The input.
+        input: String,
+        /// The coordinates read.
+        at: Vec<i64>,
+        /// The first dimension out of bounds.
+        dim: usize,
+        /// The coordinate in that dimension.
+        coord: i64,
+        /// The buffer's first coordinate in that dimension.
+        min: i64,
+        /// The buffer's last coordinate in that dimension.
+        max: i64,
+    },
+    /// A Func reads an input, or a field of one, with a dimension the buffer
+    /// does not have.
     #[error("Func {func} uses dimension {dim} of input {input}, which has {dims} dimensions")]
-    InputDimension { func: String, input: String, dim: usize, dims: usize },
+    InputDimension {
+        /// The Func that reads it.
+        func: String,
+        /// The input.
+        input: String,
+        /// The dimension used (or the number of coordinates given).
+        dim: usize,
+        /// The buffer's number of dimensions.
+        dims: usize,
+    },
+    /// A Func uses a param that was not given.
     #[error("Func {func} uses param {param}, which was not given")]
-    MissingParam { func: String, param: String },
+    MissingParam {
+        /// The Func that uses it.
+        func: String,
+        /// The param.
+        param: String,
+    },
+    /// A param's given value does not fit its type.
     #[error("param {param} has type {ty}, which cannot hold the given value {value:?}")]
-    ParamValue { param: String, ty: ScalarType, value: Scalar },
+    ParamValue {
+        /// The param.
+        param: String,
+        /// Its type.
+        ty: ScalarType,
+        /// The value given.
+        value: Scalar,
+    },
+    /// A definition uses a variable that is not bound where it is evaluated.
     #[error("Func {func} uses variable {var}, which is not bound there")]
-    UnboundVariable { func: String, var: String },
+    UnboundVariable {
+        /// The Func.
+        func: String,
+        /// The variable.
+        var: String,
+    },
+    /// A node that algorithms do not hold (a load, an `RVar`, ...).
     #[error("Func {func}: a {node} node cannot appear in an algorithm")]
-    UnexpectedNode { func: String, node: &'static str },
+    UnexpectedNode {
+        /// The Func.
+        func: String,
+        /// The kind of node.
+        node: &'static str,
+    },
+    /// Evaluating an expression of a Func's definition failed otherwise.
     #[error("Func {func}: {error}")]
-    Eval { func: String, error: EvalError },
+    Eval {
+        /// The Func.
+        func: String,
+        /// The evaluator's error.
+        error: EvalError,
+    },
+    /// An update reads or writes its Func outside the slice of its pure
+    /// variables.
     #[error("Func {func}, update {stage}: {access} at {at:?} leaves the slice {key:?} of its pure variables")]
-    OutsideSlice { func: String, stage: usize, access: &'static str, at: Vec<i64>, key: Vec<i64> },
+    OutsideSlice {
+        /// The Func.
+        func: String,
+        /// The update's stage (1 for the first update).
+        stage: usize,
+        /// Whether it reads or writes.
+        access: &'static str,
+        /// The coordinates accessed.
+        at: Vec<i64>,
+        /// The coordinates of the slice, at the positions of the pure
+        /// variables.
+        key: Vec<i64>,
+    },
+    /// The evaluation passed its limit on point evaluations.
     #[error("Func {func}: evaluation passed the limit of {limit} point evaluations")]
-    WorkLimit { func: String, limit: u64 },
+    WorkLimit {
+        /// The Func being evaluated.
+        func: String,
+        /// The most point evaluations.
+        limit: u64,
+    },
+    /// Expressions and Func-to-Func calls nested deeper than the limit.
     #[error("Func {func}: expressions and calls nested more than {limit} deep")]
-    DepthLimit { func: String, limit: usize },
+    DepthLimit {
+        /// The Func being evaluated.
+        func: String,
+        /// The greatest depth.
+        limit: usize,
+    },
+    /// An output buffer could not be made over the requested region.
     #[error("output {func}: {error}")]
-    Output { func: String, error: BufferError },
+    Output {
+        /// The output.
+        func: String,
+        /// Why its buffer could not be made.
+        error: BufferError,
+    },
+    /// `realize` of a Tuple output, which needs `realize_values`.
     #[error("output {func} is a Tuple of {values} values: realize it with realize_values, one buffer per value")]
-    TupleOutput { func: String, values: usize },
+    TupleOutput {
+        /// The output.
+        func: String,
+        /// Its number of values.
+        values: usize,
+    },
 }
 
 /// Bounds on the evaluator's effort.

@@ -25,15 +25,27 @@ pub type Name = Arc<str>;
 /// for a negative signed value, -1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BinOp {
+    /// `a + b`, wrapping for integers.
     Add,
+    /// `a - b`, wrapping for integers.
     Sub,
+    /// `a * b`, wrapping for integers.
     Mul,
+    /// `a / b`: Euclidean for integers (0 for a zero divisor), IEEE for
+    /// floats.
     Div,
+    /// `a % b`: Euclidean for integers (never negative; 0 for a zero
+    /// divisor), `a - b * floor(a / b)` for floats.
     Mod,
+    /// The smaller of `a` and `b`.
     Min,
+    /// The larger of `a` and `b`.
     Max,
+    /// Bitwise and.
     BitAnd,
+    /// Bitwise or.
     BitOr,
+    /// Bitwise exclusive or.
     BitXor,
     /// Shift left: `a * 2^b`, wrapped.
     Shl,
@@ -75,11 +87,17 @@ impl BinOp {
 /// Comparison operators (their result is bool).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum CmpOp {
+    /// `a == b`.
     Eq,
+    /// `a != b`.
     Ne,
+    /// `a < b`.
     Lt,
+    /// `a <= b`.
     Le,
+    /// `a > b`.
     Gt,
+    /// `a >= b`.
     Ge,
 }
 
@@ -102,15 +120,25 @@ impl CmpOp {
 /// classes take floats and return bools; the others take and return floats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MathFn {
+    /// The absolute value, of the operand's type.
     Abs,
+    /// The square root.
     Sqrt,
+    /// The exponential, `e^x` for the operand `x`.
     Exp,
+    /// The natural logarithm.
     Log,
+    /// `pow(a, b)`: `a` to the power `b` (two arguments).
     Pow,
+    /// The sine, in radians.
     Sin,
+    /// The cosine, in radians.
     Cos,
+    /// The hyperbolic tangent.
     Tanh,
+    /// Towards negative infinity, to an integral float.
     Floor,
+    /// Towards positive infinity, to an integral float.
     Ceil,
     /// To the nearest integer, ties to even (Halide's `round`).
     Round,
@@ -136,6 +164,8 @@ pub enum MathFn {
 }
 
 impl MathFn {
+    /// The intrinsic's name as the language and the printer write it (`sqrt`,
+    /// `count_leading_zeros`, ...).
     pub fn name(self) -> &'static str {
         match self {
             MathFn::Abs => "abs",
@@ -222,7 +252,10 @@ impl PartialEq for FuncLink {
 /// A Func or input buffer named in a call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DefRef {
+    /// The Func's or input's name.
     pub name: Name,
+    /// The definition called, when the call was written in the language;
+    /// `None` once deserialized.
     #[serde(skip)]
     pub link: Option<FuncLink>,
     /// Which value of a Tuple Func the call reads (`f(x)[1]`); 0 for a
@@ -254,7 +287,9 @@ pub enum CallTarget {
 pub struct RDomDim {
     /// Full name of the reduction variable, e.g. `r.x`.
     pub name: Name,
+    /// The first value of the reduction variable.
     pub min: Expr,
+    /// How many values the reduction variable takes, from `min` up.
     pub extent: Expr,
 }
 
@@ -262,8 +297,13 @@ pub struct RDomDim {
 /// predicate that filters its points.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RDomDef {
+    /// The RDom's name; its dimensions' variables are named after it (`r.x`,
+    /// `r.y`, ...).
     pub name: Name,
+    /// The dimensions, innermost first.
     pub dims: Vec<RDomDim>,
+    /// The condition a point must meet to be visited; `None` visits every
+    /// point of the box.
     pub predicate: Option<Expr>,
 }
 
@@ -272,98 +312,154 @@ pub struct RDomDef {
 pub enum ExprNode {
     /// Signed integer constant (i8..i64).
     IntImm {
+        /// The value, wrapped to `ty`.
         value: i64,
+        /// The constant's type.
         ty: Type,
     },
     /// Unsigned integer or bool constant.
     UIntImm {
+        /// The value, wrapped to `ty` (0 or 1 for a bool).
         value: u64,
+        /// The constant's type.
         ty: Type,
     },
     /// Floating-point constant.
     FloatImm {
+        /// The value (rounded to f32 for an f32 constant).
         value: f64,
+        /// The constant's type.
         ty: Type,
     },
     /// A free variable: a pure Var, a loop variable, a let name, a scalar
     /// param or a buffer field such as `input.min.0`.
     Var {
+        /// The variable's name.
         name: Name,
+        /// The variable's type.
         ty: Type,
     },
     /// A scalar parameter of the pipeline, bound when it runs.
     Param {
+        /// The parameter's name.
         name: Name,
+        /// The parameter's type.
         ty: Type,
     },
     /// A reduction variable, as written in an algorithm. Definitions store it
     /// as a plain `Var` named after the RDom dimension.
     RVar {
+        /// The reduction domain it belongs to.
         rdom: Arc<RDomDef>,
+        /// Its dimension in `rdom` (0 for the innermost).
         dim: usize,
     },
+    /// `value` converted to `ty` (see [`crate::ir::value::cast`]: integers
+    /// wrap, floats to integers truncate and saturate).
     Cast {
+        /// The type converted to, with the lanes of `value`.
         ty: Type,
+        /// The value converted.
         value: Expr,
     },
     /// The bits of `value` read as a value of `ty`, which has the same
     /// width (`f32` <-> `u32`/`i32`, `i64` <-> `f64`, `u8` <-> `i8`, ...):
     /// Halide's `reinterpret`. Bools have no bit pattern to reinterpret.
     Reinterpret {
+        /// The type whose bits are read, with the lanes of `value`.
         ty: Type,
+        /// The value whose bits are read.
         value: Expr,
     },
+    /// `a op b`, both operands of the node's type.
     Binary {
+        /// The operator.
         op: BinOp,
+        /// The left operand.
         a: Expr,
+        /// The right operand, of the type of `a`.
         b: Expr,
     },
+    /// `a op b`: a bool with the operands' lanes.
     Cmp {
+        /// The comparison.
         op: CmpOp,
+        /// The left operand.
         a: Expr,
+        /// The right operand, of the type of `a`.
         b: Expr,
     },
+    /// Logical and of two bools.
     And {
+        /// The left operand (bool).
         a: Expr,
+        /// The right operand (bool).
         b: Expr,
     },
+    /// Logical or of two bools.
     Or {
+        /// The left operand (bool).
         a: Expr,
+        /// The right operand (bool).
         b: Expr,
     },
+    /// Logical not of a bool.
     Not {
+        /// The operand (bool).
         a: Expr,
     },
+    /// `cond ? t : f`, both sides evaluated.
     Select {
+        /// The condition (bool).
         cond: Expr,
+        /// The value where `cond` holds.
         t: Expr,
+        /// The value where `cond` does not hold, of the type of `t`.
         f: Expr,
     },
+    /// `body` with `name` bound to the value of `value`.
     Let {
+        /// The name bound.
         name: Name,
+        /// The value bound to `name`.
         value: Expr,
+        /// The expression in which `name` is bound: the node's value.
         body: Expr,
     },
+    /// A call of a Func, an input or a math intrinsic.
     Call {
+        /// What is called.
         target: CallTarget,
+        /// The coordinates of a Func or input (integers, innermost dimension
+        /// first), or the arguments of an intrinsic.
         args: Vec<Expr>,
+        /// The type of the value the call gives.
         ty: Type,
     },
     /// A load from a flattened buffer (after storage flattening).
     Load {
+        /// The flattened buffer read.
         buffer: Name,
+        /// The element index into the buffer (a vector of indices for a
+        /// vector load).
         index: Expr,
+        /// The element type, with the lanes of `index`.
         ty: Type,
     },
     /// The vector `base, base + stride, ..., base + (lanes-1)*stride`.
     Ramp {
+        /// The first lane (scalar).
         base: Expr,
+        /// The difference between consecutive lanes, of the type of `base`.
         stride: Expr,
+        /// The number of lanes.
         lanes: u32,
     },
     /// A scalar repeated over `lanes` lanes.
     Broadcast {
+        /// The scalar repeated.
         value: Expr,
+        /// The number of lanes.
         lanes: u32,
     },
 }
@@ -448,6 +544,7 @@ impl Expr {
         Expr(Arc::new(ExprData { node, ty, reads_memory }))
     }
 
+    /// The node at the root of the expression.
     pub fn node(&self) -> &ExprNode {
         &self.0.node
     }
@@ -503,15 +600,18 @@ impl Expr {
         Expr::int(value, Type::i32())
     }
 
+    /// A float constant of the given float type (rounded to f32 for f32).
     pub fn float(value: f64, ty: Type) -> Expr {
         let value = if ty.scalar == ScalarType::F32 { value as f32 as f64 } else { value };
         Expr::new(ExprNode::FloatImm { value, ty })
     }
 
+    /// A bool constant.
     pub fn bool(value: bool) -> Expr {
         Expr::new(ExprNode::UIntImm { value: value as u64, ty: Type::bool() })
     }
 
+    /// A variable of the given type.
     pub fn var(name: impl Into<Name>, ty: Type) -> Expr {
         Expr::new(ExprNode::Var { name: name.into(), ty })
     }
@@ -532,6 +632,7 @@ impl Expr {
         }
     }
 
+    /// The constant value, if this is a float constant.
     pub fn as_float(&self) -> Option<f64> {
         match self.node() {
             ExprNode::FloatImm { value, .. } => Some(*value),
@@ -539,14 +640,17 @@ impl Expr {
         }
     }
 
+    /// Whether this is a constant (integer, bool or float).
     pub fn is_const(&self) -> bool {
         matches!(self.node(), ExprNode::IntImm { .. } | ExprNode::UIntImm { .. } | ExprNode::FloatImm { .. })
     }
 
+    /// Whether this is the integer or bool constant `v`.
     pub fn is_const_int(&self, v: i64) -> bool {
         self.as_int() == Some(v)
     }
 
+    /// The variable's name, if this is a variable.
     pub fn as_var(&self) -> Option<&Name> {
         match self.node() {
             ExprNode::Var { name, .. } => Some(name),
@@ -562,21 +666,28 @@ impl Expr {
         Expr::new(ExprNode::Binary { op, a, b })
     }
 
+    /// The comparison `a op b` (bool); operand types are matched first.
     pub fn cmp(op: CmpOp, a: Expr, b: Expr) -> Expr {
         let (a, b) = match_types(a, b);
         Expr::new(ExprNode::Cmp { op, a, b })
     }
 
+    /// `a && b`; non-bool operands are compared with zero first, and a scalar
+    /// operand is broadcast to the other's lanes.
     pub fn and(a: Expr, b: Expr) -> Expr {
         let (a, b) = match_lanes(a.into_bool(), b.into_bool());
         Expr::new(ExprNode::And { a, b })
     }
 
+    /// `a || b`; non-bool operands are compared with zero first, and a scalar
+    /// operand is broadcast to the other's lanes.
     pub fn or(a: Expr, b: Expr) -> Expr {
         let (a, b) = match_lanes(a.into_bool(), b.into_bool());
         Expr::new(ExprNode::Or { a, b })
     }
 
+    /// `!a`, logical; a non-bool operand is compared with zero first (for the
+    /// bitwise not see `bit_not`).
     #[allow(clippy::should_implement_trait)] // `!` is the bitwise not of integers, as in Halide
     pub fn not(a: Expr) -> Expr {
         Expr::new(ExprNode::Not { a: a.into_bool() })
@@ -658,6 +769,8 @@ impl Expr {
         Expr::new(ExprNode::Select { cond, t, f })
     }
 
+    /// `value` converted to `ty` (lanes taken from `value`); `value` itself
+    /// when it already has that type.
     pub fn cast(ty: Type, value: Expr) -> Expr {
         let ty = ty.with_lanes(value.ty().lanes);
         if value.ty() == ty {
@@ -677,14 +790,17 @@ impl Expr {
         Expr::new(ExprNode::Reinterpret { ty, value })
     }
 
+    /// `body` with `name` bound to `value`.
     pub fn let_in(name: impl Into<Name>, value: Expr, body: Expr) -> Expr {
         Expr::new(ExprNode::Let { name: name.into(), value, body })
     }
 
+    /// `min(a, b)`; operand types are matched first.
     pub fn min(a: Expr, b: Expr) -> Expr {
         Expr::binary(BinOp::Min, a, b)
     }
 
+    /// `max(a, b)`; operand types are matched first.
     pub fn max(a: Expr, b: Expr) -> Expr {
         Expr::binary(BinOp::Max, a, b)
     }
@@ -709,19 +825,25 @@ impl Expr {
         Expr::new(ExprNode::Call { target: CallTarget::Math(f), args, ty })
     }
 
+    /// A call of `target` with `args`, of result type `ty`, as given
+    /// (unchecked).
     pub fn call(target: CallTarget, args: Vec<Expr>, ty: Type) -> Expr {
         Expr::new(ExprNode::Call { target, args, ty })
     }
 
+    /// A load of element `index` of the flattened `buffer`, of element type
+    /// `ty` (lanes taken from `index`).
     pub fn load(buffer: impl Into<Name>, index: Expr, ty: Type) -> Expr {
         let ty = ty.with_lanes(index.ty().lanes);
         Expr::new(ExprNode::Load { buffer: buffer.into(), index, ty })
     }
 
+    /// The vector `base, base + stride, ..., base + (lanes - 1) * stride`.
     pub fn ramp(base: Expr, stride: Expr, lanes: u32) -> Expr {
         Expr::new(ExprNode::Ramp { base, stride, lanes })
     }
 
+    /// `value` repeated over `lanes` lanes; `value` itself for one lane.
     pub fn broadcast(value: Expr, lanes: u32) -> Expr {
         if lanes == 1 {
             return value;

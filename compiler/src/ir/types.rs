@@ -9,16 +9,27 @@ use std::fmt;
 /// The scalar element kinds of the language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ScalarType {
+    /// A truth value, 0 or 1 (one byte in memory).
     Bool,
+    /// Unsigned 8-bit integer.
     U8,
+    /// Unsigned 16-bit integer.
     U16,
+    /// Unsigned 32-bit integer.
     U32,
+    /// Unsigned 64-bit integer.
     U64,
+    /// Signed 8-bit integer.
     I8,
+    /// Signed 16-bit integer.
     I16,
+    /// Signed 32-bit integer: the type of coordinates and loop variables.
     I32,
+    /// Signed 64-bit integer.
     I64,
+    /// 32-bit IEEE float.
     F32,
+    /// 64-bit IEEE float.
     F64,
 }
 
@@ -54,14 +65,17 @@ impl ScalarType {
         (self.bits().max(8) / 8) as usize
     }
 
+    /// Whether this is `f32` or `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, ScalarType::F32 | ScalarType::F64)
     }
 
+    /// Whether this is a signed integer type (`i8` to `i64`).
     pub fn is_signed_int(self) -> bool {
         matches!(self, ScalarType::I8 | ScalarType::I16 | ScalarType::I32 | ScalarType::I64)
     }
 
+    /// Whether this is an unsigned integer type (`u8` to `u64`; not bool).
     pub fn is_unsigned_int(self) -> bool {
         matches!(self, ScalarType::U8 | ScalarType::U16 | ScalarType::U32 | ScalarType::U64)
     }
@@ -71,6 +85,7 @@ impl ScalarType {
         self.is_signed_int() || self.is_unsigned_int()
     }
 
+    /// Whether this is `bool`.
     pub fn is_bool(self) -> bool {
         self == ScalarType::Bool
     }
@@ -127,44 +142,58 @@ impl ScalarType {
 /// A scalar type with a lane count (1 for scalars).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Type {
+    /// The type of each lane.
     pub scalar: ScalarType,
+    /// The number of lanes (1 for scalars).
     pub lanes: u32,
 }
 
 impl Type {
+    /// The one-lane type of `scalar`.
     pub const fn scalar(scalar: ScalarType) -> Type {
         Type { scalar, lanes: 1 }
     }
+    /// Scalar `bool`.
     pub const fn bool() -> Type {
         Type::scalar(ScalarType::Bool)
     }
+    /// Scalar `u8`.
     pub const fn u8() -> Type {
         Type::scalar(ScalarType::U8)
     }
+    /// Scalar `u16`.
     pub const fn u16() -> Type {
         Type::scalar(ScalarType::U16)
     }
+    /// Scalar `u32`.
     pub const fn u32() -> Type {
         Type::scalar(ScalarType::U32)
     }
+    /// Scalar `u64`.
     pub const fn u64() -> Type {
         Type::scalar(ScalarType::U64)
     }
+    /// Scalar `i8`.
     pub const fn i8() -> Type {
         Type::scalar(ScalarType::I8)
     }
+    /// Scalar `i16`.
     pub const fn i16() -> Type {
         Type::scalar(ScalarType::I16)
     }
+    /// Scalar `i32`.
     pub const fn i32() -> Type {
         Type::scalar(ScalarType::I32)
     }
+    /// Scalar `i64`.
     pub const fn i64() -> Type {
         Type::scalar(ScalarType::I64)
     }
+    /// Scalar `f32`.
     pub const fn f32() -> Type {
         Type::scalar(ScalarType::F32)
     }
+    /// Scalar `f64`.
     pub const fn f64() -> Type {
         Type::scalar(ScalarType::F64)
     }
@@ -179,24 +208,31 @@ impl Type {
         self.with_lanes(1)
     }
 
+    /// Whether it has more than one lane.
     pub fn is_vector(self) -> bool {
         self.lanes > 1
     }
+    /// Whether the element is a float.
     pub fn is_float(self) -> bool {
         self.scalar.is_float()
     }
+    /// Whether the element is a signed or unsigned integer (not bool).
     pub fn is_int(self) -> bool {
         self.scalar.is_int()
     }
+    /// Whether the element is bool.
     pub fn is_bool(self) -> bool {
         self.scalar.is_bool()
     }
+    /// Whether the element is a signed integer.
     pub fn is_signed_int(self) -> bool {
         self.scalar.is_signed_int()
     }
+    /// Whether the element is an unsigned integer (not bool).
     pub fn is_unsigned_int(self) -> bool {
         self.scalar.is_unsigned_int()
     }
+    /// The element's width in bits (bool counts as 1).
     pub fn bits(self) -> u32 {
         self.scalar.bits()
     }

@@ -16,6 +16,7 @@ pub enum Scalar {
     Int(i64),
     /// Unsigned integers and bools (0 or 1).
     UInt(u64),
+    /// Floats (an f32 value held exactly as an f64).
     Float(f64),
 }
 
@@ -29,6 +30,7 @@ impl Scalar {
         }
     }
 
+    /// The value as an f64 (integers convert to the nearest f64).
     pub fn as_f64(self) -> f64 {
         match self {
             Scalar::Int(v) => v as f64,
@@ -46,6 +48,7 @@ impl Scalar {
         }
     }
 
+    /// A bool value: `UInt(1)` for true, `UInt(0)` for false.
     pub fn from_bool(b: bool) -> Scalar {
         Scalar::UInt(b as u64)
     }

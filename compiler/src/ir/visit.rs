@@ -12,9 +12,11 @@ use std::collections::{HashMap, HashSet};
 
 /// A read-only traversal.
 pub trait Visitor {
+    /// Visits `e`; by default, its children (`walk_expr`).
     fn visit_expr(&mut self, e: &Expr) {
         walk_expr(self, e)
     }
+    /// Visits `s`; by default, its children (`walk_stmt`).
     fn visit_stmt(&mut self, s: &Stmt) {
         walk_stmt(self, s)
     }
@@ -141,9 +143,13 @@ pub fn stmt_children(s: &Stmt) -> (Vec<Expr>, Vec<Stmt>) {
 
 /// A rebuilding traversal.
 pub trait Mutator {
+    /// The rewrite of `e`; by default, `e` with its children rewritten (the
+    /// same handle if none changed).
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         mutate_expr_children(self, e)
     }
+    /// The rewrite of `s`; by default, `s` with its children rewritten (the
+    /// same handle if none changed).
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         mutate_stmt_children(self, s)
     }
@@ -445,6 +451,7 @@ pub fn substitute_stmt(name: &str, value: &Expr, s: &Stmt) -> Stmt {
 /// Collects the names of all variables an expression or statement mentions.
 #[derive(Default)]
 pub struct FreeVars {
+    /// The names of the `Var` nodes visited so far.
     pub names: HashSet<Name>,
 }
 

@@ -36,7 +36,10 @@ impl PipelineDef {
 /// Variables and reduction variables an expression mentions.
 #[derive(Default)]
 pub(super) struct VarsUsed {
+    /// The free variables (not bound by a `let`), in order of first
+    /// appearance.
     pub vars: Vec<Name>,
+    /// The reduction domains whose variables appear, by name.
     pub rvars: BTreeMap<Name, Arc<RDomDef>>,
     let_bound: Vec<Name>,
 }

@@ -22,12 +22,16 @@ use std::sync::{Arc, Mutex};
 pub struct Var(Name);
 
 impl Var {
+    /// A variable named `name` (the name is checked when the pipeline is
+    /// built).
     pub fn new(name: &str) -> Var {
         Var(name.into())
     }
+    /// The variable's name.
     pub fn name(&self) -> &str {
         &self.0
     }
+    /// The variable as an `i32` expression.
     pub fn expr(&self) -> Expr {
         Expr::ivar(self.0.clone())
     }
@@ -41,9 +45,11 @@ pub struct RVar {
 }
 
 impl RVar {
+    /// The variable's full name (`r.x`, ...).
     pub fn name(&self) -> &str {
         &self.rdom.dims[self.dim].name
     }
+    /// The variable as an `i32` expression (an `RVar` node).
     pub fn expr(&self) -> Expr {
         Expr::new(ExprNode::RVar { rdom: self.rdom.clone(), dim: self.dim })
     }
@@ -83,22 +89,29 @@ impl RDom {
         RDomDef { name: name.into(), dims, predicate }
     }
 
+    /// The variable of dimension `i` (0 innermost); panics if the domain has
+    /// no such dimension.
     pub fn dim(&self, i: usize) -> RVar {
         assert!(i < self.0.dims.len(), "RDom {} has {} dimensions, not {}", self.0.name, self.0.dims.len(), i + 1);
         RVar { rdom: self.0.clone(), dim: i }
     }
+    /// The variable of dimension 0.
     pub fn x(&self) -> RVar {
         self.dim(0)
     }
+    /// The variable of dimension 1; panics for a one-dimensional domain.
     pub fn y(&self) -> RVar {
         self.dim(1)
     }
+    /// The variable of dimension 2; panics for a domain of fewer dimensions.
     pub fn z(&self) -> RVar {
         self.dim(2)
     }
+    /// The number of dimensions.
     pub fn dims(&self) -> usize {
         self.0.dims.len()
     }
+    /// The domain's definition, as expressions hold it.
     pub fn def_ref(&self) -> &Arc<RDomDef> {
         &self.0
     }
@@ -112,12 +125,15 @@ pub struct Param {
 }
 
 impl Param {
+    /// A param named `name` of scalar type `ty`.
     pub fn new(name: &str, ty: Type) -> Param {
         Param { name: name.into(), ty }
     }
+    /// The param as an expression (a `Param` node).
     pub fn expr(&self) -> Expr {
         Expr::new(ExprNode::Param { name: self.name.clone(), ty: self.ty })
     }
+    /// The param's name.
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -133,6 +149,8 @@ pub(super) struct InputInner {
 pub struct ImageParam(pub(super) Arc<Mutex<InputInner>>);
 
 impl ImageParam {
+    /// An input named `name` of `dims` dimensions of element type `ty`, with
+    /// no estimates.
     pub fn new(name: &str, ty: ScalarType, dims: usize) -> ImageParam {
         ImageParam(Arc::new(Mutex::new(InputInner { def: InputDef { name: name.into(), ty, dims, estimates: vec![None; dims] } })))
     }
@@ -141,10 +159,12 @@ impl ImageParam {
         self.0.lock().unwrap().def.clone()
     }
 
+    /// The input's name.
     pub fn name(&self) -> Name {
         self.def().name
     }
 
+    /// The number of dimensions.
     pub fn dims(&self) -> usize {
         self.def().dims
     }
@@ -167,9 +187,11 @@ impl ImageParam {
         Expr::new(ExprNode::Param { name: buffer_vars::extent(&self.name(), d).into(), ty: Type::i32() })
     }
 
+    /// The extent of dimension 0.
     pub fn width(&self) -> Expr {
         self.extent(0)
     }
+    /// The extent of dimension 1.
     pub fn height(&self) -> Expr {
         self.extent(1)
     }
@@ -221,6 +243,8 @@ pub struct Func(pub(super) Arc<Mutex<FuncInner>>);
 static ANONYMOUS_FUNCS: AtomicU64 = AtomicU64::new(0);
 
 impl Func {
+    /// An undefined Func named `name` (the name is checked when the pipeline
+    /// is built).
     pub fn new(name: &str) -> Func {
         Func(Arc::new(Mutex::new(FuncInner {
             name: name.into(),
@@ -248,6 +272,7 @@ impl Func {
         Func::new(&format!("{prefix}${n}"))
     }
 
+    /// The Func's name.
     pub fn name(&self) -> Name {
         self.0.lock().unwrap().name.clone()
     }

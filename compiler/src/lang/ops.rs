@@ -9,6 +9,7 @@ use std::ops;
 
 /// Anything that converts into an expression by reference.
 pub trait AsExpr {
+    /// The expression this value stands for.
     fn as_expr(&self) -> Expr;
 }
 
@@ -126,39 +127,52 @@ impl ops::Shr<Expr> for i32 {
 
 /// Comparisons and logic as methods (Rust's comparison traits must return bool).
 pub trait CompareExt: AsExpr {
+    /// `self < r` (bool).
     fn lt(&self, r: impl AsExpr) -> Expr {
         Expr::cmp(CmpOp::Lt, self.as_expr(), r.as_expr())
     }
+    /// `self <= r` (bool).
     fn le(&self, r: impl AsExpr) -> Expr {
         Expr::cmp(CmpOp::Le, self.as_expr(), r.as_expr())
     }
+    /// `self > r` (bool).
     fn gt(&self, r: impl AsExpr) -> Expr {
         Expr::cmp(CmpOp::Gt, self.as_expr(), r.as_expr())
     }
+    /// `self >= r` (bool).
     fn ge(&self, r: impl AsExpr) -> Expr {
         Expr::cmp(CmpOp::Ge, self.as_expr(), r.as_expr())
     }
+    /// `self == r` (bool); named `eq_` to stay clear of `PartialEq::eq`.
     fn eq_(&self, r: impl AsExpr) -> Expr {
         Expr::cmp(CmpOp::Eq, self.as_expr(), r.as_expr())
     }
+    /// `self != r` (bool); named `ne_` to stay clear of `PartialEq::ne`.
     fn ne_(&self, r: impl AsExpr) -> Expr {
         Expr::cmp(CmpOp::Ne, self.as_expr(), r.as_expr())
     }
 }
 impl<T: AsExpr> CompareExt for T {}
 
+/// `cond ? t : f`, both sides evaluated; the types of `t` and `f` are
+/// matched.
 pub fn select(cond: impl AsExpr, t: impl AsExpr, f: impl AsExpr) -> Expr {
     Expr::select(cond.as_expr(), t.as_expr(), f.as_expr())
 }
+/// The smaller of `a` and `b`, their types matched first.
 pub fn min(a: impl AsExpr, b: impl AsExpr) -> Expr {
     Expr::min(a.as_expr(), b.as_expr())
 }
+/// The larger of `a` and `b`, their types matched first.
 pub fn max(a: impl AsExpr, b: impl AsExpr) -> Expr {
     Expr::max(a.as_expr(), b.as_expr())
 }
+/// `min(max(x, lo), hi)`, with `lo` and `hi` cast to the type of `x`.
 pub fn clamp(x: impl AsExpr, lo: impl AsExpr, hi: impl AsExpr) -> Expr {
     Expr::clamp(x.as_expr(), lo.as_expr(), hi.as_expr())
 }
+/// `e` converted to `ty` (integers wrap; floats to integers truncate towards
+/// zero and saturate).
 pub fn cast(ty: Type, e: impl AsExpr) -> Expr {
     Expr::cast(ty, e.as_expr())
 }
@@ -177,6 +191,8 @@ pub fn let_in(name: &str, value: impl AsExpr, body: impl FnOnce(Expr) -> Expr) -
 
 macro_rules! unary_math {
     ($($name:ident => $f:ident),*) => {$(
+        /// The math intrinsic of this name applied to `e` (integer arguments
+        /// of the float intrinsics are cast to f32).
         pub fn $name(e: impl AsExpr) -> Expr { Expr::math(MathFn::$f, vec![e.as_expr()]) }
     )*};
 }
@@ -184,6 +200,8 @@ unary_math!(abs => Abs, sqrt => Sqrt, exp => Exp, log => Log, sin => Sin, cos =>
     trunc => Trunc, popcount => Popcount, count_leading_zeros => CountLeadingZeros, count_trailing_zeros => CountTrailingZeros,
     is_nan => IsNan, is_inf => IsInf, is_finite => IsFinite);
 
+/// `a` to the power `b`, in floating point (integer arguments are cast to the
+/// other's float type, or f32).
 pub fn pow(a: impl AsExpr, b: impl AsExpr) -> Expr {
     Expr::math(MathFn::Pow, vec![a.as_expr(), b.as_expr()])
 }

@@ -16,7 +16,9 @@ use std::sync::Arc;
 /// An estimate of one dimension's region: the autoscheduler plans for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Estimate {
+    /// The first coordinate.
     pub min: i64,
+    /// The number of coordinates.
     pub extent: i64,
 }
 
@@ -26,8 +28,12 @@ pub struct Estimate {
 /// the update (all are read before any is written).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UpdateDef {
+    /// The coordinates written, one per dimension of the Func (reduction
+    /// variables as plain `Var`s).
     pub args: Vec<Expr>,
+    /// The values written, one per value of the Func.
     pub values: Vec<Expr>,
+    /// The reduction domain the update runs over; `None` for a single run.
     pub rdom: Option<Arc<RDomDef>>,
 }
 
@@ -42,6 +48,7 @@ impl UpdateDef {
 /// One Func of the pipeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FuncDef {
+    /// The Func's name.
     pub name: Name,
     /// Names of the pure variables, outermost storage dimension last.
     pub args: Vec<Name>,
@@ -50,12 +57,14 @@ pub struct FuncDef {
     pub types: Vec<Type>,
     /// The pure (initial) definition's values, over `args`, one per type.
     pub values: Vec<Expr>,
+    /// The update definitions, in the order they run.
     pub updates: Vec<UpdateDef>,
     /// Per-dimension estimates (used for outputs).
     pub estimates: Vec<Option<Estimate>>,
 }
 
 impl FuncDef {
+    /// The number of dimensions (of pure variables).
     pub fn dims(&self) -> usize {
         self.args.len()
     }
@@ -122,17 +131,24 @@ impl FuncDef {
 /// A typed N-dimensional input buffer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InputDef {
+    /// The input's name.
     pub name: Name,
+    /// The element type.
     pub ty: ScalarType,
+    /// The number of dimensions.
     pub dims: usize,
+    /// Per-dimension estimates of the region the pipeline reads.
     pub estimates: Vec<Option<Estimate>>,
 }
 
 /// A scalar parameter.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ParamDef {
+    /// The param's name.
     pub name: Name,
+    /// The param's type.
     pub ty: Type,
+    /// An estimate of its value, for the autoscheduler.
     pub estimate: Option<f64>,
 }
 
@@ -143,6 +159,7 @@ pub struct ParamDef {
 pub struct FuncId(pub u32);
 
 impl FuncId {
+    /// The index into [`PipelineDef::funcs`].
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -151,7 +168,9 @@ impl FuncId {
 /// One stage of one Func: 0 is the pure definition, `k` the `k`-th update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct StageId {
+    /// The Func.
     pub func: FuncId,
+    /// The stage: 0 for the pure definition, `k` for the `k`-th update.
     pub stage: u32,
 }
 
@@ -161,12 +180,16 @@ pub struct PipelineDef {
     /// Every Func, producers before consumers (a topological order that is
     /// deterministic for a given set of definitions).
     pub funcs: Vec<FuncDef>,
+    /// The input buffers the Funcs read.
     pub inputs: Vec<InputDef>,
+    /// The scalar params the Funcs use.
     pub params: Vec<ParamDef>,
+    /// The names of the output Funcs.
     pub outputs: Vec<Name>,
 }
 
 impl PipelineDef {
+    /// The Func called `name`, if there is one.
     pub fn func(&self, name: &str) -> Option<&FuncDef> {
         self.funcs.iter().find(|f| &*f.name == name)
     }
@@ -187,14 +210,17 @@ impl PipelineDef {
         self.func_ids().flat_map(|(id, f)| (0..f.stages() as u32).map(move |stage| StageId { func: id, stage }))
     }
 
+    /// The input called `name`, if there is one.
     pub fn input(&self, name: &str) -> Option<&InputDef> {
         self.inputs.iter().find(|i| &*i.name == name)
     }
 
+    /// The param called `name`, if there is one.
     pub fn param(&self, name: &str) -> Option<&ParamDef> {
         self.params.iter().find(|p| &*p.name == name)
     }
 
+    /// Whether `name` is one of the outputs.
     pub fn is_output(&self, name: &str) -> bool {
         self.outputs.iter().any(|o| &**o == name)
     }

@@ -221,8 +221,11 @@ fn max_from_min(func: &str, arg: &str, lo: &Expr, hi: &Expr, ctx: &Context) -> E
 /// dimension).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Footprint {
+    /// The input's or output's buffer name.
     pub buffer: Name,
+    /// Whether it is an input (read) rather than an output (written).
     pub is_input: bool,
+    /// The `[min, max]` touched in each dimension.
     pub region: Vec<(Expr, Expr)>,
 }
 

@@ -10,14 +10,18 @@ use crate::ir::visit::{mutate_stmt_children, substitute, Mutator};
 /// A node enclosing the one being rewritten, outermost first.
 #[derive(Clone, Debug)]
 pub enum Enclosing {
+    /// A `For` loop: its variable, first value and kind.
     Loop { name: Name, min: Expr, kind: ForKind },
+    /// A `LetStmt`: the name it binds and its value.
     Let { name: Name, value: Expr },
+    /// The `Realize` of a Func.
     Realize { func: Name },
 }
 
 /// The chain of enclosing nodes.
 #[derive(Clone, Debug, Default)]
 pub struct Context {
+    /// The enclosing nodes, outermost first.
     pub chain: Vec<Enclosing>,
 }
 

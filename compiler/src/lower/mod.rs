@@ -60,8 +60,11 @@ use crate::simplify::simplify_stmt;
 /// A lowered pipeline: the statement to run and what it was made from.
 #[derive(Clone, Debug)]
 pub struct Lowered {
+    /// The algorithm lowered.
     pub pipeline: PipelineDef,
+    /// The schedule it was lowered under.
     pub schedule: Schedule,
+    /// The final statement, after every pass.
     pub stmt: Stmt,
     /// The region of each input the statement reads and of each output it
     /// writes, in terms of the buffers' fields and the params.

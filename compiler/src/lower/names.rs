@@ -15,6 +15,7 @@
 //!   pure dimension `x` (the output buffer's region for outputs);
 //! - buffer fields use [`crate::lang::pipeline::buffer_vars`] (`f.min.0`, ...).
 
+/// `f.s{s}.{v}`: the loop variable of loop `var` of stage `stage` of `func`.
 pub fn stage_var(func: &str, stage: usize, var: &str) -> String {
     format!("{func}.s{stage}.{var}")
 }
@@ -27,26 +28,38 @@ pub fn parse_stage_var(name: &str) -> Option<(&str, usize, &str)> {
     Some((func, stage.parse().ok()?, var))
 }
 
+/// `f.s{s}.{v}.min`: the stage's lower bound in variable `var` (defined by
+/// bounds inference).
 pub fn stage_min(func: &str, stage: usize, var: &str) -> String {
     format!("{func}.s{stage}.{var}.min")
 }
 
+/// `f.s{s}.{v}.max`: the stage's upper bound in variable `var` (defined by
+/// bounds inference).
 pub fn stage_max(func: &str, stage: usize, var: &str) -> String {
     format!("{func}.s{stage}.{var}.max")
 }
 
+/// `{l}.loop_min`: the first value of loop symbol `symbol` (defined by loop
+/// synthesis).
 pub fn loop_min(symbol: &str) -> String {
     format!("{symbol}.loop_min")
 }
 
+/// `{l}.loop_extent`: the extent of loop symbol `symbol` (defined by loop
+/// synthesis).
 pub fn loop_extent(symbol: &str) -> String {
     format!("{symbol}.loop_extent")
 }
 
+/// `f.{x}.min`: the lowest coordinate of `func` its consumers require in pure
+/// dimension `var`.
 pub fn required_min(func: &str, var: &str) -> String {
     format!("{func}.{var}.min")
 }
 
+/// `f.{x}.max`: the highest coordinate of `func` its consumers require in
+/// pure dimension `var`.
 pub fn required_max(func: &str, var: &str) -> String {
     format!("{func}.{var}.max")
 }

@@ -37,12 +37,16 @@ pub type Slid = HashMap<Name, Name>;
 
 /// The loop a Func is computed in and how its required region moves with it.
 pub struct Window {
+    /// The serial loop the Func is computed in.
     pub loop_var: Name,
+    /// That loop's first value.
     pub loop_min: Expr,
     /// The dimension that moves, its index, and its required max in terms
     /// of the compute loop variable.
     pub dim: Name,
+    /// The index of `dim` among the Func's dimensions.
     pub dim_index: usize,
+    /// The required max in `dim`, in terms of `loop_var`.
     pub max: Expr,
 }
 

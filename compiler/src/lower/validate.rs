@@ -24,21 +24,26 @@ pub struct FuncPlan {
     pub inline: bool,
     /// `Root` or `At` (never `Inline` for realized Funcs).
     pub compute: LoopLevel,
+    /// Where it is stored (its compute level unless the schedule says
+    /// otherwise).
     pub store: LoopLevel,
     /// One per stage.
     pub stages: Vec<ResolvedStage>,
     /// Storage dimensions, innermost first.
     pub storage_order: Vec<Name>,
+    /// The schedule's bounds on its pure dimensions.
     pub bounds: Vec<Bound>,
 }
 
 /// The validated schedule of a whole pipeline.
 #[derive(Clone, Debug)]
 pub struct Plan {
+    /// The plan of every Func of the pipeline, by name.
     pub funcs: BTreeMap<Name, FuncPlan>,
 }
 
 impl Plan {
+    /// The plan of `func`; panics if the pipeline has no such Func.
     pub fn get(&self, func: &str) -> &FuncPlan {
         &self.funcs[func]
     }

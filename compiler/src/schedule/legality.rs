@@ -49,28 +49,112 @@ impl Default for Limits {
 /// Why a schedule would not run at the pipeline's estimates.
 #[derive(Clone, Debug, Error, PartialEq)]
 pub enum EstimateError {
+    /// The pipeline and schedule do not lower.
     #[error(transparent)]
     Lower(#[from] LowerError),
+    /// An output or input dimension, or a param that is used, has no
+    /// estimate.
     #[error("{what} has no estimate; estimates of every output and input dimension (and of every param used) are needed")]
-    MissingEstimate { what: String },
+    MissingEstimate {
+        /// The output or input dimension, or the param.
+        what: String,
+    },
+    /// The pipeline reads an input outside its estimated region (`suspects`
+    /// lists the splits that may compute past their region).
     #[error(
         "input {input} is read over [{read_min}, {read_max}] in dimension {dim}, outside its estimated region [{min}, {max}]{suspects}"
     )]
-    InputReadOutsideEstimate { input: String, dim: usize, read_min: i64, read_max: i64, min: i64, max: i64, suspects: String },
+    InputReadOutsideEstimate {
+        /// The input.
+        input: String,
+        /// The dimension.
+        dim: usize,
+        /// The first coordinate read.
+        read_min: i64,
+        /// The last coordinate read.
+        read_max: i64,
+        /// The estimate's first coordinate.
+        min: i64,
+        /// The estimate's last coordinate.
+        max: i64,
+        /// The splits that may compute past their region, as text (empty if
+        /// none).
+        suspects: String,
+    },
+    /// The pipeline writes an output outside its estimated region.
     #[error("output {func} is written over [{write_min}, {write_max}] in dimension {dim}, outside its estimated region [{min}, {max}]")]
-    OutputWriteOutsideEstimate { func: String, dim: usize, write_min: i64, write_max: i64, min: i64, max: i64 },
+    OutputWriteOutsideEstimate {
+        /// The output.
+        func: String,
+        /// The dimension.
+        dim: usize,
+        /// The first coordinate written.
+        write_min: i64,
+        /// The last coordinate written.
+        write_max: i64,
+        /// The estimate's first coordinate.
+        min: i64,
+        /// The estimate's last coordinate.
+        max: i64,
+    },
+    /// A `round_up` split of an output whose factor does not divide the
+    /// estimated extent: it would write past the output.
     #[error(
         "output {func}, stage {stage}: `split({var}, ..., {factor}, round_up)` writes past the output: the factor does not divide the extent {extent} of {var}"
     )]
-    RoundUpDoesNotDivide { func: String, stage: usize, var: String, factor: i64, extent: i64 },
+    RoundUpDoesNotDivide {
+        /// The output.
+        func: String,
+        /// The stage (0 for the pure definition).
+        stage: usize,
+        /// The loop split.
+        var: String,
+        /// The split factor.
+        factor: i64,
+        /// The loop's extent at the estimates.
+        extent: i64,
+    },
+    /// A `shift_inwards` split of an output whose factor exceeds the
+    /// estimated extent.
     #[error("output {func}, stage {stage}: `split({var}, ..., {factor}, shift_inwards)` needs at least {factor} iterations, but {var} has {extent}")]
-    ShiftInwardsExceedsExtent { func: String, stage: usize, var: String, factor: i64, extent: i64 },
+    ShiftInwardsExceedsExtent {
+        /// The output.
+        func: String,
+        /// The stage (0 for the pure definition).
+        stage: usize,
+        /// The loop split.
+        var: String,
+        /// The split factor.
+        factor: i64,
+        /// The loop's extent at the estimates.
+        extent: i64,
+    },
+    /// A Func's largest allocation at the estimates exceeds the limit, in
+    /// bytes.
     #[error("Func {func} allocates up to {bytes} bytes, more than the limit of {limit}")]
-    AllocationTooLarge { func: String, bytes: u64, limit: u64 },
+    AllocationTooLarge {
+        /// The Func.
+        func: String,
+        /// Its largest allocation at the estimates, in bytes.
+        bytes: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// The size of a Func's allocation cannot be evaluated at the estimates.
     #[error("the size of Func {func}'s allocation cannot be bounded at the estimates")]
-    AllocationUnbounded { func: String },
+    AllocationUnbounded {
+        /// The Func.
+        func: String,
+    },
+    /// A region an input or output is touched over cannot be evaluated at the
+    /// estimates.
     #[error("the region {what} cannot be evaluated at the estimates: {region}")]
-    RegionUnknown { what: String, region: String },
+    RegionUnknown {
+        /// The buffer and dimension.
+        what: String,
+        /// The region, as expressions.
+        region: String,
+    },
 }
 
 impl EstimateError {
@@ -97,7 +181,10 @@ impl EstimateError {
 /// (over every iteration of the loops around it), in statement order.
 #[derive(Clone, Debug)]
 pub struct AtEstimates {
+    /// The lowered pipeline.
     pub lowered: Lowered,
+    /// Each realized Func and its largest allocation at the estimates, in
+    /// bytes, in statement order.
     pub allocations: Vec<(Name, u64)>,
 }
 

@@ -34,6 +34,8 @@ pub enum TailStrategy {
 }
 
 impl TailStrategy {
+    /// The strategy's name in the text form (`auto`, `shift_inwards`,
+    /// `guard_with_if`, `round_up`).
     pub fn name(self) -> &'static str {
         match self {
             TailStrategy::Auto => "auto",
@@ -43,6 +45,7 @@ impl TailStrategy {
         }
     }
 
+    /// The strategy of a text-form name; `None` for any other string.
     pub fn from_name(s: &str) -> Option<TailStrategy> {
         [TailStrategy::Auto, TailStrategy::ShiftInwards, TailStrategy::GuardWithIf, TailStrategy::RoundUp]
             .into_iter()
@@ -55,55 +58,87 @@ impl TailStrategy {
 pub enum Directive {
     /// `var = outer * factor + inner`, inner in `[0, factor)`.
     Split {
+        /// The loop split.
         var: Name,
+        /// The name of the outer loop, over `ceil(extent / factor)`
+        /// iterations.
         outer: Name,
+        /// The name of the inner loop, over `[0, factor)`.
         inner: Name,
+        /// The inner loop's extent (at least 1).
         factor: i64,
+        /// What to do when `factor` does not divide the extent.
         tail: TailStrategy,
     },
     /// One loop over the product of two adjacent loops (`inner` directly inside `outer`).
     Fuse {
+        /// The inner loop of the two.
         inner: Name,
+        /// The outer loop, directly outside `inner`.
         outer: Name,
+        /// The name of the fused loop.
         fused: Name,
     },
     /// Permutes the listed loops among their positions, innermost first.
     Reorder {
+        /// The loops permuted, innermost first.
         vars: Vec<Name>,
     },
     /// Two splits and a reorder to `xi, yi, xo, yo`.
     Tile {
+        /// The loop split by `x_factor` (its inner loop `xi` ends innermost).
         x: Name,
+        /// The loop split by `y_factor`.
         y: Name,
+        /// The name of the outer loop of the split of `x`.
         xo: Name,
+        /// The name of the outer loop of the split of `y`.
         yo: Name,
+        /// The name of the inner loop of the split of `x`.
         xi: Name,
+        /// The name of the inner loop of the split of `y`.
         yi: Name,
+        /// The tile's extent in `x`.
         x_factor: i64,
+        /// The tile's extent in `y`.
         y_factor: i64,
+        /// The tail strategy of both splits.
         tail: TailStrategy,
     },
     /// Marks a loop as vectorized; with a width, splits it first and
     /// vectorizes the inner loop `{var}_vi`, the outer keeping the name `var`.
     Vectorize {
+        /// The loop vectorized (split first when `width` is given).
         var: Name,
+        /// The vector width to split by; `None` vectorizes the whole loop,
+        /// whose extent must be a constant.
         width: Option<i64>,
     },
     /// Marks a loop as unrolled; with a factor, splits first (`{var}_ui`).
     Unroll {
+        /// The loop unrolled (split first when `factor` is given).
         var: Name,
+        /// The factor to split by; `None` unrolls the whole loop.
         factor: Option<i64>,
     },
+    /// Marks a loop as parallel.
     Parallel {
+        /// The loop.
         var: Name,
     },
+    /// Marks a loop as serial (the default).
     Serial {
+        /// The loop.
         var: Name,
     },
+    /// Marks a loop as iterating over GPU blocks.
     GpuBlocks {
+        /// The loop.
         var: Name,
     },
+    /// Marks a loop as iterating over the threads of a GPU block.
     GpuThreads {
+        /// The loop.
         var: Name,
     },
 }
@@ -116,32 +151,45 @@ pub enum LoopLevel {
     /// Outside every loop.
     Root,
     /// Inside loop `var` of stage `stage` of Func `func`.
-    At { func: Name, stage: usize, var: Name },
+    At {
+        /// The Func whose loop it is.
+        func: Name,
+        /// The stage of that Func (0 for the pure definition).
+        stage: usize,
+        /// The loop.
+        var: Name,
+    },
 }
 
 /// Storage bound on one pure dimension: the Func is computed exactly over
 /// `[min, min + extent)` in that dimension.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bound {
+    /// The pure variable of the dimension bounded.
     pub var: Name,
+    /// The first coordinate computed.
     pub min: i64,
+    /// The number of coordinates computed.
     pub extent: i64,
 }
 
 /// Loop directives of one stage.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageSchedule {
+    /// The directives, in the order given.
     pub directives: Vec<Directive>,
 }
 
 /// Everything scheduled about one Func.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FuncSchedule {
+    /// Where the Func is computed.
     pub compute: LoopLevel,
     /// `None`: stored where it is computed.
     pub store: Option<LoopLevel>,
     /// Storage dimension order, innermost first (`None`: argument order).
     pub storage_order: Option<Vec<Name>>,
+    /// Bounds on pure dimensions of the Func.
     pub bounds: Vec<Bound>,
     /// Indexed by stage: 0 is the pure definition, `i + 1` is update `i`.
     pub stages: BTreeMap<usize, StageSchedule>,
@@ -165,6 +213,8 @@ impl FuncSchedule {
         *self.store_level() != self.compute
     }
 
+    /// The directives of stage `stage` (0 for the pure definition), if any
+    /// were given.
     pub fn stage(&self, stage: usize) -> Option<&StageSchedule> {
         self.stages.get(&stage)
     }
@@ -174,10 +224,12 @@ impl FuncSchedule {
 /// (outputs are always computed at root).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
+    /// The schedule of each scheduled Func, by name.
     pub funcs: BTreeMap<Name, FuncSchedule>,
 }
 
 impl Schedule {
+    /// An empty schedule: every Func inlined but the outputs.
     pub fn new() -> Schedule {
         Schedule::default()
     }
@@ -211,14 +263,20 @@ impl<'a> FuncBuilder<'a> {
         self
     }
 
+    /// Splits loop `var` into `outer` and `inner` (of extent `factor`), with
+    /// the `auto` tail strategy.
     pub fn split(self, var: &str, outer: &str, inner: &str, factor: i64) -> Self {
         self.split_with(var, outer, inner, factor, TailStrategy::Auto)
     }
 
+    /// Splits loop `var` into `outer` and `inner` (of extent `factor`), with
+    /// the given tail strategy.
     pub fn split_with(self, var: &str, outer: &str, inner: &str, factor: i64, tail: TailStrategy) -> Self {
         self.push(Directive::Split { var: var.into(), outer: outer.into(), inner: inner.into(), factor, tail })
     }
 
+    /// Fuses loop `inner` with loop `outer`, directly outside it, into one
+    /// loop `fused`.
     pub fn fuse(self, inner: &str, outer: &str, fused: &str) -> Self {
         self.push(Directive::Fuse { inner: inner.into(), outer: outer.into(), fused: fused.into() })
     }
@@ -228,6 +286,8 @@ impl<'a> FuncBuilder<'a> {
         self.push(Directive::Reorder { vars: vars.iter().map(|v| Name::from(*v)).collect() })
     }
 
+    /// Splits `x` and `y` by `x_factor` and `y_factor` and reorders the loops
+    /// to `xi, yi, xo, yo`, innermost first.
     #[allow(clippy::too_many_arguments)]
     pub fn tile(self, x: &str, y: &str, xo: &str, yo: &str, xi: &str, yi: &str, x_factor: i64, y_factor: i64) -> Self {
         self.push(Directive::Tile {
@@ -243,43 +303,56 @@ impl<'a> FuncBuilder<'a> {
         })
     }
 
+    /// Vectorizes loop `var`, whose extent must be a constant.
     pub fn vectorize(self, var: &str) -> Self {
         self.push(Directive::Vectorize { var: var.into(), width: None })
     }
 
+    /// Splits loop `var` by `width` and vectorizes the inner loop `{var}_vi`;
+    /// the outer keeps the name `var`.
     pub fn vectorize_by(self, var: &str, width: i64) -> Self {
         self.push(Directive::Vectorize { var: var.into(), width: Some(width) })
     }
 
+    /// Unrolls loop `var`, whose extent must be a constant once bounds are
+    /// inferred.
     pub fn unroll(self, var: &str) -> Self {
         self.push(Directive::Unroll { var: var.into(), factor: None })
     }
 
+    /// Splits loop `var` by `factor` and unrolls the inner loop `{var}_ui`;
+    /// the outer keeps the name `var`.
     pub fn unroll_by(self, var: &str, factor: i64) -> Self {
         self.push(Directive::Unroll { var: var.into(), factor: Some(factor) })
     }
 
+    /// Runs the iterations of loop `var` in parallel.
     pub fn parallel(self, var: &str) -> Self {
         self.push(Directive::Parallel { var: var.into() })
     }
 
+    /// Runs the iterations of loop `var` in order (the default).
     pub fn serial(self, var: &str) -> Self {
         self.push(Directive::Serial { var: var.into() })
     }
 
+    /// Maps loop `var` to GPU blocks.
     pub fn gpu_blocks(self, var: &str) -> Self {
         self.push(Directive::GpuBlocks { var: var.into() })
     }
 
+    /// Maps loop `var` to the threads of a GPU block.
     pub fn gpu_threads(self, var: &str) -> Self {
         self.push(Directive::GpuThreads { var: var.into() })
     }
 
+    /// Computes the Func outside every loop.
     pub fn compute_root(self) -> Self {
         self.fs.compute = LoopLevel::Root;
         self
     }
 
+    /// Inlines the Func into its consumers (the default).
     pub fn compute_inline(self) -> Self {
         self.fs.compute = LoopLevel::Inline;
         self
@@ -290,20 +363,26 @@ impl<'a> FuncBuilder<'a> {
         self.compute_at_stage(func, 0, var)
     }
 
+    /// Computes the Func inside loop `var` of stage `stage` of `func` (0 for
+    /// the pure definition).
     pub fn compute_at_stage(self, func: &str, stage: usize, var: &str) -> Self {
         self.fs.compute = LoopLevel::At { func: func.into(), stage, var: var.into() };
         self
     }
 
+    /// Stores the Func outside every loop.
     pub fn store_root(self) -> Self {
         self.fs.store = Some(LoopLevel::Root);
         self
     }
 
+    /// Stores the Func inside loop `var` of `func`'s pure stage.
     pub fn store_at(self, func: &str, var: &str) -> Self {
         self.store_at_stage(func, 0, var)
     }
 
+    /// Stores the Func inside loop `var` of stage `stage` of `func` (0 for
+    /// the pure definition).
     pub fn store_at_stage(self, func: &str, stage: usize, var: &str) -> Self {
         self.fs.store = Some(LoopLevel::At { func: func.into(), stage, var: var.into() });
         self
@@ -315,6 +394,8 @@ impl<'a> FuncBuilder<'a> {
         self
     }
 
+    /// Computes the Func exactly over `[min, min + extent)` in pure dimension
+    /// `var`.
     pub fn bound(self, var: &str, min: i64, extent: i64) -> Self {
         self.fs.bounds.push(Bound { var: var.into(), min, extent });
         self
@@ -324,14 +405,36 @@ impl<'a> FuncBuilder<'a> {
 /// How a loop variable of a resolved stage came to be.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SplitRecord {
-    Split { old: Name, outer: Name, inner: Name, factor: i64, tail: TailStrategy },
-    Fuse { inner: Name, outer: Name, fused: Name },
+    /// A split of loop `old` into `outer` and `inner`.
+    Split {
+        /// The loop split.
+        old: Name,
+        /// The outer loop.
+        outer: Name,
+        /// The inner loop.
+        inner: Name,
+        /// The inner loop's extent.
+        factor: i64,
+        /// The tail strategy, `Auto` resolved.
+        tail: TailStrategy,
+    },
+    /// A fusion of loops `inner` and `outer` into `fused`.
+    Fuse {
+        /// The inner loop fused.
+        inner: Name,
+        /// The outer loop fused.
+        outer: Name,
+        /// The loop they became.
+        fused: Name,
+    },
 }
 
 /// One loop of a resolved stage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedDim {
+    /// The loop variable.
     pub name: Name,
+    /// How the loop runs.
     pub kind: ForKind,
     /// Derived (only) from reduction variables.
     pub is_rvar: bool,
@@ -342,13 +445,16 @@ pub struct ResolvedDim {
 /// A stage's final loops (innermost first) and the splits that made them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedStage {
+    /// The final loops, innermost first.
     pub dims: Vec<ResolvedDim>,
+    /// The splits and fusions, in the order applied.
     pub splits: Vec<SplitRecord>,
     /// The dimensions the stage starts from (pure vars and reduction vars).
     pub initial: Vec<ResolvedDim>,
 }
 
 impl ResolvedStage {
+    /// The final loop named `name`, if there is one.
     pub fn dim(&self, name: &str) -> Option<&ResolvedDim> {
         self.dims.iter().find(|d| &*d.name == name)
     }

@@ -158,52 +158,158 @@ impl fmt::Display for Argument {
 /// What is wrong with a line of schedule text.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum ParseProblem {
+    /// A character that is not part of a word, a parenthesis or a comma.
     #[error("unexpected character `{}`", .0.escape_default())]
     UnexpectedCharacter(char),
+    /// A parenthesis where a name or an argument should start.
     #[error("unexpected `{found}`: expected a name")]
-    ExpectedName { found: char },
+    ExpectedName {
+        /// The parenthesis found.
+        found: char,
+    },
+    /// A comma where a name or an argument should start.
     #[error("empty argument before `,`")]
     EmptyArgumentBeforeComma,
+    /// The line ends where a name or an argument should start.
     #[error("the line ends where a name was expected")]
     LineEndsBeforeName,
+    /// A call inside a call inside a call (only `g.update(i)` may appear as
+    /// an argument).
     #[error("parentheses nested too deeply after `{word}`")]
-    NestedTooDeeply { word: String },
+    NestedTooDeeply {
+        /// The call nested too deeply.
+        word: String,
+    },
+    /// The line ends inside a call's parentheses.
     #[error("unclosed parenthesis after `{call}`")]
-    Unclosed { call: String },
+    Unclosed {
+        /// The call.
+        call: String,
+    },
+    /// A call with an empty argument (`f(a, )`).
     #[error("empty argument in `{call}(...)`")]
-    EmptyArgument { call: String },
+    EmptyArgument {
+        /// The call.
+        call: String,
+    },
+    /// Something other than `,` or `)` after an argument.
     #[error("expected `,` or `)` in `{call}(...)`, found `{found}`")]
-    ExpectedCommaOrClose { call: String, found: String },
+    ExpectedCommaOrClose {
+        /// The call.
+        call: String,
+        /// What was found.
+        found: String,
+    },
+    /// A call of a directive the text form does not know.
     #[error("unknown directive `{call}`")]
-    UnknownDirective { call: String },
+    UnknownDirective {
+        /// The name called.
+        call: String,
+    },
+    /// A directive called with too few or too many arguments.
     #[error("wrong number of arguments for {call}: found {found}, expected {usage}")]
-    ArgumentCount { call: String, found: usize, usage: &'static str },
+    ArgumentCount {
+        /// The directive.
+        call: String,
+        /// The number of arguments given.
+        found: usize,
+        /// The directive's usage.
+        usage: &'static str,
+    },
+    /// A call where a plain word (a name or a number) is expected.
     #[error("{argument} ({what}) must be a plain word, found `{found}`")]
-    NotAWord { argument: Argument, what: &'static str, found: String },
+    NotAWord {
+        /// The argument.
+        argument: Argument,
+        /// What it should be (`a name`, `an integer`, ...).
+        what: &'static str,
+        /// The call found.
+        found: String,
+    },
+    /// A word that cannot be a Func or loop name (empty, or with a `-`).
     #[error("{}`{word}` is not a name (names use letters, digits, `_`, `.` and `$`)", argument.as_ref().map_or(String::new(), |a| format!("{a}: ")))]
-    NotAName { word: String, argument: Option<Argument> },
+    NotAName {
+        /// The word.
+        word: String,
+        /// The argument it is, if it is one.
+        argument: Option<Argument>,
+    },
+    /// An argument that should be an integer but does not parse as an `i64`.
     #[error("bad integer `{word}` ({argument})")]
-    BadInteger { word: String, argument: Argument },
+    BadInteger {
+        /// The word.
+        word: String,
+        /// The argument it is.
+        argument: Argument,
+    },
+    /// A tail strategy other than `auto`, `shift_inwards`, `guard_with_if`
+    /// and `round_up`.
     #[error("unknown tail strategy `{word}` in {call} (expected auto, shift_inwards, guard_with_if or round_up)")]
-    UnknownTail { word: String, call: String },
+    UnknownTail {
+        /// The word.
+        word: String,
+        /// The directive.
+        call: String,
+    },
+    /// A loop level's stage that is neither `func` nor `func.update(i)`.
     #[error("{argument} must be `func` or `func.update(i)`, found `{found}`")]
-    NotAStage { argument: Argument, found: String },
+    NotAStage {
+        /// The argument.
+        argument: Argument,
+        /// What was found.
+        found: String,
+    },
+    /// An update index that is not a non-negative integer.
     #[error("bad update index `{word}`")]
-    BadUpdateIndex { word: String },
+    BadUpdateIndex {
+        /// The word.
+        word: String,
+    },
+    /// A line that starts with a call but names no Func before it.
     #[error("`{head}(...)` with no Func; write `func.{}(...)`", head.trim_start_matches('.'))]
-    NoFunc { head: String },
+    NoFunc {
+        /// The call as written.
+        head: String,
+    },
+    /// `update(i)` anywhere but right after the Func's name.
     #[error("`{call}(...)` must come right after the Func name")]
-    MustFollowFuncName { call: String },
+    MustFollowFuncName {
+        /// The call.
+        call: String,
+    },
+    /// A directive written without its parentheses.
     #[error("`{call}` needs parentheses: `{written}(...)`")]
-    NeedsParentheses { call: String, written: String },
+    NeedsParentheses {
+        /// The directive.
+        call: String,
+        /// The directive as written.
+        written: String,
+    },
+    /// A parenthesis or comma after a call, where `.directive(...)` or the
+    /// line's end should come.
     #[error("unexpected `{found}` after a call")]
-    UnexpectedAfterCall { found: String },
+    UnexpectedAfterCall {
+        /// What was found.
+        found: String,
+    },
+    /// A word without the leading `.` after a call.
     #[error("expected `.directive(...)` after a call, found `{found}`")]
-    ExpectedDirective { found: String },
+    ExpectedDirective {
+        /// The word found.
+        found: String,
+    },
+    /// A `.` with no directive name after it.
     #[error("expected a directive name right after `.`")]
     MissingDirectiveName,
+    /// A Func-level call (compute or store level, storage order, bound) after
+    /// `update(i)` on one line.
     #[error("{call} applies to the whole Func; it cannot follow update({update})")]
-    FuncLevelAfterUpdate { call: String, update: usize },
+    FuncLevelAfterUpdate {
+        /// The Func-level call.
+        call: String,
+        /// The update's index.
+        update: usize,
+    },
 }
 
 /// A problem and the column where it is (0-based, in characters of the

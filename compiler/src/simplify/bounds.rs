@@ -3,24 +3,32 @@
 //! gives the whole range of the type), except that i32/i64 arithmetic on
 //! values not read from memory is assumed not to overflow, as in Halide.
 
-use super::rules::assumes_no_overflow;
 use super::Simplifier;
 use crate::ir::expr::{BinOp, CallTarget, Expr, ExprNode, MathFn};
 use crate::ir::semantics::bit_op_range;
 use crate::ir::types::{ScalarType, Type};
 
+/// Whether the simplifier assumes no overflow (scalar i32 and i64, the index types).
+pub(super) fn assumes_no_overflow(ty: Type) -> bool {
+    !ty.is_vector() && matches!(ty.scalar, ScalarType::I32 | ScalarType::I64)
+}
+
 /// A closed interval `[lo, hi]` of integer values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Interval {
+    /// The smallest value.
     pub lo: i128,
+    /// The largest value.
     pub hi: i128,
 }
 
 impl Interval {
+    /// The interval `[lo, hi]`.
     pub fn new(lo: i128, hi: i128) -> Interval {
         Interval { lo, hi }
     }
 
+    /// The interval holding `v` alone.
     pub fn point(v: i128) -> Interval {
         Interval::new(v, v)
     }
@@ -30,14 +38,17 @@ impl Interval {
         Interval::new(t.int_min(), t.int_max())
     }
 
+    /// Whether every value of this interval lies in `outer`.
     pub fn within(self, outer: Interval) -> bool {
         outer.lo <= self.lo && self.hi <= outer.hi
     }
 
+    /// The values in both intervals (`lo > hi` when they do not overlap).
     pub fn intersect(self, other: Interval) -> Interval {
         Interval::new(self.lo.max(other.lo), self.hi.min(other.hi))
     }
 
+    /// The smallest interval containing both.
     pub fn union(self, other: Interval) -> Interval {
         Interval::new(self.lo.min(other.lo), self.hi.max(other.hi))
     }

@@ -2,11 +2,11 @@
 //! simplified. Every `make_*` function takes simplified operands and returns
 //! a simplified expression, so rules may build new nodes through each other.
 
-use super::bounds::Interval;
+use super::bounds::{assumes_no_overflow, Interval};
 use super::Simplifier;
 use crate::analysis::linear::{linearize, node, Linear};
 use crate::ir::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode};
-use crate::ir::types::{ScalarType, Type};
+use crate::ir::types::Type;
 use crate::ir::value::{self, Scalar};
 
 impl Simplifier {
@@ -513,11 +513,6 @@ fn flatten_min_max(op: BinOp, e: &Expr, out: &mut Vec<Expr>) {
 fn single_quotient(r: Interval, c: i128) -> Option<i128> {
     let q = r.lo.div_euclid(c);
     (q == r.hi.div_euclid(c)).then_some(q)
-}
-
-/// Whether the simplifier assumes no overflow (scalar i32 and i64, the index types).
-pub(super) fn assumes_no_overflow(ty: Type) -> bool {
-    !ty.is_vector() && matches!(ty.scalar, ScalarType::I32 | ScalarType::I64)
 }
 
 /// The truth of `a op b` given the bounds `d` of `a - b`, when it is decided.

@@ -1,13 +1,13 @@
 //! The `trainer` command on a training store on disk (see
-//! `test_support::training_store`): it retrains, promotes, evaluates,
+//! `training_fixtures`): it retrains, promotes, evaluates,
 //! calibrates, plots, exports and rolls back, and names what is wrong with
 //! bad arguments.
 
 use std::path::Path;
 use std::process::Command;
-use test_support::training_store::{host, store_copy};
 use trainer::dataset::host_target;
 use trainer::WeightsFile;
+use training_fixtures::{host, store_copy};
 
 fn trainer(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_trainer")).args(args).output().expect("the trainer command runs");

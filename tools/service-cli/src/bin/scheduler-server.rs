@@ -208,8 +208,6 @@ async fn main() -> anyhow::Result<()> {
         args.listen
     );
     let max_concurrent = args.max_concurrent.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
-    tracing::info!(address = %listener.local_addr()?, host_key, max_concurrent, store = ?args.db, tls = tls.is_some(), "serving");
     let agents = args.agents.settings()?;
     anyhow::ensure!(agents.is_none() || store.is_some(), "the agent service (--agent-token or ${TOKEN_ENV}) needs a training store (--db)");
     tracing::info!(agents = agents.is_some(), "agent service");
@@ -223,7 +221,12 @@ async fn main() -> anyhow::Result<()> {
         (None, _) => None,
     };
     let settings = SchedulerSettings { max_in_flight: args.max_in_flight as usize, ..SchedulerSettings::new(host_key) };
+    let tls_on = tls.is_some();
     let config = ServerConfig { settings, store, max_concurrent, agents, retrainer, tls };
+    // Bound once the configuration is known to be whole: a server that logs
+    // its address is one that serves.
+    let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    tracing::info!(address = %listener.local_addr()?, host_key = %config.settings.host_key, max_concurrent, store = ?args.db, tls = tls_on, "serving");
     serve(listener, config, shutdown_signal()).await?;
     Ok(())
 }

@@ -10,6 +10,17 @@
 //!
 //! Two extra pipelines are there to be skipped: one whose stored features
 //! were altered, one with a single sample.
+//!
+//! The trainer's tests and the `trainer` command's share it. It is a crate
+//! apart from `test-support` because it links the trainer (and so
+//! libtorch), which the store's tests must not.
+//!
+//! ```no_run
+//! let (_dir, path) = training_fixtures::store_copy(compiler::Target::host(), &std::env::temp_dir());
+//! assert!(path.exists());
+//! ```
+
+#![warn(missing_docs)]
 
 use compiler::schedule::text::schedule_to_text;
 use compiler::Target;
@@ -41,6 +52,7 @@ pub fn host() -> HostFingerprint {
     HostFingerprint::from_sources("processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: avx2 fma\n", vec![])
 }
 
+/// The hash under which the pipeline of generator seed `seed` is stored: `random-{seed}`.
 pub fn pipeline_hash(seed: u64) -> String {
     format!("random-{seed}")
 }
