@@ -9,10 +9,16 @@
 //! operations with the language's semantics (Euclidean division, `x / 0 =
 //! 0`). Slots are the `min` and `max` of each loop (or dimension) the bound
 //! is expressed in: slot `2 * i` is loop `i`'s min, `2 * i + 1` its max.
+//! An integer computed through floats (a coordinate such as
+//! `i32(f32(x) * 1.5f)`) is kept as the expression and evaluated by the
+//! compiler's own evaluator, so it rounds exactly as compiled code does.
 
-use compiler::ir::expr::{BinOp, CmpOp, Expr, ExprNode};
+use compiler::exec::eval::{eval, EvalContext, EvalError, Scope, Val};
+use compiler::ir::expr::{BinOp, CmpOp, Expr, ExprNode, Name};
 use compiler::ir::semantics;
 use compiler::ir::types::ScalarType;
+use compiler::ir::value::Scalar;
+use compiler::ir::visit::{expr_any_node, walk_expr, Visitor};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -28,7 +34,7 @@ pub struct BoundError {
 }
 
 /// A compiled integer bound over numbered slots.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum BoundExpr {
     /// `constant + sum(coefficient * slot)`.
     Affine {
@@ -56,10 +62,19 @@ pub enum BoundExpr {
         /// The value where it does not.
         f: Box<BoundExpr>,
     },
+    /// An integer expression with steps in floats, evaluated with the
+    /// compiler's semantics once its variables are bound to their slots.
+    Evaluated {
+        /// The expression: constants, variables, casts, arithmetic,
+        /// comparisons, selects and math functions only.
+        expr: Expr,
+        /// Each free variable of `expr`, its type and its slot.
+        slots: Vec<(Name, ScalarType, u32)>,
+    },
 }
 
 /// A compiled condition of a [`BoundExpr::Select`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum BoundCond {
     /// `op(a, b)`: a comparison of two bounds.
     Cmp {
@@ -108,8 +123,43 @@ impl BoundExpr {
                 t: Box::new(BoundExpr::compile(t, slot_of)?),
                 f: Box::new(BoundExpr::compile(f, slot_of)?),
             },
-            _ => return Err(fail("unsupported node")),
+            _ => BoundExpr::evaluated(e, slot_of).ok_or_else(|| fail("unsupported node"))?,
         })
+    }
+
+    /// `e` kept whole for the evaluator, if it reads nothing (no call,
+    /// load or param) and every variable has a slot.
+    fn evaluated(e: &Expr, slot_of: &dyn Fn(&str) -> Option<u32>) -> Option<BoundExpr> {
+        let reads = |n: &ExprNode| {
+            matches!(
+                n,
+                ExprNode::Call { .. }
+                    | ExprNode::Load { .. }
+                    | ExprNode::Param { .. }
+                    | ExprNode::RVar { .. }
+                    | ExprNode::Let { .. }
+                    | ExprNode::Ramp { .. }
+                    | ExprNode::Broadcast { .. }
+            )
+        };
+        if expr_any_node(e, reads) {
+            return None;
+        }
+        struct Vars(Vec<(Name, ScalarType)>);
+        impl Visitor for Vars {
+            fn visit_expr(&mut self, e: &Expr) {
+                if let ExprNode::Var { name, ty } = e.node() {
+                    if !self.0.iter().any(|(n, _)| n == name) {
+                        self.0.push((name.clone(), ty.scalar));
+                    }
+                }
+                walk_expr(self, e);
+            }
+        }
+        let mut vars = Vars(vec![]);
+        vars.visit_expr(e);
+        let slots = vars.0.into_iter().map(|(name, ty)| slot_of(&name).map(|slot| (name, ty, slot))).collect::<Option<Vec<_>>>()?;
+        Some(BoundExpr::Evaluated { expr: e.clone(), slots })
     }
 
     /// `op(a, b)`, folded into an affine form where it stays affine.
@@ -172,6 +222,7 @@ impl BoundExpr {
                     f.eval(slots)
                 }
             }
+            BoundExpr::Evaluated { expr, slots: vars } => evaluate(expr, vars, slots),
         }
     }
 
@@ -181,7 +232,47 @@ impl BoundExpr {
             BoundExpr::Affine { terms, .. } => terms.iter().map(|(s, _)| s + 1).max().unwrap_or(0),
             BoundExpr::Binary { a, b, .. } => a.slots_used().max(b.slots_used()),
             BoundExpr::Select { cond, t, f } => cond.slots_used().max(t.slots_used()).max(f.slots_used()),
+            BoundExpr::Evaluated { slots, .. } => slots.iter().map(|(_, _, s)| s + 1).max().unwrap_or(0),
         }
+    }
+}
+
+/// The value of `expr` with each variable of `vars` bound to its slot's
+/// value: the evaluator's integer, saturated to `i64`. The expression was
+/// checked to read nothing, so evaluating it cannot fail; if it did, the
+/// bound would be 0.
+fn evaluate(expr: &Expr, vars: &[(Name, ScalarType, u32)], slots: &[i64]) -> i64 {
+    struct Bound(Scope);
+    impl EvalContext for Bound {
+        type Error = EvalError;
+        fn scope(&mut self) -> &mut Scope {
+            &mut self.0
+        }
+        fn error(&self, error: EvalError) -> EvalError {
+            error
+        }
+        fn param(&mut self, name: &Name, _: ScalarType) -> Result<Scalar, EvalError> {
+            Err(EvalError::UnboundVariable { name: name.to_string() })
+        }
+        fn call_func(&mut self, func: &Name, _: usize, _: &[i64]) -> Result<Scalar, EvalError> {
+            Err(EvalError::UnboundVariable { name: func.to_string() })
+        }
+        fn read_input(&mut self, input: &Name, _: &[i64]) -> Result<Scalar, EvalError> {
+            Err(EvalError::UnboundVariable { name: input.to_string() })
+        }
+        fn load(&mut self, buffer: &Name, _: Val, _: ScalarType) -> Result<Val, EvalError> {
+            Err(EvalError::UnboundVariable { name: buffer.to_string() })
+        }
+    }
+    let mut cx = Bound(Scope::default());
+    for (name, ty, slot) in vars {
+        let value = slots[*slot as usize];
+        let value = if ty.is_signed_int() { Scalar::Int(value) } else { Scalar::UInt(value as u64) };
+        cx.0.push(name.clone(), *ty, Val::Scalar(value));
+    }
+    match eval(&mut cx, expr).and_then(|(_, v)| v.scalar("a bound")) {
+        Ok(v) => v.as_i128().clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+        Err(_) => 0,
     }
 }
 

@@ -27,7 +27,8 @@
 //! let target = compiler::Target::host();
 //! let mut model = Analytical::new(Machine::typical(target.threads));
 //! let options = BeamOptions { budget: Duration::from_millis(200), ..BeamOptions::default() };
-//! let answer = autoschedule(&compiler::examples::blur(), &target, &mut model, &options, 1)?;
+//! let answer = autoschedule(&compiler::examples::blur(), &target, &mut model, &options, 1)?.answer().expect("not abandoned");
+//! println!("{}", answer.reason); // why this schedule: here, the search's best
 //! println!("{}\npredicted {:.3} ms", answer.schedule, answer.predicted_seconds * 1e3);
 //! assert!(answer.predicted_seconds > 0.0);
 //! # Ok::<(), search::SearchError>(())

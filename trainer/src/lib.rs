@@ -25,7 +25,7 @@
 //!
 //! let mut model = LearnedModel::new(CostNetwork::random(1, 0), "untrained");
 //! let options = BeamOptions { budget: Duration::from_millis(200), ..BeamOptions::default() };
-//! let answer = autoschedule(&compiler::examples::blur(), &compiler::Target::host(), &mut model, &options, 0)?;
+//! let answer = autoschedule(&compiler::examples::blur(), &compiler::Target::host(), &mut model, &options, 0)?.answer().expect("not abandoned");
 //! assert!(answer.predicted_seconds.is_finite());
 //! # Ok::<(), search::SearchError>(())
 //! ```

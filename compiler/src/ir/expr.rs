@@ -326,7 +326,9 @@ pub enum ExprNode {
     },
     /// Floating-point constant.
     FloatImm {
-        /// The value (rounded to f32 for an f32 constant).
+        /// The value (rounded to f32 for an f32 constant); JSON spells a
+        /// non-finite one `"inf"`, `"-inf"` or `"nan"`.
+        #[serde(with = "crate::ir::float_serde")]
         value: f64,
         /// The constant's type.
         ty: Type,

@@ -8,6 +8,7 @@
 //! in [`semantics`] and [`value`].
 
 pub mod expr;
+mod float_serde;
 pub mod printer;
 pub mod semantics;
 pub mod stmt;
