@@ -24,3 +24,26 @@ pub fn blur() -> PipelineDef {
     input.set_estimate(0, -1, 1538).set_estimate(1, -1, 2562);
     Pipeline::new(&[&blur_y]).expect("the blur is well formed")
 }
+
+/// Resampling by float factors, as users write it: `f(x, y)` reads `input`
+/// at `x * 1.5` and `g(x, y)` reads `f` at `x * 0.75`, each coordinate
+/// computed in f32 and truncated to i32; estimated at `width` x `height`
+/// (the input at the width it reads).
+///
+/// ```
+/// let p = compiler::examples::resampling(64, 16);
+/// assert_eq!(p.outputs[0].as_ref(), "g");
+/// ```
+pub fn resampling(width: i64, height: i64) -> PipelineDef {
+    use crate::ir::types::Type;
+    use crate::lang::ops::cast;
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::U16, 2);
+    let f = Func::new("f");
+    f.define(&[&x, &y], input.at([cast(Type::i32(), cast(Type::f32(), x.expr()) * 1.5f32), y.expr()]) + 1);
+    let g = Func::new("g");
+    g.define(&[&x, &y], f.at([cast(Type::i32(), cast(Type::f32(), x.expr()) * 0.75f32), y.expr()]) * 2);
+    g.set_estimate(0, 0, width).set_estimate(1, 0, height);
+    input.set_estimate(0, 0, width * 3 / 2 + 2).set_estimate(1, 0, height);
+    Pipeline::new(&[&g]).expect("the resampling is well formed")
+}

@@ -3,29 +3,15 @@
 //! evaluator computes.
 
 use compiler::exec::reference;
-use compiler::lang::ops::cast;
-use compiler::{Buffer, Func, ImageParam, Pipeline, PipelineDef, Scalar, ScalarType, Target, Type, Var};
+use compiler::{Buffer, Scalar, ScalarType, Target};
 use search::{autoschedule, Analytical, BeamOptions, Machine, RandomModel, Searched};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// A 1.5x downsampling of `input` along x, then a 0.75x resampling of it.
-fn resampling(width: i64, height: i64) -> PipelineDef {
-    let (x, y) = (Var::new("x"), Var::new("y"));
-    let input = ImageParam::new("input", ScalarType::U16, 2);
-    let f = Func::new("f");
-    f.define(&[&x, &y], input.at([cast(Type::i32(), cast(Type::f32(), x.expr()) * 1.5f32), y.expr()]) + 1);
-    let g = Func::new("g");
-    g.define(&[&x, &y], f.at([cast(Type::i32(), cast(Type::f32(), x.expr()) * 0.75f32), y.expr()]) * 2);
-    g.set_estimate(0, 0, width).set_estimate(1, 0, height);
-    input.set_estimate(0, 0, width * 3 / 2 + 2).set_estimate(1, 0, height);
-    Pipeline::new(&[&g]).expect("a pipeline")
-}
-
 #[test]
 fn resampling_by_float_factors_computes_the_algorithm() {
     let (width, height) = (200, 48);
-    let p = resampling(width, height);
+    let p = compiler::examples::resampling(width, height);
     let target = Target::host();
     let mut input = Buffer::new("input", ScalarType::U16, &[(0, width * 3 / 2 + 2), (0, height)]).unwrap();
     input.fill(|c| Scalar::UInt(((c[0] * 37 + c[1] * 11) % 1000) as u64));

@@ -3,29 +3,13 @@
 //! so the autoscheduler must analyse, price and schedule it too (it was
 //! refused: "cannot evaluate the bound ... unsupported node").
 
-use compiler::lang::ops::cast;
-use compiler::{Func, ImageParam, Pipeline, PipelineDef, ScalarType, Target, Type, Var};
+use compiler::Target;
 use search::{autoschedule, Analytical, BeamOptions, Machine, Searched};
 use std::time::Duration;
 
-/// `f(x, y) = input(i32(f32(x) * 1.5f), y) + 1`, then `g` reads `f` at
-/// `i32(f32(x) * 0.75f)`: a downsampling and an upsampling by float
-/// factors.
-fn resampling() -> PipelineDef {
-    let (x, y) = (Var::new("x"), Var::new("y"));
-    let input = ImageParam::new("input", ScalarType::U16, 2);
-    let f = Func::new("f");
-    f.define(&[&x, &y], input.at([cast(Type::i32(), cast(Type::f32(), x.expr()) * 1.5f32), y.expr()]) + 1);
-    let g = Func::new("g");
-    g.define(&[&x, &y], f.at([cast(Type::i32(), cast(Type::f32(), x.expr()) * 0.75f32), y.expr()]) * 2);
-    g.set_estimate(0, 0, 1024).set_estimate(1, 0, 768);
-    input.set_estimate(0, 0, 1200).set_estimate(1, 0, 768);
-    Pipeline::new(&[&g]).expect("a pipeline")
-}
-
 #[test]
 fn coordinates_computed_in_floats_are_analysed_and_scheduled() {
-    let p = resampling();
+    let p = compiler::examples::resampling(1024, 768);
     let target = Target { vector_bytes: 32, threads: 4 };
     let dag = featurizer::Dag::new(&p, &target).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(dag.stages.len(), 2);
