@@ -58,6 +58,10 @@ pub struct SchedulerSettings {
     /// This host's fingerprint key (the promoted weights that apply when a
     /// request names no host).
     pub host_key: String,
+    /// A weights file that ranks every call naming no weights version, in
+    /// place of the store's promoted weights (`None`: the store's, else the
+    /// analytical model).
+    pub weights: Option<std::path::PathBuf>,
 }
 
 impl SchedulerSettings {
@@ -71,6 +75,7 @@ impl SchedulerSettings {
             max_beam: 256,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             host_key,
+            weights: None,
         }
     }
 }
@@ -159,6 +164,8 @@ struct Job {
     requested: Duration,
     options: BeamOptions,
     weights_version: Option<u32>,
+    /// The server's weights file, if it was given one.
+    weights: Option<std::path::PathBuf>,
     top_k: usize,
 }
 
@@ -188,6 +195,7 @@ impl SchedulerService {
             requested,
             options,
             weights_version: r.weights_version,
+            weights: self.settings.weights.clone(),
             top_k: (r.top_k as usize).min(MAX_TOP_K),
         })
     }
@@ -353,7 +361,7 @@ fn choose(store: Option<&Mutex<Store>>, job: &Job) -> Result<(Box<dyn CostModel>
             Ok((Box::new(model), format!("learned weights v{version}, as requested")))
         }
         None => {
-            let chosen = trainer::choose_model(None, store.as_deref(), &job.host_key, job.target.threads)
+            let chosen = trainer::choose_model(job.weights.as_deref(), store.as_deref(), &job.host_key, job.target.threads)
                 .map_err(|e| Status::failed_precondition(format!("no cost model: {e}")))?;
             Ok((chosen.model, chosen.why))
         }

@@ -463,6 +463,22 @@ async fn a_request_for_sliding_placements_gets_line_buffers_the_compiler_slides(
     assert!(buffered.iter().all(|f| lowered.sliding.iter().any(|s| **s == **f)), "{buffered:?} stored outside, {:?} slid", lowered.sliding);
 }
 
+/// A server given a weights file ranks with it every call that names no
+/// weights version, and says so; one naming a version still needs a store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_weights_file_given_to_the_server_ranks_the_calls() {
+    let weights = concat!(env!("CARGO_MANIFEST_DIR"), "/../trainer/assets/epyc-7cd6cd16125da94a.weights");
+    let mut config = config(1, None, DEFAULT_MAX_IN_FLIGHT);
+    config.settings.weights = Some(weights.into());
+    let server = serve_on_loopback(config).await;
+    let mut c = client(server.addr).await;
+    let reply = call(&mut c, request(&pipeline(5, 3, 96), 300, 8), Duration::from_secs(30)).await.unwrap();
+    assert!(reply.model.starts_with("learned weights") && reply.model.contains("epyc-7cd6cd16125da94a.weights"), "{}", reply.model);
+    let versioned = ScheduleRequest { weights_version: Some(1), ..request(&pipeline(5, 3, 96), 300, 8) };
+    let status = call(&mut c, versioned, Duration::from_secs(30)).await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_reports_serving() {
     use tonic_health::pb::health_client::HealthClient;

@@ -1,4 +1,4 @@
-//! `scheduler-server --listen 127.0.0.1:50051 [--db FILE] [--max-concurrent N]
+//! `scheduler-server --listen 127.0.0.1:50051 [--db FILE] [--weights FILE] [--max-concurrent N]
 //! [--max-in-flight N] [--tls-cert PEM --tls-key PEM | --plaintext]
 //! [--agent-token SECRET --seeds N ...] [--retrain-after N ...]`: serves the
 //! `Scheduler` RPC, gRPC health and reflection, and with a shared secret for
@@ -36,6 +36,11 @@ struct Args {
     /// Training store to take cost-model weights from.
     #[arg(long)]
     db: Option<PathBuf>,
+    /// Rank every call that names no weights version with this weights
+    /// file (a `trainer` weights file), in place of the store's promoted
+    /// weights; checked at start.
+    #[arg(long)]
+    weights: Option<PathBuf>,
     /// Searches that may run at once (default: the number of cores).
     #[arg(long)]
     max_concurrent: Option<usize>,
@@ -220,7 +225,12 @@ async fn main() -> anyhow::Result<()> {
         (Some(_), None) => anyhow::bail!("--retrain-after needs a training store (--db)"),
         (None, _) => None,
     };
-    let settings = SchedulerSettings { max_in_flight: args.max_in_flight as usize, ..SchedulerSettings::new(host_key) };
+    if let Some(path) = &args.weights {
+        let chosen = trainer::choose_network(Some(path), None, &host_key).with_context(|| format!("the weights {}", path.display()))?;
+        tracing::info!(weights = %chosen.why, "ranking calls that name no weights version");
+    }
+    let settings =
+        SchedulerSettings { max_in_flight: args.max_in_flight as usize, weights: args.weights.clone(), ..SchedulerSettings::new(host_key) };
     let tls_on = tls.is_some();
     let config = ServerConfig { settings, store, max_concurrent, agents, retrainer, tls };
     // Bound once the configuration is known to be whole: a server that logs
