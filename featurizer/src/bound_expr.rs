@@ -18,7 +18,7 @@ use compiler::ir::expr::{BinOp, CmpOp, Expr, ExprNode, Name};
 use compiler::ir::semantics;
 use compiler::ir::types::ScalarType;
 use compiler::ir::value::Scalar;
-use compiler::ir::visit::{expr_any_node, walk_expr, Visitor};
+use compiler::ir::visit::{expr_any_node, node_count, walk_expr, Visitor};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -32,6 +32,12 @@ pub struct BoundError {
     /// an unsupported node).
     pub why: &'static str,
 }
+
+/// The most nodes (counted as a tree) of a bound kept for the evaluator
+/// ([`BoundExpr::Evaluated`]): the search evaluates bounds millions of
+/// times between two looks at its deadline, so each must stay cheap. A
+/// larger one is refused, as before such bounds were evaluated.
+pub const MAX_EVALUATED_NODES: usize = 64;
 
 /// A compiled integer bound over numbered slots.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -128,8 +134,12 @@ impl BoundExpr {
     }
 
     /// `e` kept whole for the evaluator, if it reads nothing (no call,
-    /// load or param) and every variable has a slot.
+    /// load or param), every variable has a slot and it has at most
+    /// [`MAX_EVALUATED_NODES`] nodes.
     fn evaluated(e: &Expr, slot_of: &dyn Fn(&str) -> Option<u32>) -> Option<BoundExpr> {
+        if node_count(e) > MAX_EVALUATED_NODES {
+            return None;
+        }
         let reads = |n: &ExprNode| {
             matches!(
                 n,
@@ -330,6 +340,20 @@ fn fold(op: BinOp, x: i64, y: i64) -> i64 {
 mod tests {
     use super::*;
     use compiler::{ScalarType, Type};
+
+    #[test]
+    fn a_coordinate_computed_in_floats_is_evaluated_as_compiled_code_rounds_it() {
+        let x = Expr::var("x.min", Type::i32());
+        let scaled = |e: Expr| Expr::cast(Type::i32(), Expr::cast(Type::f32(), e) * Expr::float(1.5, Type::f32()));
+        let bound = BoundExpr::compile(&scaled(x.clone()), &slots).unwrap();
+        assert!(matches!(bound, BoundExpr::Evaluated { .. }), "{bound:?}");
+        assert_eq!([3, 7, -3].map(|v| bound.eval(&[v, 0])), [4, 10, -4]);
+        let mut deep = x;
+        while node_count(&deep) <= MAX_EVALUATED_NODES {
+            deep = scaled(deep);
+        }
+        assert_eq!(BoundExpr::compile(&deep, &slots).unwrap_err().why, "unsupported node");
+    }
 
     fn slots(name: &str) -> Option<u32> {
         match name {
