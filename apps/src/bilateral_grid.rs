@@ -83,5 +83,12 @@ pub fn app(size: Size, host: &Target) -> App {
     }
     expert.func("bilateral_grid").split("y", "yo", "yi", 16).parallel("yo").vectorize_by("x", lanes);
     let image = vec![(0, w), (0, h)];
-    App { name: "bilateral_grid", pipeline, expert, inputs: vec![("input".into(), image.clone())], output: image, params: vec![] }
+    App {
+        name: "bilateral_grid",
+        pipeline,
+        expert: Some(expert),
+        inputs: vec![("input".into(), image.clone())],
+        output: image,
+        params: vec![],
+    }
 }

@@ -19,7 +19,7 @@ pub fn app(size: Size, host: &Target) -> App {
     App {
         name: "blur",
         pipeline: compiler::examples::blur(),
-        expert,
+        expert: Some(expert),
         inputs: vec![("input".into(), vec![(-1, w + 2), (-1, h + 2)])],
         output: vec![(0, w), (0, h)],
         params: vec![],

@@ -90,7 +90,7 @@ pub fn app(size: Size, host: &Target) -> App {
     App {
         name: "camera_pipe",
         pipeline,
-        expert,
+        expert: Some(expert),
         inputs: vec![("input".into(), vec![(0, w + 32), (0, h + 48)])],
         output: vec![(0, w), (0, h), (0, 3)],
         params: vec![],

@@ -60,7 +60,7 @@ pub fn app(size: Size, host: &Target) -> App {
     App {
         name: "conv_layer",
         pipeline,
-        expert,
+        expert: Some(expert),
         inputs: vec![
             ("input".into(), vec![(0, ci), (0, w + 2), (0, h + 2), (0, n)]),
             ("filter".into(), vec![(0, co), (0, 3), (0, 3), (0, ci)]),

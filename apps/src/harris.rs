@@ -72,7 +72,7 @@ pub fn app(size: Size, host: &Target) -> App {
     App {
         name: "harris",
         pipeline,
-        expert,
+        expert: Some(expert),
         inputs: vec![("input".into(), vec![(0, w), (0, h), (0, 3)])],
         output: vec![(3, w - 6), (3, h - 6)],
         params: vec![],

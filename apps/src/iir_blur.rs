@@ -64,5 +64,5 @@ pub fn app(size: Size, host: &Target) -> App {
     }
     expert.func("output").split("y", "yo", "yi", 8).parallel("yo").vectorize_by("x", lanes);
     let image = vec![(0, w), (0, h), (0, 3)];
-    App { name: "iir_blur", pipeline, expert, inputs: vec![("input".into(), image.clone())], output: image, params: vec![] }
+    App { name: "iir_blur", pipeline, expert: Some(expert), inputs: vec![("input".into(), image.clone())], output: image, params: vec![] }
 }

@@ -90,7 +90,7 @@ pub fn app(size: Size, host: &Target) -> App {
     App {
         name: "interpolate",
         pipeline,
-        expert,
+        expert: Some(expert),
         inputs: vec![("input".into(), vec![(0, w), (0, h), (0, 4)])],
         output: vec![(0, w), (0, h), (0, 3)],
         params: vec![("levels", levels as i64)],

@@ -1,8 +1,16 @@
-//! Real pipelines written in our language: the image-processing and
-//! learning apps the seed papers benchmark (Adams et al. 2019, section 6 of
-//! the design facts), each with the sizes the papers use, a hand-written
-//! expert schedule, and a small size for tests against the reference
-//! evaluator.
+//! Real pipelines written in our language, in two collections ([`Set`]):
+//!
+//! - the twelve *apps* the seed papers benchmark (Adams et al. 2019, section
+//!   6 of the design facts), each with the sizes the papers use and a
+//!   hand-written expert schedule: the corpus the autoscheduler was
+//!   developed on;
+//! - the *suite* ([`suite`]): pipelines ported from public sources (Halide's
+//!   apps, the PolyMage benchmarks, vision kernels, DNN layers) as their
+//!   users write them, with no expert schedule, split once by a rule fixed before any
+//!   was run (see [`suite`]) into a development half and a held-out half
+//!   that is only ever run to report.
+//!
+//! Each has a small size for tests against the reference evaluator.
 //!
 //! One module per app. Each builds its algorithm for a [`Size`] (the
 //! algorithm does not change with the size, except where a size is part of
@@ -20,6 +28,7 @@
 //! let harris = apps::build("harris", Size::Small, &compiler::Target::host()).expect("a listed app");
 //! compiler::lower(&harris.pipeline, &harris.expert)?;
 //! assert_eq!(apps::names().count(), 12);
+//! assert!(apps::names_in(apps::Set::HeldOut).all(|n| apps::build(n, Size::Small, &compiler::Target::host()).is_some()));
 //! # Ok::<(), compiler::LowerError>(())
 //! ```
 
@@ -38,6 +47,7 @@ pub mod interpolate;
 pub mod local_laplacian;
 pub mod matmul;
 pub mod stencil_chain;
+pub mod suite;
 pub mod unsharp;
 
 use compiler::lang::pipeline::{Estimate, PipelineDef};
@@ -81,8 +91,9 @@ pub struct App {
     pub name: &'static str,
     /// The algorithm.
     pub pipeline: PipelineDef,
-    /// The hand-written expert schedule.
-    pub expert: Schedule,
+    /// The hand-written expert schedule (the twelve apps have one; the
+    /// suite's pipelines have none).
+    pub expert: Option<Schedule>,
     /// The region of each input, by name, in the pipeline's input order.
     pub inputs: Vec<(String, Region)>,
     /// The region of the (single) output computed.
@@ -126,7 +137,45 @@ fn estimates(r: &[(i64, i64)]) -> Vec<Option<Estimate>> {
 
 type Builder = fn(Size, &Target) -> App;
 
-/// The apps, in the order the benchmark table lists them.
+/// The collections of the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Set {
+    /// The twelve apps of the seed papers, with expert schedules.
+    Apps,
+    /// The suite's development half: worked from.
+    Development,
+    /// The suite's held-out half: run only to report.
+    HeldOut,
+}
+
+impl Set {
+    /// Every set, in the order the catalog lists them.
+    pub const ALL: [Set; 3] = [Set::Apps, Set::Development, Set::HeldOut];
+
+    /// The set's name on command lines and in manifests.
+    pub fn name(self) -> &'static str {
+        match self {
+            Set::Apps => "apps",
+            Set::Development => "development",
+            Set::HeldOut => "held-out",
+        }
+    }
+}
+
+/// A set name that is none of `apps`, `development`, `held-out`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown set `{0}` (expected `apps`, `development` or `held-out`)")]
+pub struct UnknownSet(pub String);
+
+impl std::str::FromStr for Set {
+    type Err = UnknownSet;
+    fn from_str(s: &str) -> Result<Set, UnknownSet> {
+        Set::ALL.into_iter().find(|set| set.name() == s).ok_or_else(|| UnknownSet(s.to_string()))
+    }
+}
+
+/// The twelve apps, in the order the benchmark table lists them.
 const APPS: &[(&str, Builder)] = &[
     ("blur", blur::app),
     ("unsharp", unsharp::app),
@@ -142,15 +191,31 @@ const APPS: &[(&str, Builder)] = &[
     ("matmul", matmul::app),
 ];
 
-/// The names of all apps.
+/// Every pipeline of the catalog with its set and builder: the apps, then
+/// the suite.
+fn catalog() -> impl Iterator<Item = (&'static str, Set, Builder)> {
+    APPS.iter().map(|&(n, b)| (n, Set::Apps, b)).chain(suite::PIPELINES.iter().copied())
+}
+
+/// The names of the twelve apps.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    APPS.iter().map(|(n, _)| *n)
+    names_in(Set::Apps)
+}
+
+/// The names of the pipelines in `set`, in catalog order.
+pub fn names_in(set: Set) -> impl Iterator<Item = &'static str> {
+    catalog().filter(move |&(_, s, _)| s == set).map(|(n, _, _)| n)
+}
+
+/// The set pipeline `name` belongs to; `None` for an unknown name.
+pub fn set_of(name: &str) -> Option<Set> {
+    catalog().find(|&(n, _, _)| n == name).map(|(_, s, _)| s)
 }
 
 /// Builds app `name` at `size` for `host`, with the paper size's regions
 /// as its estimates; `None` for an unknown name.
 pub fn build(name: &str, size: Size, host: &Target) -> Option<App> {
-    let (_, builder) = APPS.iter().find(|(n, _)| *n == name)?;
+    let (_, _, builder) = catalog().find(|&(n, _, _)| n == name)?;
     let mut app = builder(size, host);
     let paper = if size == Size::Paper { None } else { Some(builder(Size::Paper, host)) };
     let paper = paper.as_ref().unwrap_or(&app);
@@ -168,7 +233,7 @@ pub fn build(name: &str, size: Size, host: &Target) -> Option<App> {
     Some(app)
 }
 
-/// Every app at `size`.
+/// The twelve apps at `size`.
 pub fn all(size: Size, host: &Target) -> Vec<App> {
     names().map(|n| build(n, size, host).expect("a listed app")).collect()
 }

@@ -146,7 +146,7 @@ pub fn app(size: Size, host: &Target) -> App {
     App {
         name: "local_laplacian",
         pipeline,
-        expert,
+        expert: Some(expert),
         inputs: vec![("input".into(), image.clone())],
         output: image,
         params: vec![("levels", levels as i64)],

@@ -43,7 +43,7 @@ pub fn app(size: Size, host: &Target) -> App {
     App {
         name: "matmul",
         pipeline,
-        expert,
+        expert: Some(expert),
         inputs: vec![("A".into(), square.clone()), ("B".into(), square.clone())],
         output: square,
         params: vec![],

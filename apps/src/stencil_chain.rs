@@ -59,7 +59,7 @@ pub fn app(size: Size, host: &Target) -> App {
     App {
         name: "stencil_chain",
         pipeline,
-        expert,
+        expert: Some(expert),
         inputs: vec![("input".into(), vec![(-m, w + 2 * m), (-m, h + 2 * m)])],
         output: vec![(0, w), (0, h)],
         params: vec![],

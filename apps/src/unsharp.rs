@@ -63,5 +63,5 @@ pub fn app(size: Size, host: &Target) -> App {
         expert.func(f).compute_at("output", "yi").vectorize_by("x", lanes);
     }
     let image = vec![(0, w), (0, h), (0, 3)];
-    App { name: "unsharp", pipeline, expert, inputs: vec![("input".into(), image.clone())], output: image, params: vec![] }
+    App { name: "unsharp", pipeline, expert: Some(expert), inputs: vec![("input".into(), image.clone())], output: image, params: vec![] }
 }

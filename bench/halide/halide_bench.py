@@ -1,15 +1,21 @@
 """Times our benchmark apps under Halide 21's JIT and compares them with ours.
 
-Each app (blur, unsharp, harris, camera_pipe, local_laplacian,
-bilateral_grid, interpolate, stencil_chain, conv_layer, iir_blur, hist_eq,
-matmul) is written with Halide's Python API in `apps/<name>.py`, mirroring
-`apps/src/<name>.rs` of our repository: the same algorithm, and a
-hand-written "expert" schedule translated directive by directive from ours.
+Each of the twelve apps (blur, unsharp, harris, camera_pipe,
+local_laplacian, bilateral_grid, interpolate, stencil_chain, conv_layer,
+iir_blur, hist_eq, matmul) is written with Halide's Python API in
+`apps/<name>.py`, mirroring `apps/src/<name>.rs` of our repository: the same
+algorithm, and a hand-written "expert" schedule translated directive by
+directive from ours. Each pipeline of the suite (the manifest's sets
+`development` and `held-out`) is in `suite/<name>.py`, mirroring
+`apps/src/suite/<name>.rs`, with no expert schedule.
 
 Every app is scheduled by each of these kinds, each on a fresh definition
 of the algorithm (a Func is scheduled once):
 
-  expert         the module's hand-written schedule;
+  expert         the module's hand-written schedule (skipped for a module
+                 that has none);
+  naive          every Func computed at root, serially (only when asked
+                 for with --kinds: it checks a port's output);
   Mullapudi2016  Halide's autoschedulers, applied with
   Adams2019      `Pipeline.apply_autoscheduler` after estimates are set
   Li2018         on every input and on the output (from the manifest), with
@@ -76,6 +82,7 @@ APPS = [
 ]
 AUTOSCHEDULERS = ["Mullapudi2016", "Adams2019", "Li2018"]
 KINDS = ["expert"] + AUTOSCHEDULERS
+OPTIONAL_KINDS = ["naive"]
 PLUGINS = {"Mullapudi2016": "mullapudi2016", "Adams2019": "adams2019", "Li2018": "li2018"}
 
 
@@ -86,7 +93,8 @@ def parse_args():
     p.add_argument("--threads", type=int, help="size of Halide's thread pool and the autoschedulers' parallelism "
                    "(default: the manifest's thread count)")
     p.add_argument("--only", help="comma-separated subset of the apps")
-    p.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated subset of {','.join(KINDS)}")
+    p.add_argument("--kinds", default=",".join(KINDS),
+                   help=f"comma-separated subset of {','.join(KINDS + OPTIONAL_KINDS)}")
     p.add_argument("--json", type=Path, help="write all results here")
     p.add_argument("--markdown", type=Path, help="also write the tables here")
     p.add_argument("--strict-float", action="store_true",
@@ -143,6 +151,23 @@ def sample(run):
     return {"min_ms": times[0] * 1e3, "median_ms": times[len(times) // 2] * 1e3, "samples": len(times)}
 
 
+def module_name(app):
+    """The Python module of a manifest app: `apps.<name>` for the twelve,
+    `suite.<name>` for the suite's pipelines."""
+    folder = "apps" if app.get("set", "apps") == "apps" else "suite"
+    return f"{folder}.{app['name']}"
+
+
+def module_path(app):
+    return HERE / (module_name(app).replace(".", "/") + ".py")
+
+
+def has_expert(app):
+    """Whether the app's module has an expert schedule (read from its source,
+    without importing Halide)."""
+    return "\ndef expert(" in module_path(app).read_text()
+
+
 def host_target(hl, strict_float):
     target = hl.get_host_target()
     return target.with_feature(hl.TargetFeature.StrictFloat) if strict_float else target
@@ -159,7 +184,7 @@ def run_one(app, kind, manifest, outputs_dir, threads, strict_float):
     result = {"app": app["name"], "kind": kind, "ok": False}
     phase = "inputs"
     try:
-        module = importlib.import_module(f"apps.{app['name']}")
+        module = importlib.import_module(module_name(app))
         params, keep = {}, []
         for inp in app["inputs"]:
             region = [tuple(r) for r in inp["region"]]
@@ -182,6 +207,10 @@ def run_one(app, kind, manifest, outputs_dir, threads, strict_float):
         started = time.perf_counter()
         if kind == "expert":
             module.expert(hl, funcs, lanes, app)
+        elif kind == "naive":
+            for name, f in funcs.items():
+                if not name.startswith("_") and name != out_spec["name"]:
+                    f.compute_root()
         else:
             load_plugin(hl, kind)
             for inp in app["inputs"]:
@@ -510,9 +539,9 @@ def main():
     if args.threads and manifest.get("threads") not in (None, args.threads):
         print(f"warning: ours ran with {manifest.get('threads')} threads, Halide with {args.threads}", file=sys.stderr)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in KINDS]
+    unknown = [k for k in kinds if k not in KINDS + OPTIONAL_KINDS]
     if unknown:
-        sys.exit(f"error: unknown schedule kinds {unknown}; known: {KINDS}")
+        sys.exit(f"error: unknown schedule kinds {unknown}; known: {KINDS + OPTIONAL_KINDS}")
     apps = manifest["apps"]
     if args.only:
         wanted = [a.strip() for a in args.only.split(",") if a.strip()]
@@ -520,10 +549,11 @@ def main():
         if missing:
             print(f"warning: {args.ours} has no apps {missing}", file=sys.stderr)
         apps = [a for a in apps if a["name"] in wanted]
-    ported = [a for a in apps if (HERE / "apps" / f"{a['name']}.py").exists()]
+    ported = [a for a in apps if module_path(a).exists()]
     for a in apps:
         if a not in ported:
-            print(f"warning: {a['name']} has no Halide version (apps/{a['name']}.py); skipped", file=sys.stderr)
+            print(f"warning: {a['name']} has no Halide version ({module_path(a).relative_to(HERE)}); skipped",
+                  file=sys.stderr)
 
     results = {}
     for earlier in args.reuse:
@@ -531,7 +561,7 @@ def main():
             results[(r["app"], r["kind"])] = r
     for app in ported:
         for kind in kinds:
-            if (app["name"], kind) in results:
+            if (app["name"], kind) in results or (kind == "expert" and not has_expert(app)):
                 continue
             print(f"halide {app['name']} {kind} ...", file=sys.stderr, flush=True)
             r = run_in_child(app["name"], kind, args, threads)

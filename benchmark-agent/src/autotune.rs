@@ -216,7 +216,8 @@ pub fn autotune(
         let searched = autoschedule(&workload.pipeline, &target, model_of(&network, &label, &target).as_mut(), &options.search, 0)?;
         // A caller that raised the search's abandon flag wants no more rounds.
         let Some(pick) = searched.answer().map(|a| a.schedule) else { break };
-        let times = time_in_rotation(runner, &workload, &[&pick, &options.app.expert], options.pick_timing_passes, &|| false);
+        let timed_beside: Vec<&compiler::Schedule> = std::iter::once(&pick).chain(options.app.expert.as_ref()).collect();
+        let times = time_in_rotation(runner, &workload, &timed_beside, options.pick_timing_passes, &|| false);
         let seconds = |outcome: &Outcome| match outcome {
             Outcome::Measured(r) => Some(r.min_s),
             Outcome::Failed(_) => None,
@@ -225,7 +226,7 @@ pub fn autotune(
         if let Some(pick_seconds) = pick_seconds {
             keep_if_fastest(&mut best, &pick.to_string(), pick_seconds);
         }
-        if let Some(expert) = seconds(&times[1].1) {
+        if let Some(expert) = times.get(1).and_then(|(_, outcome)| seconds(outcome)) {
             expert_seconds = Some(expert_seconds.map_or(expert, |best| best.min(expert)));
         }
         let report = AutotuneRound {

@@ -1,6 +1,7 @@
-//! Every app at its small size computes, under its naive and its expert
-//! schedule, exactly what the reference evaluator computes from the
-//! algorithm; at the paper's size the expert schedules lower.
+//! Every pipeline of the catalog at its small size computes, under its
+//! naive schedule and its expert schedule (the twelve apps'), exactly what
+//! the reference evaluator computes from the algorithm; at the paper's size
+//! the expert schedules lower.
 
 use apps::Size;
 use benchmark::{app_inputs, measure, naive_schedule, SamplingOptions};
@@ -9,7 +10,8 @@ use std::collections::BTreeMap;
 
 fn check(name: &str) {
     let app = apps::build(name, Size::Small, &Target::host()).expect("a listed app");
-    let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
+    let mut schedules = vec![("naive", naive_schedule(&app.pipeline))];
+    schedules.extend(app.expert.clone().map(|e| ("expert", e)));
     let measured = measure(&app, &schedules, &SamplingOptions::once()).unwrap_or_else(|e| panic!("{e}"));
     let inputs = app_inputs(&app).expect("inputs");
     let p = &app.pipeline;
@@ -44,6 +46,14 @@ reference_tests!(
     matmul
 );
 
+/// The suite's pipelines, both halves (their naive schedules).
+#[test]
+fn suite() {
+    for name in apps::names_in(apps::Set::Development).chain(apps::names_in(apps::Set::HeldOut)) {
+        check(name);
+    }
+}
+
 /// Every expert schedule lowers at the paper's size and its lowered code
 /// reads its inputs and writes its output only where they are, at that
 /// size: the tests run the small sizes, where bounds that grow with the
@@ -53,7 +63,8 @@ reference_tests!(
 fn expert_schedules_fit_their_buffers_at_the_papers_sizes() {
     for app in apps::all(Size::Paper, &Target::host()) {
         let p = app.pipeline_estimated_as_run();
-        compiler::check_at_estimates(&p, &app.expert, &compiler::schedule::legality::Limits::default())
+        let expert = app.expert.as_ref().expect("the apps have expert schedules");
+        compiler::check_at_estimates(&p, expert, &compiler::schedule::legality::Limits::default())
             .unwrap_or_else(|e| panic!("{}: {e}", app.name));
     }
 }

@@ -15,10 +15,10 @@
 //! let request = AppRequest::new("unsharp", apps::Size::Small, &compiler::Target::host())?;
 //! let reply = proto::v1::ScheduleReply {
 //!     pipeline_fingerprint: request.fingerprint.0.to_vec(),
-//!     schedule: Some(proto::v1::Schedule::from(&request.app.expert)),
+//!     schedule: Some(proto::v1::Schedule::from(request.app.expert.as_ref().unwrap())),
 //!     ..Default::default()
 //! };
-//! assert_eq!(request.schedule_of(&reply)?, request.app.expert);
+//! assert_eq!(Some(request.schedule_of(&reply)?), request.app.expert);
 //! # Ok::<(), client::ClientError>(())
 //! ```
 
@@ -90,12 +90,14 @@ impl AppRequest {
         Ok(Schedule::try_from(reply.schedule.as_ref().ok_or(ClientError::NoSchedule)?)?)
     }
 
-    /// Times the app under its naive schedule, its expert schedule and
-    /// `served` (rows in that order), checking that all three compute the
-    /// same output.
+    /// Times the app under its naive schedule, its expert schedule (where
+    /// it has one: the suite's pipelines have none) and `served` (rows in
+    /// that order), checking that all compute the same output.
     pub fn time_beside_baselines(&self, served: Schedule, options: &SamplingOptions) -> Result<Vec<BenchRow>, ClientError> {
         let app = &self.app;
-        let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone()), (SERVED, served)];
+        let mut schedules = vec![("naive", naive_schedule(&app.pipeline))];
+        schedules.extend(app.expert.clone().map(|e| ("expert", e)));
+        schedules.push((SERVED, served));
         Ok(measure(app, &schedules, options).map_err(|e| ClientError::Bench(Box::new(e)))?.rows)
     }
 }
@@ -119,7 +121,7 @@ mod tests {
     fn a_reply_for_another_pipeline_is_refused() {
         let request = unsharp();
         let other = AppRequest::new("blur", Size::Small, &Target::host()).unwrap();
-        let schedule = Some(proto::v1::Schedule::from(&request.app.expert));
+        let schedule = Some(proto::v1::Schedule::from(request.app.expert.as_ref().unwrap()));
         let reply = ScheduleReply { pipeline_fingerprint: other.fingerprint.0.to_vec(), schedule, ..Default::default() };
         let e = request.schedule_of(&reply).unwrap_err();
         assert!(matches!(e, ClientError::Fingerprint { expected, .. } if expected == request.fingerprint), "{e}");
@@ -130,7 +132,7 @@ mod tests {
         let request = unsharp();
         let mut reply = ScheduleReply { pipeline_fingerprint: request.fingerprint.0.to_vec(), ..Default::default() };
         assert!(matches!(request.schedule_of(&reply), Err(ClientError::NoSchedule)));
-        reply.schedule = Some(proto::v1::Schedule::from(&request.app.expert));
-        assert_eq!(request.schedule_of(&reply).unwrap(), request.app.expert);
+        reply.schedule = Some(proto::v1::Schedule::from(request.app.expert.as_ref().unwrap()));
+        assert_eq!(Some(request.schedule_of(&reply).unwrap()), request.app.expert);
     }
 }

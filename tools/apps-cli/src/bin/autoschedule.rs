@@ -141,11 +141,9 @@ fn main() -> Result<()> {
     }
     if args.run {
         let app = app.context("--run needs --app")?;
-        let mut schedules = vec![
-            ("naive".to_string(), benchmark::naive_schedule(&app.pipeline)),
-            ("expert".to_string(), app.expert.clone()),
-            ("auto".to_string(), result.schedule.clone()),
-        ];
+        let mut schedules = vec![("naive".to_string(), benchmark::naive_schedule(&app.pipeline))];
+        schedules.extend(app.expert.clone().map(|e| ("expert".to_string(), e)));
+        schedules.push(("auto".to_string(), result.schedule.clone()));
         for path in &args.also {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
             let schedule = text.parse().with_context(|| format!("parsing the schedule in {}", path.display()))?;

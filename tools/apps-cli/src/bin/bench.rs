@@ -1,11 +1,13 @@
-//! `bench`: times every app under the naive schedule (every Func at root,
-//! serial, scalar), its expert schedule and, with `--auto`, the
-//! autoscheduler's, checks that all compute the same output, and prints a markdown table (and JSON with `--json`, the
-//! manifest `bench/halide/halide_bench.py` reads); last, the JIT compile
-//! time of a long stencil chain.
+//! `bench`: times every pipeline of the chosen sets (the twelve apps by
+//! default; `--set development,held-out` for the suite) under the naive
+//! schedule (every Func at root, serial, scalar), its expert schedule where
+//! it has one and, with `--auto`, the autoscheduler's, checks that all
+//! compute the same output, and prints a markdown table (and JSON with
+//! `--json`, the manifest `bench/halide/halide_bench.py` reads); last, the
+//! JIT compile time of a long stencil chain.
 
 use anyhow::{Context, Result};
-use apps::{App, Size};
+use apps::{App, Set, Size};
 use benchmark::{chain_compile_time, measure, naive_schedule, SamplingOptions};
 use clap::Parser;
 use compiler::ir::types::ScalarType;
@@ -26,7 +28,12 @@ struct Args {
     /// Worker threads for parallel loops (default: HL_NUM_THREADS, else all).
     #[arg(long)]
     threads: Option<usize>,
-    /// Only these apps (by name; default: all).
+    /// The sets to run: `apps` (the twelve), `development` and `held-out`
+    /// (the suite's halves).
+    #[arg(long, value_delimiter = ',', default_value = "apps")]
+    set: Vec<Set>,
+    /// Only these pipelines (by name, from any set; default: every
+    /// pipeline of `--set`).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Stages of the 3x3 chain whose compile time is measured.
@@ -99,6 +106,7 @@ fn manifest(app: &App, rows: &[benchmark::BenchRow]) -> serde_json::Value {
     let out_ty = p.func(app.output_name()).map_or("?", |f| f.types[0].scalar.name());
     let mut entry = serde_json::json!({
         "name": app.name,
+        "set": apps::set_of(app.name).map(Set::name),
         "inputs": inputs,
         "output": {"name": app.output_name(), "type": out_ty, "region": region_json(&app.output)},
         "rows": rows,
@@ -116,11 +124,16 @@ fn main() -> Result<()> {
     if let Some(n) = args.threads {
         codegen::runtime::set_num_threads(n);
     }
+    let catalog: Vec<&str> = Set::ALL.into_iter().flat_map(apps::names_in).collect();
     for name in &args.only {
-        anyhow::ensure!(apps::names().any(|n| n == name), "unknown app `{name}` (apps: {})", apps::names().collect::<Vec<_>>().join(", "));
+        anyhow::ensure!(catalog.contains(&name.as_str()), "unknown pipeline `{name}` (the catalog: {})", catalog.join(", "));
     }
     let host = Target::host();
-    let selected: Vec<&str> = apps::names().filter(|n| args.only.is_empty() || args.only.iter().any(|o| o == n)).collect();
+    let selected: Vec<&str> = if args.only.is_empty() {
+        Set::ALL.into_iter().filter(|s| args.set.contains(s)).flat_map(apps::names_in).collect()
+    } else {
+        catalog.into_iter().filter(|n| args.only.iter().any(|o| o == n)).collect()
+    };
     let progress = indicatif::ProgressBar::new(selected.len() as u64 + 1)
         .with_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
     let mut results = vec![];
@@ -128,7 +141,9 @@ fn main() -> Result<()> {
     for name in selected {
         progress.set_message(format!("timing {name}"));
         let app = apps::build(name, args.size, &host).expect("a listed app");
-        let mut schedules = vec![("naive".to_string(), naive_schedule(&app.pipeline)), ("expert".to_string(), app.expert.clone())];
+        let mut schedules = vec![("naive".to_string(), naive_schedule(&app.pipeline))];
+        schedules.extend(app.expert.clone().map(|e| ("expert".to_string(), e)));
+        let searched_from = schedules.len();
         let mut search_ms = vec![];
         if args.auto {
             progress.set_message(format!("scheduling {name}"));
@@ -156,24 +171,24 @@ fn main() -> Result<()> {
         }
         let sampling = SamplingOptions { fast_float: args.fast_float, ..SamplingOptions::default() };
         let mut measured = measure(&app, &schedules, &sampling)?;
-        for (row, ms) in measured.rows.iter_mut().skip(2).zip(search_ms) {
+        for (row, ms) in measured.rows.iter_mut().skip(searched_from).zip(search_ms) {
             row.search_ms = Some(ms);
         }
         if let Some(dir) = &args.outputs {
             write(dir, format!("{name}.bin"), measured.output.bytes())?;
         }
-        if let Some(dir) = &args.emit {
-            let lowered = compiler::lower::lower(&app.pipeline, &app.expert)?;
+        if let (Some(dir), Some(expert)) = (&args.emit, &app.expert) {
+            let lowered = compiler::lower::lower(&app.pipeline, expert)?;
             let compiled = codegen::compile_with(&lowered, &codegen::CompileOptions { keep_text: true, fast_float: args.fast_float })?;
             let text = compiled.text.clone().expect("kept");
             for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", text.llvm_ir), ("s", text.assembly)] {
                 write(dir, format!("{name}.{ext}"), text.as_bytes())?;
             }
         }
-        if args.checked_cost {
+        if let (true, Some(expert)) = (args.checked_cost, &app.expert) {
             let options = SamplingOptions { check_accesses: true, ..sampling };
-            let expert = measure(&app, &[("expert checked", app.expert.clone())], &options)?;
-            checked.push((name, measured.rows[1].min_ms, expert.rows[0].min_ms));
+            let with_checks = measure(&app, &[("expert checked", expert.clone())], &options)?;
+            checked.push((name, measured.rows[1].min_ms, with_checks.rows[0].min_ms));
         }
         results.push((app, measured.rows));
         progress.inc(1);
@@ -203,51 +218,64 @@ fn main() -> Result<()> {
     println!("|---|---:|---:|---:|---:|---:|{}", "---:|".repeat(auto_columns));
     let (mut log_speedups, mut log_auto, mut log_auto_expert) = (vec![], vec![], vec![]);
     let mut log_learned = vec![(vec![], vec![]); args.learned.len()];
+    let ms = |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
     for (app, rows) in &results {
-        let (naive, expert) = (&rows[0], &rows[1]);
-        log_speedups.push((naive.min_ms / expert.min_ms).ln());
+        let row = |name: &str| rows.iter().find(|r| r.schedule == name);
+        let naive = row("naive").expect("every pipeline is timed naive");
+        let expert = row("expert");
+        let expert_ms = expert.map(|e| e.min_ms);
+        if let Some(e) = expert_ms {
+            log_speedups.push((naive.min_ms / e).ln());
+        }
         let mut auto = String::new();
-        if let Some(a) = rows.get(2) {
+        if let Some(a) = row("auto") {
             log_auto.push((naive.min_ms / a.min_ms).ln());
-            log_auto_expert.push((expert.min_ms / a.min_ms).ln());
+            log_auto_expert.extend(expert_ms.map(|e| (e / a.min_ms).ln()));
             auto += &format!(
-                " {:.3} | {:.1}x | {:.2} | {:.0} |",
+                " {:.3} | {:.1}x | {} | {:.0} |",
                 a.min_ms,
                 naive.min_ms / a.min_ms,
-                expert.min_ms / a.min_ms,
+                ms(expert_ms.map(|e| e / a.min_ms), 2),
                 a.search_ms.unwrap_or(f64::NAN)
             );
-        }
-        for (l, (over_auto, over_expert)) in rows.iter().skip(3).zip(&mut log_learned) {
-            let auto_ms = rows[2].min_ms;
-            over_auto.push((auto_ms / l.min_ms).ln());
-            over_expert.push((expert.min_ms / l.min_ms).ln());
-            auto += &format!(
-                " {:.3} | {:.2} | {:.2} | {:.0} |",
-                l.min_ms,
-                auto_ms / l.min_ms,
-                expert.min_ms / l.min_ms,
-                l.search_ms.unwrap_or(f64::NAN)
-            );
+            for (index, (over_auto, over_expert)) in log_learned.iter_mut().enumerate() {
+                let l = row(&learned_row(index)).expect("every learned row is timed");
+                over_auto.push((a.min_ms / l.min_ms).ln());
+                over_expert.extend(expert_ms.map(|e| (e / l.min_ms).ln()));
+                auto += &format!(
+                    " {:.3} | {:.2} | {} | {:.0} |",
+                    l.min_ms,
+                    a.min_ms / l.min_ms,
+                    ms(expert_ms.map(|e| e / l.min_ms), 2),
+                    l.search_ms.unwrap_or(f64::NAN)
+                );
+            }
         }
         println!(
-            "| {} | {:.3} | {:.3} | {:.1}x | {:.1} | {} |{auto}",
+            "| {} | {:.3} | {} | {} | {} | {} |{auto}",
             app.name,
             naive.min_ms,
-            expert.min_ms,
-            naive.min_ms / expert.min_ms,
-            expert.compile_ms,
-            expert.samples
+            ms(expert_ms, 3),
+            expert_ms.map_or("–".to_string(), |e| format!("{:.1}x", naive.min_ms / e)),
+            ms(expert.map(|e| e.compile_ms), 1),
+            expert.map_or("–".to_string(), |e| e.samples.to_string())
         );
     }
-    let geomean = |logs: &[f64]| (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp();
-    if !log_speedups.is_empty() {
-        let mut auto =
-            if args.auto { format!(" | {:.1}x | {:.2} | |", geomean(&log_auto), geomean(&log_auto_expert)) } else { String::new() };
-        for (over_auto, over_expert) in &log_learned {
-            auto += &format!(" | {:.2} | {:.2} | |", geomean(over_auto), geomean(over_expert));
+    let geomean = |logs: &[f64]| {
+        if logs.is_empty() {
+            "–".to_string()
+        } else {
+            format!("{:.2}", (logs.iter().sum::<f64>() / logs.len() as f64).exp())
         }
-        println!("| geometric mean | | | {:.1}x | | |{auto}", geomean(&log_speedups));
+    };
+    let times = |ratio: String| if ratio == "–" { ratio } else { ratio + "x" };
+    if !results.is_empty() {
+        let mut auto =
+            if args.auto { format!(" | {} | {} | |", times(geomean(&log_auto)), geomean(&log_auto_expert)) } else { String::new() };
+        for (over_auto, over_expert) in &log_learned {
+            auto += &format!(" | {} | {} | |", geomean(over_auto), geomean(over_expert));
+        }
+        println!("| geometric mean | | | {} | | |{auto}", times(geomean(&log_speedups)));
     }
     println!("\nJIT compile of a {}-stage 3x3 stencil chain: median {chain_ms:.1} ms over 5 compiles", args.chain_stages);
     if !checked.is_empty() {
