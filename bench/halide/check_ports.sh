@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/env.sh
-venv=target/halide-venv
+venv="${HALIDE_VENV:-target/halide-venv}"
 out=target/check-ports
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
@@ -25,7 +25,7 @@ else
 fi
 FLOAT_FLAGS=()
 [ "${FLOAT:-strict}" = fast ] && FLOAT_FLAGS=(--fast-float)
-./target/release/bench --size small --threads 2 "${FLOAT_FLAGS[@]}" "${select[@]}" --json "$out/ours.json" --outputs "$out/outputs" > "$out/ours.md"
+"${CARGO_TARGET_DIR:-target}/release/bench" --size small --threads 2 "${FLOAT_FLAGS[@]}" "${select[@]}" --json "$out/ours.json" --outputs "$out/outputs" > "$out/ours.md"
 strict=(--strict-float)
 [ "${FLOAT:-strict}" = fast ] && strict=()
 "$venv/bin/python" bench/halide/halide_bench.py --ours "$out/ours.json" --outputs "$out/outputs" --threads 2 \
