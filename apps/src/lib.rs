@@ -26,7 +26,7 @@
 //! use apps::Size;
 //!
 //! let harris = apps::build("harris", Size::Small, &compiler::Target::host()).expect("a listed app");
-//! compiler::lower(&harris.pipeline, &harris.expert)?;
+//! compiler::lower(&harris.pipeline, harris.expert.as_ref().expect("the apps have expert schedules"))?;
 //! assert_eq!(apps::names().count(), 12);
 //! assert!(apps::names_in(apps::Set::HeldOut).all(|n| apps::build(n, Size::Small, &compiler::Target::host()).is_some()));
 //! # Ok::<(), compiler::LowerError>(())

@@ -40,17 +40,18 @@ def is_float(name):
 # ---------------------------------------------------------------- inputs
 
 
-def pattern(type_name, region):
+def pattern(type_name, region, salt=0):
     """Our input pattern over `region` ([[min, extent], ...], dim 0 first),
     as a numpy array in C order (so its shape is the extents reversed and
     dim 0 is the last, contiguous axis).
 
-    At absolute coordinates c0..cn: h = 17, then h = h*31 + c for each
+    At absolute coordinates c0..cn: h = 17 + 7919 * salt (the input's
+    position among the pipeline's inputs), then h = h*31 + c for each
     coordinate, dim 0 first; v = h & 1023 for 16-bit and wider integers,
     h & 255 for 8-bit types; floats hold v / 1024 (computed in f64, then
     cast)."""
     dtype, bits, kind = TYPES[type_name]
-    h = np.array(17, dtype=np.int64)
+    h = np.array(17 + 7919 * salt, dtype=np.int64)
     for d, (lo, extent) in enumerate(region):
         shape = [1] * len(region)
         shape[len(region) - 1 - d] = extent

@@ -186,9 +186,9 @@ def run_one(app, kind, manifest, outputs_dir, threads, strict_float):
     try:
         module = importlib.import_module(module_name(app))
         params, keep = {}, []
-        for inp in app["inputs"]:
+        for salt, inp in enumerate(app["inputs"]):
             region = [tuple(r) for r in inp["region"]]
-            buf, view = common.halide_buffer(hl, inp["type"], region, common.pattern(inp["type"], region))
+            buf, view = common.halide_buffer(hl, inp["type"], region, common.pattern(inp["type"], region, salt))
             param = hl.ImageParam(common.halide_type(hl, inp["type"]), len(region), inp["name"])
             param.set(buf)
             params[inp["name"]] = param

@@ -34,7 +34,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-pub use codegen::timing::{pattern_input, sample, time_compiled, Timing};
+pub use codegen::timing::{pattern_input, salted_pattern_input, sample, time_compiled, Timing};
 
 /// How long to sample, and how to lower.
 #[derive(Clone, Copy, Debug, Default)]
@@ -161,13 +161,15 @@ pub fn naive_schedule(p: &PipelineDef) -> Schedule {
     s
 }
 
-/// The app's inputs, filled with [`pattern_input`] over their regions.
+/// The app's inputs, filled with [`salted_pattern_input`] over their
+/// regions, each salted with its position in the pipeline's inputs (so
+/// that two inputs over one region differ).
 pub fn app_inputs(app: &App) -> Result<BTreeMap<String, Buffer>, BufferError> {
     let mut inputs = BTreeMap::new();
-    for i in &app.pipeline.inputs {
+    for (salt, i) in app.pipeline.inputs.iter().enumerate() {
         let empty = Region::new();
         let region = app.input_region(&i.name).unwrap_or(&empty);
-        inputs.insert(i.name.to_string(), pattern_input(&i.name, i.ty, region)?);
+        inputs.insert(i.name.to_string(), salted_pattern_input(&i.name, i.ty, region, salt as u64)?);
     }
     Ok(inputs)
 }

@@ -10,11 +10,20 @@
 //! earlier passes already expanded, so they explore elsewhere; the best
 //! complete state over all passes wins.
 //!
+//! A quick pass (a beam of one) runs first, unless the search samples
+//! (with dropout) or its beam is one already: it costs about
+//! 1/beam of a pass, so it finishes within nearly any budget, and it gives
+//! an answer that does not depend on how loaded the machine is.
+//!
 //! Determinism: children are generated and featurized in parallel but
 //! collected in a fixed order, ties are broken by a structural hash, and
-//! the only randomness is a ChaCha generator seeded from the options. When
-//! the deadline passes, the cheapest state is completed greedily; when the
-//! caller abandons the search ([`Abandon`]), it stops as at its deadline.
+//! the only randomness is a ChaCha generator seeded from the options. A
+//! pass the deadline cuts short is dropped, so the answer is the best of
+//! the passes that finished: the same for the same number of finished
+//! passes, however far the cut one got. Only when no pass finished (not
+//! even the quick one) is the cheapest state of the cut pass completed
+//! greedily. When the caller abandons the search ([`Abandon`]), it stops as
+//! at its deadline.
 
 use crate::cost_model::{Cost, CostModel};
 use crate::expand::{children, decision_order, Placements};
@@ -145,9 +154,13 @@ pub struct SearchStats {
     pub states_evaluated: usize,
     /// Children dropped for recomputing too much.
     pub states_pruned: usize,
-    /// Passes that ran to the end before the deadline.
+    /// Passes at the full beam that ran to the end before the deadline.
     pub passes_completed: usize,
-    /// The deadline passed and the best state was completed greedily.
+    /// The quick pass (a beam of one) ran to the end.
+    pub quick_pass_completed: bool,
+    /// The deadline passed before every pass finished (the cut pass was
+    /// dropped, or, if no pass finished, its best state completed
+    /// greedily).
     pub hit_deadline: bool,
     /// Seconds spent featurizing and costing.
     pub evaluation_seconds: f64,
@@ -185,6 +198,25 @@ struct Searcher<'a> {
     stats: SearchStats,
 }
 
+/// How a pass ended.
+enum PassEnd {
+    /// It made every decision: its final beam.
+    Finished(Vec<State>),
+    /// The deadline cut it: the cheapest state of its last whole beam (to
+    /// be completed greedily if no pass finished).
+    Cut(State),
+    /// No state survived a decision.
+    Empty,
+}
+
+/// Which pass runs: the quick one (a beam of one, no dropout, no record for
+/// the coarse-to-fine penalty), or the `n`th at the full beam.
+#[derive(Clone, Copy)]
+enum PassKind {
+    Quick,
+    Full(usize),
+}
+
 /// Runs the search.
 pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> BeamOutcome {
     let start = Instant::now();
@@ -192,20 +224,31 @@ pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> B
         Searcher { dag, model, order: decision_order(dag), options, deadline: start + options.budget, stats: SearchStats::default() };
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut complete: Vec<State> = vec![];
+    let mut cut = None;
     let mut expanded: Vec<HashMap<u64, u32>> = vec![];
-    for pass in 0..options.passes.max(1) {
-        let Some(result) = s.pass(pass, &mut rng, &mut expanded) else {
-            break;
-        };
-        complete.extend(result);
-        if s.stats.hit_deadline {
-            break;
+    // Sampling (with dropout) wants its own passes' states only.
+    let quick = (options.beam > 1 && options.random_dropout >= 100).then_some(PassKind::Quick);
+    for kind in quick.into_iter().chain((0..options.passes.max(1)).map(PassKind::Full)) {
+        match s.pass(kind, &mut rng, &mut expanded) {
+            PassEnd::Finished(states) => {
+                complete.extend(states);
+                match kind {
+                    PassKind::Quick => s.stats.quick_pass_completed = true,
+                    PassKind::Full(_) => s.stats.passes_completed += 1,
+                }
+            }
+            PassEnd::Cut(state) => {
+                s.stats.hit_deadline = true;
+                cut = Some(state);
+                break;
+            }
+            PassEnd::Empty => break,
         }
-        s.stats.passes_completed += 1;
     }
     if complete.is_empty() {
         s.stats.hit_deadline = true;
-        complete.push(s.greedy(s.initial()));
+        let state = cut.unwrap_or_else(|| s.initial());
+        complete.push(if state.decisions < s.decisions() { s.greedy(state) } else { state });
     }
     complete.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then(a.hash.cmp(&b.hash)));
     let mut seen = HashSet::new();
@@ -237,26 +280,29 @@ impl Searcher<'_> {
         }
     }
 
-    /// One pass: its final beam, or, when the deadline cuts it, the
-    /// cheapest state completed greedily; `None` if no state survives.
-    fn pass(&mut self, pass: usize, rng: &mut ChaCha8Rng, expanded: &mut Vec<HashMap<u64, u32>>) -> Option<Vec<State>> {
+    /// One pass of `kind`.
+    fn pass(&mut self, kind: PassKind, rng: &mut ChaCha8Rng, expanded: &mut Vec<HashMap<u64, u32>>) -> PassEnd {
+        let (width, pass) = match kind {
+            PassKind::Quick => (1, None),
+            PassKind::Full(n) => (self.options.beam, Some(n)),
+        };
         let mut beam = vec![self.initial()];
         for _ in 0..self.decisions() {
             if self.out_of_time() {
-                return self.complete_best(beam);
+                return self.cut(beam);
             }
             let mut next = self.expand(&beam);
             if self.options.strict_budget && self.out_of_time() {
                 // The step may have stopped featurizing part way: complete
                 // the best state of the last whole beam instead.
-                return self.complete_best(beam);
+                return self.cut(beam);
             }
             if next.is_empty() {
-                return None;
+                return PassEnd::Empty;
             }
             // Coarse-to-fine: states close to what earlier passes expanded
             // cost more, so this pass looks elsewhere.
-            if self.options.beam > 1 && self.options.passes > 1 && pass > 0 {
+            if let Some(pass @ 1..) = pass.filter(|_| width > 1 && self.options.passes > 1) {
                 let depth = pass + 1;
                 for st in &mut next {
                     let key = structural_hash(&st.root, depth);
@@ -268,7 +314,7 @@ impl Searcher<'_> {
             }
             next.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then(a.hash.cmp(&b.hash)));
             let mut kept = vec![];
-            let survive = dropout_threshold(self.options.random_dropout, self.decisions());
+            let survive = if pass.is_some() { dropout_threshold(self.options.random_dropout, self.decisions()) } else { 100 };
             // As Adams's: every candidate but the last one left may drop
             // out (so with a beam of one the best is kept only by chance).
             let candidates = next.len();
@@ -278,27 +324,26 @@ impl Searcher<'_> {
                     continue;
                 }
                 kept.push(st);
-                if kept.len() >= self.options.beam {
+                if kept.len() >= width {
                     break;
                 }
             }
             // The rest (most of a step's states) let go on every thread.
             ranked.collect::<Vec<_>>().into_par_iter().for_each(drop);
-            let record = expanded_map(expanded, pass);
-            for st in &kept {
-                *record.entry(structural_hash(&st.root, pass + 1)).or_default() += 1;
+            if let Some(pass) = pass {
+                let record = expanded_map(expanded, pass);
+                for st in &kept {
+                    *record.entry(structural_hash(&st.root, pass + 1)).or_default() += 1;
+                }
             }
             beam = kept;
         }
-        Some(beam)
+        PassEnd::Finished(beam)
     }
 
-    /// The deadline has passed: the best state of `beam`, completed
-    /// greedily; `None` if the beam is empty.
-    fn complete_best(&mut self, beam: Vec<State>) -> Option<Vec<State>> {
-        self.stats.hit_deadline = true;
-        let best = beam.into_iter().next()?;
-        Some(vec![self.greedy(best)])
+    /// The deadline has passed: the best state of `beam`.
+    fn cut(&self, beam: Vec<State>) -> PassEnd {
+        beam.into_iter().next().map_or(PassEnd::Empty, PassEnd::Cut)
     }
 
     /// Every child of every state, featurized, pruned and costed.

@@ -396,6 +396,7 @@ fn reply(a: &AutoSchedule, job: &Job, fingerprint: proto::Fingerprint, why: Stri
             wall_ms: ms(a.stats.wall_seconds),
             evaluation_ms: ms(a.stats.evaluation_seconds),
             legality_check_ms: ms(a.check_seconds),
+            quick_pass_completed: a.stats.quick_pass_completed,
         }),
         fallback: if a.reason == Reason::Searched { String::new() } else { a.reason.to_string() },
         target: Some(proto::target::target_to_wire(&job.target, &job.host_key)),

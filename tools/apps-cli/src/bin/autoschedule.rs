@@ -121,11 +121,12 @@ fn main() -> Result<()> {
     }
     let st = &result.stats;
     println!(
-        "\nsearch: {} states generated, {} evaluated, {} pruned, {} passes completed{}, {:.1} ms wall, {:.2} us per evaluated candidate; legality check {:.1} ms",
+        "\nsearch: {} states generated, {} evaluated, {} pruned, {} passes completed{}{}, {:.1} ms wall, {:.2} us per evaluated candidate; legality check {:.1} ms",
         st.states_generated,
         st.states_evaluated,
         st.states_pruned,
         st.passes_completed,
+        if st.quick_pass_completed { " after the quick one" } else { "" },
         if st.hit_deadline { " (deadline reached)" } else { "" },
         st.wall_seconds * 1e3,
         st.evaluation_seconds * 1e6 / st.states_evaluated.max(1) as f64,

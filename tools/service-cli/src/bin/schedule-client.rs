@@ -75,11 +75,12 @@ fn print(reply: &ScheduleReply, expected: &proto::Fingerprint) {
     }
     if let Some(st) = &reply.stats {
         println!(
-            "search: {} states generated, {} evaluated, {} passes, {:.1} ms (budget {} ms{}), legality checks {:.1} ms; \
+            "search: {} states generated, {} evaluated, {} passes{}, {:.1} ms (budget {} ms{}), legality checks {:.1} ms; \
              answered {:.1} ms after the call arrived",
             st.states_generated,
             st.states_evaluated,
             st.passes_completed,
+            if st.quick_pass_completed { " after the quick one" } else { "" },
             st.wall_ms,
             reply.budget_ms,
             if st.hit_deadline { ", deadline hit" } else { "" },

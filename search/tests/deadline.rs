@@ -1,0 +1,74 @@
+//! The same search gives the same answer however loaded the machine is,
+//! when its budget cuts every full pass short (issue 64's defect 4: the
+//! answer was the best state of the cut pass, completed greedily, so it
+//! depended on how far the pass got). The quick pass (a beam of one)
+//! finishes, the cut pass is dropped, and the answer is the quick pass's.
+
+use apps::Size;
+use compiler::Target;
+use search::{autoschedule, Analytical, BeamOptions, Machine};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Busy threads that load every core until dropped.
+struct Load(Arc<AtomicBool>, Vec<std::thread::JoinHandle<()>>);
+
+impl Load {
+    fn start() -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let handles = (0..threads)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 1u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                    }
+                })
+            })
+            .collect();
+        Load(stop, handles)
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        self.1.drain(..).for_each(|h| h.join().expect("a load thread"));
+    }
+}
+
+#[test]
+fn a_budget_that_cuts_every_full_pass_gives_one_answer_under_any_load() {
+    let target = Target::host();
+    // The largest app: one full pass at beam 32 takes seconds, the quick
+    // pass a small share of that.
+    let p = apps::build("local_laplacian", Size::Paper, &target).unwrap().pipeline;
+    let search = |budget_ms: u64| {
+        let options = BeamOptions { budget: Duration::from_millis(budget_ms), ..BeamOptions::default() };
+        let mut model = Analytical::new(Machine::typical(target.threads));
+        autoschedule(&p, &target, &mut model, &options, 0).unwrap().answer().expect("not abandoned")
+    };
+    let mut answers = vec![];
+    for (budget_ms, loaded) in [(1500, false), (1500, true), (2500, false), (2500, true)] {
+        let _load = loaded.then(Load::start);
+        let a = search(budget_ms);
+        eprintln!(
+            "{budget_ms} ms, loaded {loaded}: quick pass {}, {} full passes, {:.0} ms",
+            a.stats.quick_pass_completed,
+            a.stats.passes_completed,
+            a.stats.wall_seconds * 1e3
+        );
+        // A run that finished a full pass answers from it, and one that did
+        // not finish the quick pass from a cut one: not this test's case.
+        if a.stats.quick_pass_completed && a.stats.passes_completed == 0 {
+            answers.push((budget_ms, loaded, a.schedule));
+        }
+    }
+    assert!(answers.len() >= 2, "too few runs finished only the quick pass to compare ({} of 4)", answers.len());
+    for (budget_ms, loaded, schedule) in &answers[1..] {
+        assert_eq!(schedule, &answers[0].2, "{budget_ms} ms, loaded {loaded}: another answer than the first run's");
+    }
+}
