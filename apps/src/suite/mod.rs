@@ -17,7 +17,11 @@
 
 use crate::{Builder, Set};
 
+pub mod median3x3;
 pub mod sobel;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
-pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[("sobel", Set::Development, sobel::app)];
+pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
+    ("median3x3", Set::Development, median3x3::app),
+    ("sobel", Set::Development, sobel::app),
+];
