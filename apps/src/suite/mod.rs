@@ -18,10 +18,12 @@
 use crate::{Builder, Set};
 
 pub mod median3x3;
+pub mod morphology_open;
 pub mod sobel;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("median3x3", Set::Development, median3x3::app),
+    ("morphology_open", Set::HeldOut, morphology_open::app),
     ("sobel", Set::Development, sobel::app),
 ];
