@@ -17,12 +17,14 @@
 
 use crate::{Builder, Set};
 
+pub mod integral_box;
 pub mod median3x3;
 pub mod morphology_open;
 pub mod sobel;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
+    ("integral_box", Set::HeldOut, integral_box::app),
     ("median3x3", Set::Development, median3x3::app),
     ("morphology_open", Set::HeldOut, morphology_open::app),
     ("sobel", Set::Development, sobel::app),
