@@ -17,6 +17,7 @@
 
 use crate::{Builder, Set};
 
+pub mod guided_filter;
 pub mod integral_box;
 pub mod median3x3;
 pub mod morphology_open;
@@ -24,6 +25,7 @@ pub mod sobel;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
+    ("guided_filter", Set::HeldOut, guided_filter::app),
     ("integral_box", Set::HeldOut, integral_box::app),
     ("median3x3", Set::Development, median3x3::app),
     ("morphology_open", Set::HeldOut, morphology_open::app),
