@@ -19,6 +19,7 @@ use crate::{Builder, Set};
 
 pub mod guided_filter;
 pub mod integral_box;
+pub mod linear_blur;
 pub mod median3x3;
 pub mod morphology_open;
 pub mod sobel;
@@ -27,6 +28,7 @@ pub mod sobel;
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("guided_filter", Set::HeldOut, guided_filter::app),
     ("integral_box", Set::HeldOut, integral_box::app),
+    ("linear_blur", Set::Development, linear_blur::app),
     ("median3x3", Set::Development, median3x3::app),
     ("morphology_open", Set::HeldOut, morphology_open::app),
     ("sobel", Set::Development, sobel::app),
