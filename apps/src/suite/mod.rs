@@ -17,6 +17,7 @@
 
 use crate::{Builder, Set};
 
+pub mod bilateral_filter;
 pub mod guided_filter;
 pub mod integral_box;
 pub mod linear_blur;
@@ -26,6 +27,7 @@ pub mod sobel;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
+    ("bilateral_filter", Set::Development, bilateral_filter::app),
     ("guided_filter", Set::HeldOut, guided_filter::app),
     ("integral_box", Set::HeldOut, integral_box::app),
     ("linear_blur", Set::Development, linear_blur::app),
