@@ -23,6 +23,7 @@ pub mod integral_box;
 pub mod linear_blur;
 pub mod median3x3;
 pub mod morphology_open;
+pub mod nl_means;
 pub mod sobel;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
@@ -33,5 +34,6 @@ pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("linear_blur", Set::Development, linear_blur::app),
     ("median3x3", Set::Development, median3x3::app),
     ("morphology_open", Set::HeldOut, morphology_open::app),
+    ("nl_means", Set::Development, nl_means::app),
     ("sobel", Set::Development, sobel::app),
 ];
