@@ -17,7 +17,25 @@
 
 use crate::{Builder, Set};
 
+pub mod bilateral_filter;
+pub mod guided_filter;
+pub mod integral_box;
+pub mod linear_blur;
+pub mod max_filter;
+pub mod median3x3;
+pub mod morphology_open;
+pub mod nl_means;
 pub mod sobel;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
-pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[("sobel", Set::Development, sobel::app)];
+pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
+    ("bilateral_filter", Set::Development, bilateral_filter::app),
+    ("guided_filter", Set::HeldOut, guided_filter::app),
+    ("integral_box", Set::HeldOut, integral_box::app),
+    ("linear_blur", Set::Development, linear_blur::app),
+    ("max_filter", Set::HeldOut, max_filter::app),
+    ("median3x3", Set::Development, median3x3::app),
+    ("morphology_open", Set::HeldOut, morphology_open::app),
+    ("nl_means", Set::Development, nl_means::app),
+    ("sobel", Set::Development, sobel::app),
+];
