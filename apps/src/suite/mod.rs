@@ -17,7 +17,9 @@
 
 use crate::{Builder, Set};
 
+pub mod resize_bicubic;
 pub mod sobel;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
-pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[("sobel", Set::Development, sobel::app)];
+pub(crate) const PIPELINES: &[(&str, Set, Builder)] =
+    &[("resize_bicubic", Set::Development, resize_bicubic::app), ("sobel", Set::Development, sobel::app)];
