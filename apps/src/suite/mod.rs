@@ -20,10 +20,12 @@ use crate::{Builder, Set};
 pub mod resize_bicubic;
 pub mod sobel;
 pub mod warp_affine;
+pub mod wavelet_haar;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("resize_bicubic", Set::Development, resize_bicubic::app),
     ("sobel", Set::Development, sobel::app),
     ("warp_affine", Set::HeldOut, warp_affine::app),
+    ("wavelet_haar", Set::HeldOut, wavelet_haar::app),
 ];
