@@ -18,6 +18,7 @@
 use crate::{Builder, Set};
 
 pub mod canny;
+pub mod census_stereo;
 pub mod pyramid_blend;
 pub mod resize_bicubic;
 pub mod sobel;
@@ -27,6 +28,7 @@ pub mod wavelet_haar;
 /// The suite's pipelines, each with the half of the split it belongs to.
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("canny", Set::Development, canny::app),
+    ("census_stereo", Set::Development, census_stereo::app),
     ("pyramid_blend", Set::HeldOut, pyramid_blend::app),
     ("resize_bicubic", Set::Development, resize_bicubic::app),
     ("sobel", Set::Development, sobel::app),
