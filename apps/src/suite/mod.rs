@@ -21,6 +21,7 @@ pub mod canny;
 pub mod census_stereo;
 pub mod pyramid_blend;
 pub mod resize_bicubic;
+pub mod sad_stereo;
 pub mod sobel;
 pub mod warp_affine;
 pub mod wavelet_haar;
@@ -31,6 +32,7 @@ pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("census_stereo", Set::Development, census_stereo::app),
     ("pyramid_blend", Set::HeldOut, pyramid_blend::app),
     ("resize_bicubic", Set::Development, resize_bicubic::app),
+    ("sad_stereo", Set::HeldOut, sad_stereo::app),
     ("sobel", Set::Development, sobel::app),
     ("warp_affine", Set::HeldOut, warp_affine::app),
     ("wavelet_haar", Set::HeldOut, wavelet_haar::app),
