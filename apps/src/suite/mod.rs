@@ -19,6 +19,7 @@ use crate::{Builder, Set};
 
 pub mod canny;
 pub mod census_stereo;
+pub mod dog_pyramid;
 pub mod pyramid_blend;
 pub mod resize_bicubic;
 pub mod sad_stereo;
@@ -30,6 +31,7 @@ pub mod wavelet_haar;
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("canny", Set::Development, canny::app),
     ("census_stereo", Set::Development, census_stereo::app),
+    ("dog_pyramid", Set::HeldOut, dog_pyramid::app),
     ("pyramid_blend", Set::HeldOut, pyramid_blend::app),
     ("resize_bicubic", Set::Development, resize_bicubic::app),
     ("sad_stereo", Set::HeldOut, sad_stereo::app),
