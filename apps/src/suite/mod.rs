@@ -19,6 +19,7 @@ use crate::{Builder, Set};
 
 pub mod canny;
 pub mod census_stereo;
+pub mod demosaic_bilinear;
 pub mod dog_pyramid;
 pub mod pyramid_blend;
 pub mod resize_bicubic;
@@ -31,6 +32,7 @@ pub mod wavelet_haar;
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("canny", Set::Development, canny::app),
     ("census_stereo", Set::Development, census_stereo::app),
+    ("demosaic_bilinear", Set::Development, demosaic_bilinear::app),
     ("dog_pyramid", Set::HeldOut, dog_pyramid::app),
     ("pyramid_blend", Set::HeldOut, pyramid_blend::app),
     ("resize_bicubic", Set::Development, resize_bicubic::app),
