@@ -18,6 +18,10 @@
 use crate::{Builder, Set};
 
 pub mod bilateral_filter;
+pub mod canny;
+pub mod census_stereo;
+pub mod demosaic_bilinear;
+pub mod dog_pyramid;
 pub mod guided_filter;
 pub mod integral_box;
 pub mod linear_blur;
@@ -25,11 +29,20 @@ pub mod max_filter;
 pub mod median3x3;
 pub mod morphology_open;
 pub mod nl_means;
+pub mod pyramid_blend;
+pub mod resize_bicubic;
+pub mod sad_stereo;
 pub mod sobel;
+pub mod warp_affine;
+pub mod wavelet_haar;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
 pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("bilateral_filter", Set::Development, bilateral_filter::app),
+    ("canny", Set::Development, canny::app),
+    ("census_stereo", Set::Development, census_stereo::app),
+    ("demosaic_bilinear", Set::Development, demosaic_bilinear::app),
+    ("dog_pyramid", Set::HeldOut, dog_pyramid::app),
     ("guided_filter", Set::HeldOut, guided_filter::app),
     ("integral_box", Set::HeldOut, integral_box::app),
     ("linear_blur", Set::Development, linear_blur::app),
@@ -37,5 +50,10 @@ pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("median3x3", Set::Development, median3x3::app),
     ("morphology_open", Set::HeldOut, morphology_open::app),
     ("nl_means", Set::Development, nl_means::app),
+    ("pyramid_blend", Set::HeldOut, pyramid_blend::app),
+    ("resize_bicubic", Set::Development, resize_bicubic::app),
+    ("sad_stereo", Set::HeldOut, sad_stereo::app),
     ("sobel", Set::Development, sobel::app),
+    ("warp_affine", Set::HeldOut, warp_affine::app),
+    ("wavelet_haar", Set::HeldOut, wavelet_haar::app),
 ];
