@@ -13,6 +13,7 @@
 #   KINDS=expert,Adams2019 bash bench/halide/run.sh   # a subset of Halide's schedules
 #   HALIDE_TIMEOUT=90 bash bench/halide/run.sh  # seconds per Halide (app, kind), default 1800
 #   FLOAT=strict bash bench/halide/run.sh       # both sides strict (default: both fast)
+#   OUT=target/bench-x bash bench/halide/run.sh # where the tables and outputs go (default target/bench)
 #
 # Float mode: both sides run in the same one. `fast` (default, Halide's
 # default): multiplies and adds may fuse; `strict`: every float operation is
@@ -26,7 +27,7 @@ source scripts/env.sh
 
 threads="${THREADS:-$(nproc)}"
 venv=target/halide-venv
-out=target/bench
+out="${OUT:-target/bench}"
 
 only=()
 args=("$@")

@@ -137,13 +137,13 @@ fn main() -> Result<()> {
     let progress = indicatif::ProgressBar::new(selected.len() as u64 + 1)
         .with_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
     let mut results = vec![];
+    let mut search_failures = vec![];
     let mut checked = vec![];
     for name in selected {
         progress.set_message(format!("timing {name}"));
         let app = apps::build(name, args.size, &host).expect("a listed app");
         let mut schedules = vec![("naive".to_string(), naive_schedule(&app.pipeline))];
         schedules.extend(app.expert.clone().map(|e| ("expert".to_string(), e)));
-        let searched_from = schedules.len();
         let mut search_ms = vec![];
         if args.auto {
             progress.set_message(format!("scheduling {name}"));
@@ -160,19 +160,23 @@ fn main() -> Result<()> {
             }
             for (row, mut model) in models {
                 let started = std::time::Instant::now();
-                let Some(found) = search::autoschedule(&app.pipeline_estimated_as_run(), &host, model.as_mut(), &options, 0)?.answer()
-                else {
-                    anyhow::bail!("the search was abandoned");
-                };
-                search_ms.push(started.elapsed().as_secs_f64() * 1e3);
-                schedules.push((row, found.schedule));
+                // A pipeline the search cannot schedule is reported, and the
+                // run goes on with the others.
+                match search::autoschedule(&app.pipeline_estimated_as_run(), &host, model.as_mut(), &options, 0) {
+                    Ok(searched) => {
+                        let found = searched.answer().context("the search was abandoned")?;
+                        search_ms.push((row.clone(), started.elapsed().as_secs_f64() * 1e3));
+                        schedules.push((row, found.schedule));
+                    }
+                    Err(e) => search_failures.push(format!("{name}, {row}: {e}")),
+                }
             }
             progress.set_message(format!("timing {name}"));
         }
         let sampling = SamplingOptions { fast_float: args.fast_float, ..SamplingOptions::default() };
         let mut measured = measure(&app, &schedules, &sampling)?;
-        for (row, ms) in measured.rows.iter_mut().skip(searched_from).zip(search_ms) {
-            row.search_ms = Some(ms);
+        for row in measured.rows.iter_mut() {
+            row.search_ms = search_ms.iter().find(|(name, _)| *name == row.schedule).map(|&(_, ms)| ms);
         }
         if let Some(dir) = &args.outputs {
             write(dir, format!("{name}.bin"), measured.output.bytes())?;
@@ -228,28 +232,35 @@ fn main() -> Result<()> {
             log_speedups.push((naive.min_ms / e).ln());
         }
         let mut auto = String::new();
-        if let Some(a) = row("auto") {
-            log_auto.push((naive.min_ms / a.min_ms).ln());
-            log_auto_expert.extend(expert_ms.map(|e| (e / a.min_ms).ln()));
-            auto += &format!(
-                " {:.3} | {:.1}x | {} | {:.0} |",
-                a.min_ms,
-                naive.min_ms / a.min_ms,
-                ms(expert_ms.map(|e| e / a.min_ms), 2),
-                a.search_ms.unwrap_or(f64::NAN)
-            );
-            for (index, (over_auto, over_expert)) in log_learned.iter_mut().enumerate() {
-                let l = row(&learned_row(index)).expect("every learned row is timed");
-                over_auto.push((a.min_ms / l.min_ms).ln());
-                over_expert.extend(expert_ms.map(|e| (e / l.min_ms).ln()));
-                auto += &format!(
-                    " {:.3} | {:.2} | {} | {:.0} |",
-                    l.min_ms,
-                    a.min_ms / l.min_ms,
-                    ms(expert_ms.map(|e| e / l.min_ms), 2),
-                    l.search_ms.unwrap_or(f64::NAN)
-                );
+        let auto_ms = row("auto").map(|a| a.min_ms);
+        if args.auto {
+            let a = row("auto");
+            if let Some(a) = a {
+                log_auto.push((naive.min_ms / a.min_ms).ln());
+                log_auto_expert.extend(expert_ms.map(|e| (e / a.min_ms).ln()));
             }
+            auto += &format!(
+                " {} | {} | {} | {} |",
+                ms(auto_ms, 3),
+                auto_ms.map_or("–".to_string(), |a| format!("{:.1}x", naive.min_ms / a)),
+                ms(expert_ms.zip(auto_ms).map(|(e, a)| e / a), 2),
+                ms(a.and_then(|a| a.search_ms), 0)
+            );
+        }
+        for (index, (over_auto, over_expert)) in log_learned.iter_mut().enumerate() {
+            let l = row(&learned_row(index));
+            let l_ms = l.map(|l| l.min_ms);
+            if let Some(l) = l_ms {
+                over_auto.extend(auto_ms.map(|a| (a / l).ln()));
+                over_expert.extend(expert_ms.map(|e| (e / l).ln()));
+            }
+            auto += &format!(
+                " {} | {} | {} | {} |",
+                ms(l_ms, 3),
+                ms(auto_ms.zip(l_ms).map(|(a, l)| a / l), 2),
+                ms(expert_ms.zip(l_ms).map(|(e, l)| e / l), 2),
+                ms(l.and_then(|l| l.search_ms), 0)
+            );
         }
         println!(
             "| {} | {:.3} | {} | {} | {} | {} |{auto}",
@@ -277,6 +288,12 @@ fn main() -> Result<()> {
         }
         println!("| geometric mean | | | {} | | |{auto}", times(geomean(&log_speedups)));
     }
+    if !search_failures.is_empty() {
+        println!("\nSearches that failed (their rows are missing):\n");
+        for f in &search_failures {
+            println!("- {f}");
+        }
+    }
     println!("\nJIT compile of a {}-stage 3x3 stencil chain: median {chain_ms:.1} ms over 5 compiles", args.chain_stages);
     if !checked.is_empty() {
         println!("\n| app | expert (ms) | expert, checked mode (ms) | checked / expert |");
@@ -291,6 +308,7 @@ fn main() -> Result<()> {
             "float_mode": if args.fast_float { "fast" } else { "strict" },
             "apps": results.iter().map(|(app, rows)| manifest(app, rows)).collect::<Vec<_>>(),
             "compile_chain_stages": args.chain_stages, "chain_compile_ms": chain_ms,
+            "search_failures": search_failures,
         });
         std::fs::write(path, serde_json::to_string_pretty(&doc)?).with_context(|| format!("writing {}", path.display()))?;
     }
