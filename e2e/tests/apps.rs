@@ -41,3 +41,22 @@ fn every_app_gets_a_schedule_that_computes_the_algorithm() {
         check(&app, &schedule);
     }
 }
+
+/// The suite's pipelines, both halves, at their test sizes: the schedules
+/// the analytical model and a random model pick compute the algorithm.
+/// (Correctness only: the held-out half is never timed outside its report.)
+#[test]
+fn every_suite_pipeline_gets_schedules_that_compute_the_algorithm() {
+    let names: Vec<&str> = apps::names_in(apps::Set::Development).chain(apps::names_in(apps::Set::HeldOut)).collect();
+    for (seed, name) in names.into_iter().enumerate() {
+        let app = apps::build(name, Size::Small, &target()).unwrap();
+        let p = app.pipeline_estimated_as_run();
+        check(&app, &schedule_for(&p, 4, 1000));
+        let mut random = search::RandomModel::new(seed as u64);
+        let schedule = match autoschedule(&p, &target(), &mut random, &options(4, 1000), 2) {
+            Ok(Searched::Answered(a)) => a.schedule,
+            other => panic!("{name}: {other:?}"),
+        };
+        check(&app, &schedule);
+    }
+}

@@ -14,7 +14,7 @@
 //! compiler's own evaluator, so it rounds exactly as compiled code does.
 
 use compiler::exec::eval::{eval, EvalContext, EvalError, Scope, Val};
-use compiler::ir::expr::{BinOp, CmpOp, Expr, ExprNode, Name};
+use compiler::ir::expr::{BinOp, CallTarget, CmpOp, Expr, ExprNode, Name};
 use compiler::ir::semantics;
 use compiler::ir::types::ScalarType;
 use compiler::ir::value::Scalar;
@@ -133,8 +133,9 @@ impl BoundExpr {
         })
     }
 
-    /// `e` kept whole for the evaluator, if it reads nothing (no call,
-    /// load or param), every variable has a slot and it has at most
+    /// `e` kept whole for the evaluator, if it reads nothing (no call of a
+    /// Func or an input, no load or param: math such as `ceil` is fine),
+    /// every variable has a slot and it has at most
     /// [`MAX_EVALUATED_NODES`] nodes.
     fn evaluated(e: &Expr, slot_of: &dyn Fn(&str) -> Option<u32>) -> Option<BoundExpr> {
         if node_count(e) > MAX_EVALUATED_NODES {
@@ -143,7 +144,7 @@ impl BoundExpr {
         let reads = |n: &ExprNode| {
             matches!(
                 n,
-                ExprNode::Call { .. }
+                ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. }
                     | ExprNode::Load { .. }
                     | ExprNode::Param { .. }
                     | ExprNode::RVar { .. }
@@ -348,6 +349,11 @@ mod tests {
         let bound = BoundExpr::compile(&scaled(x.clone()), &slots).unwrap();
         assert!(matches!(bound, BoundExpr::Evaluated { .. }), "{bound:?}");
         assert_eq!([3, 7, -3].map(|v| bound.eval(&[v, 0])), [4, 10, -4]);
+        // Math on the way (a resampling's first tap: `ceil`) is evaluated too.
+        let first_tap =
+            Expr::cast(Type::i32(), compiler::lang::ops::ceil(Expr::cast(Type::f32(), x.clone()) * Expr::float(0.7, Type::f32())));
+        let bound = BoundExpr::compile(&first_tap, &slots).unwrap();
+        assert_eq!([3, 10, -3].map(|v| bound.eval(&[v, 0])), [3, 7, -2]);
         let mut deep = x;
         while node_count(&deep) <= MAX_EVALUATED_NODES {
             deep = scaled(deep);
