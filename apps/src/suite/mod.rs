@@ -17,7 +17,13 @@
 
 use crate::{Builder, Set};
 
+pub mod rgb_to_yuv420;
 pub mod sobel;
+pub mod tone_map_reinhard;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
-pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[("sobel", Set::Development, sobel::app)];
+pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
+    ("sobel", Set::Development, sobel::app),
+    ("rgb_to_yuv420", Set::HeldOut, rgb_to_yuv420::app),
+    ("tone_map_reinhard", Set::Development, tone_map_reinhard::app),
+];
