@@ -17,8 +17,14 @@
 
 use crate::{Builder, Set};
 
+pub mod attention;
+pub mod conv_bn_relu;
+pub mod depthwise_separable_conv;
+pub mod layer_norm;
+pub mod max_pool;
 pub mod rgb_to_yuv420;
 pub mod sobel;
+pub mod softmax;
 pub mod tone_map_reinhard;
 
 /// The suite's pipelines, each with the half of the split it belongs to.
@@ -26,4 +32,10 @@ pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("sobel", Set::Development, sobel::app),
     ("rgb_to_yuv420", Set::HeldOut, rgb_to_yuv420::app),
     ("tone_map_reinhard", Set::Development, tone_map_reinhard::app),
+    ("depthwise_separable_conv", Set::Development, depthwise_separable_conv::app),
+    ("max_pool", Set::HeldOut, max_pool::app),
+    ("softmax", Set::HeldOut, softmax::app),
+    ("layer_norm", Set::Development, layer_norm::app),
+    ("attention", Set::HeldOut, attention::app),
+    ("conv_bn_relu", Set::Development, conv_bn_relu::app),
 ];
