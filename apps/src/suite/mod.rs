@@ -22,6 +22,7 @@ pub mod conv_bn_relu;
 pub mod depthwise_separable_conv;
 pub mod layer_norm;
 pub mod max_pool;
+pub mod optical_flow;
 pub mod rgb_to_yuv420;
 pub mod sobel;
 pub mod softmax;
@@ -38,4 +39,5 @@ pub(crate) const PIPELINES: &[(&str, Set, Builder)] = &[
     ("layer_norm", Set::Development, layer_norm::app),
     ("attention", Set::HeldOut, attention::app),
     ("conv_bn_relu", Set::Development, conv_bn_relu::app),
+    ("optical_flow", Set::Development, optical_flow::app),
 ];
