@@ -43,7 +43,8 @@ def algorithm(hl, params, app):
     cw, ch = w // 2, h // 2
     chroma_y = hl.clamp(y - h, 0, ch - 1)
     # hl.Expr(...): a select of two FuncRefs would be a Tuple select.
-    chroma = hl.select(x < cw, hl.Expr(u[hl.clamp(x, 0, cw - 1), chroma_y]), hl.Expr(v[hl.clamp(x - cw, 0, cw - 1), chroma_y]))
+    chroma = hl.select(x < cw, hl.Expr(u[hl.clamp(x, 0, cw - 1), chroma_y]),
+                       hl.Expr(v[hl.clamp(x - cw, 0, cw - 1), chroma_y]))
     output = hl.Func("output")
     output[x, y] = hl.cast(hl.UInt(8), hl.select(y < h, hl.Expr(luma[x, hl.clamp(y, 0, h - 1)]), chroma))
     return {"luma": luma, "average": average, "u": u, "v": v, "output": output}
