@@ -103,7 +103,55 @@ pub struct App {
     pub params: Vec<(&'static str, i64)>,
 }
 
+/// A pipeline without the estimates [`App::at_estimates`] needs.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MissingEstimate {
+    /// An input's dimension has no estimate.
+    #[error("input `{input}` has no estimate for dimension {dim}: its region is not known")]
+    Input {
+        /// The input's name.
+        input: String,
+        /// The dimension.
+        dim: usize,
+    },
+    /// The output's dimension has no estimate.
+    #[error("output `{output}` has no estimate for dimension {dim}: the region to compute is not known")]
+    Output {
+        /// The output Func's name.
+        output: String,
+        /// The dimension.
+        dim: usize,
+    },
+    /// The pipeline has other than one output.
+    #[error("a pipeline of {0} outputs: one is timed")]
+    Outputs(usize),
+}
+
 impl App {
+    /// Any pipeline as an app to time (a user's own, read from JSON; a
+    /// random one): its inputs' regions and the output's region are its
+    /// estimates, and it has no expert schedule.
+    pub fn at_estimates(pipeline: PipelineDef) -> Result<App, MissingEstimate> {
+        let [output] = &pipeline.outputs[..] else {
+            return Err(MissingEstimate::Outputs(pipeline.outputs.len()));
+        };
+        let region = |estimates: &[Option<Estimate>], missing: &dyn Fn(usize) -> MissingEstimate| {
+            estimates
+                .iter()
+                .enumerate()
+                .map(|(dim, e)| e.map(|e| (e.min, e.extent)).ok_or_else(|| missing(dim)))
+                .collect::<Result<Region, _>>()
+        };
+        let inputs = pipeline
+            .inputs
+            .iter()
+            .map(|i| Ok((i.name.to_string(), region(&i.estimates, &|dim| MissingEstimate::Input { input: i.name.to_string(), dim })?)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let out = pipeline.func(output).map(|f| f.estimates.clone()).unwrap_or_default();
+        let output_region = region(&out, &|dim| MissingEstimate::Output { output: output.to_string(), dim })?;
+        Ok(App { name: "pipeline", pipeline, expert: None, inputs, output: output_region, params: vec![] })
+    }
+
     /// The output Func's name.
     pub fn output_name(&self) -> &str {
         &self.pipeline.outputs[0]

@@ -1,7 +1,8 @@
 //! The suite's catalog: the split it records is the rule's (sorted by the
 //! SHA-256 of the names, alternately development and held-out), every
-//! pipeline builds at both sizes with estimates and no expert schedule, and
-//! no two pipelines of the catalog share a name.
+//! pipeline builds at both sizes with estimates and no expert schedule, no
+//! two pipelines of the catalog share a name, and any pipeline with
+//! estimates is an app to time at them.
 
 use apps::{Set, Size};
 use compiler::target::Target;
@@ -42,4 +43,23 @@ fn every_pipeline_builds_with_estimates_and_no_expert() {
             assert!(out.estimates.iter().all(Option::is_some), "{name}: the output has no estimates");
         }
     }
+}
+
+#[test]
+fn any_pipeline_is_an_app_at_its_estimates() {
+    let host = Target::host();
+    for set in Set::ALL {
+        for name in apps::names_in(set) {
+            let app = apps::build(name, Size::Small, &host).unwrap();
+            let at = apps::App::at_estimates(app.pipeline_estimated_as_run()).expect("estimates everywhere");
+            let sorted = |inputs: &[(String, apps::Region)]| inputs.iter().cloned().collect::<std::collections::BTreeMap<_, _>>();
+            assert_eq!((sorted(&at.inputs), &at.output), (sorted(&app.inputs), &app.output), "{name}");
+            assert!(at.expert.is_none());
+        }
+    }
+    let mut p = apps::build("blur", Size::Small, &host).unwrap().pipeline;
+    p.inputs[0].estimates[1] = None;
+    let e = apps::App::at_estimates(p).unwrap_err();
+    assert_eq!(e, apps::MissingEstimate::Input { input: "input".into(), dim: 1 });
+    assert!(e.to_string().contains("`input` has no estimate for dimension 1"), "{e}");
 }

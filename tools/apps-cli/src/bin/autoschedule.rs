@@ -3,7 +3,9 @@
 //! explanation: the predicted runtime, each stage's share, the next-best
 //! alternatives and the search's counters; with `--price`, the same
 //! model's prediction for other schedules. With `--run`, also compiles it,
-//! times it beside the naive schedule and checks that both outputs agree.
+//! times it beside the naive schedule (and an app's expert schedule) at the
+//! pipeline's estimates, any pipeline (an app, a random one or a file's),
+//! and checks that all outputs agree.
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
@@ -38,7 +40,8 @@ struct Args {
     seed: u64,
     #[arg(long, default_value_t = 3)]
     top_k: usize,
-    /// Compile and time the schedule beside the naive and expert ones (apps only).
+    /// Compile and time the schedule beside the naive one (and an app's
+    /// expert one), at the pipeline's estimates, outputs compared.
     #[arg(long)]
     run: bool,
     /// Rank with these learned weights (a trainer weights file).
@@ -52,7 +55,8 @@ struct Args {
     #[arg(long, requires = "run")]
     also: Vec<std::path::PathBuf>,
     /// With `--run`, write each timed schedule's lowered statement to
-    /// DIR/{n}.stmt (0 naive, 1 expert, 2 auto, then the `--also` files).
+    /// DIR/{n}.stmt (in the order timed: naive, an app's expert, auto,
+    /// then the `--also` files).
     #[arg(long, requires = "run")]
     emit: Option<std::path::PathBuf>,
     /// Also try storing a Func one level out and computing it sliding
@@ -141,7 +145,10 @@ fn main() -> Result<()> {
         }
     }
     if args.run {
-        let app = app.context("--run needs --app")?;
+        let app = match app {
+            Some(app) => app,
+            None => apps::App::at_estimates(pipeline.clone()).context("timing the pipeline at its estimates")?,
+        };
         let mut schedules = vec![("naive".to_string(), benchmark::naive_schedule(&app.pipeline))];
         schedules.extend(app.expert.clone().map(|e| ("expert".to_string(), e)));
         schedules.push(("auto".to_string(), result.schedule.clone()));
