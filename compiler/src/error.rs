@@ -477,6 +477,8 @@ pub enum Pass {
     Flattening,
     /// The simplifier, after flattening.
     Simplification,
+    /// Every f32 `exp` call replaced by its expansion into plain nodes.
+    MathExpansion,
     /// Vectorized loops turned into vector code.
     Vectorization,
     /// Unrolled loops replaced by copies of their body.
@@ -500,6 +502,7 @@ impl Pass {
             Pass::AccessChecks => "access checks",
             Pass::Flattening => "flattening",
             Pass::Simplification => "simplification",
+            Pass::MathExpansion => "math expansion",
             Pass::Vectorization => "vectorization",
             Pass::Unrolling => "unrolling",
             Pass::LoopPartitioning => "loop partitioning",

@@ -7,6 +7,7 @@
 //! integer arithmetic, Euclidean division and `x / 0 = 0` are defined once,
 //! in [`semantics`] and [`value`].
 
+pub mod exp;
 pub mod expr;
 mod float_serde;
 pub mod printer;

@@ -208,7 +208,7 @@ pub fn math(f: MathFn, ty: ScalarType, args: &[Scalar]) -> Scalar {
         (match f {
             MathFn::Abs => xs.abs(),
             MathFn::Sqrt => xs.sqrt(),
-            MathFn::Exp => xs.exp(),
+            MathFn::Exp => crate::ir::exp::exp_f32(xs),
             MathFn::Log => xs.ln(),
             MathFn::Pow => xs.powf(args[1].as_f64() as f32),
             MathFn::Sin => xs.sin(),

@@ -20,7 +20,8 @@
 //! once however many times the approximation reads it.
 
 use crate::error::LangError;
-use crate::ir::expr::{BinOp, CmpOp, Expr, MathFn};
+use crate::ir::exp::{bind, expansion, horner};
+use crate::ir::expr::{BinOp, CmpOp, Expr};
 use crate::ir::types::Type;
 use crate::lang::ops::AsExpr;
 
@@ -36,27 +37,11 @@ const LOG_QUOTIENT: [f64; 7] = [
     0.118_961_229_920_387_27,
 ];
 
-/// `exp(r)` on `r` in `[-ln(2)/2, ln(2)/2]`, constant term first: 1
-/// exactly (so `fast_exp(0) = 1`), the rest fitted to `exp(r) - 1`
-/// (relative error 9.1e-8 before rounding to f32).
-const EXP_POLYNOMIAL: [f64; 6] =
-    [1.0, 0.999_999_701_976_776_1, 0.499_991_506_338_119_5, 0.166_676_357_388_496_4, 0.041_897_933_930_158_615, 0.008_290_315_046_906_471];
-
-/// `ln(2)` split so that `k * LN2_HIGH` is exact for the `|k| <= 128` that
-/// `fast_exp` meets (the high part has 16 significant bits).
-const LN2_HIGH: f64 = 0.693_145_751_953_125;
-const LN2_LOW: f64 = 1.428_606_765_330_187e-6;
-
 /// The bits whose difference with a float's bits approximate its inverse,
 /// and with half its bits its inverse square root (searched for the least
 /// error after two Newton steps).
 const INVERSE_GUESS: u32 = 0x7EF3_1062;
 const INVERSE_SQRT_GUESS: u32 = 0x5F37_50E6;
-
-/// `fast_exp(x)` is computed where `x` lies in `[EXP_LOW, EXP_HIGH]`; below
-/// it gives 0, above it `+inf`.
-const EXP_LOW: f64 = -87.0;
-const EXP_HIGH: f64 = 88.0;
 
 const SIGN: u32 = 0x8000_0000;
 const EXPONENT: u32 = 0x7F80_0000;
@@ -109,21 +94,6 @@ fn from_bits(b: Expr) -> Expr {
     Expr::reinterpret(Type::f32(), b)
 }
 
-/// `c[0] + t * (c[1] + t * (...))`.
-fn horner(t: &Expr, c: &[f64]) -> Expr {
-    c.iter().rev().skip(1).fold(f32c(c[c.len() - 1]), |acc, &k| add(f32c(k), mul(t.clone(), acc)))
-}
-
-/// `body(v)` where `v` names `value`, bound once by a `let` called `name`
-/// (a variable or a constant is used as it is).
-fn bind(name: &str, value: Expr, body: impl FnOnce(Expr) -> Expr) -> Expr {
-    if value.as_var().is_some() || value.is_const() {
-        return body(value);
-    }
-    let v = Expr::var(name, value.ty());
-    Expr::let_in(name, value, body(v))
-}
-
 /// The argument of the function `name` as an f32: an f32 as it is, an
 /// integer converted (as the math functions do); anything else is an error.
 fn argument(name: &'static str, x: &dyn AsExpr) -> Result<Expr, LangError> {
@@ -144,23 +114,7 @@ fn argument(name: &'static str, x: &dyn AsExpr) -> Result<Expr, LangError> {
 /// `|r| <= ln(2)/2`, is a degree-5 polynomial, and `2^k` is built in the
 /// exponent field of a float.
 pub fn fast_exp(x: impl AsExpr) -> Result<Expr, LangError> {
-    Ok(bind("fast_exp$x", argument("fast_exp", &x)?, exp_of))
-}
-
-fn exp_of(x: Expr) -> Expr {
-    let clamped = Expr::clamp(x.clone(), f32c(EXP_LOW), f32c(EXP_HIGH));
-    let y = bind("fast_exp$c", clamped, |c| {
-        let k = Expr::math(MathFn::Floor, vec![add(mul(c.clone(), f32c(std::f64::consts::LOG2_E)), f32c(0.5))]);
-        bind("fast_exp$k", k, |k| {
-            let r = sub(sub(c, mul(k.clone(), f32c(LN2_HIGH))), mul(k.clone(), f32c(LN2_LOW)));
-            let exponent = Expr::cast(Type::u32(), add(Expr::cast(Type::i32(), k), Expr::i32(127)));
-            let scale = from_bits(Expr::shift(BinOp::Shl, exponent, Expr::i32(23)));
-            bind("fast_exp$r", r, |r| mul(horner(&r, &EXP_POLYNOMIAL), scale))
-        })
-    });
-    let inside = Expr::select(cmp(CmpOp::Le, &x, f32c(EXP_HIGH)), y, f32c(f64::INFINITY));
-    let outside = Expr::select(cmp(CmpOp::Lt, &x, f32c(EXP_LOW)), f32c(0.0), x.clone());
-    Expr::select(cmp(CmpOp::Ge, &x, f32c(EXP_LOW)), inside, outside)
+    Ok(expansion(argument("fast_exp", &x)?))
 }
 
 /// An approximation of `ln(x)` for f32 `x` (an integer is converted), with
@@ -205,7 +159,7 @@ pub fn fast_pow(x: impl AsExpr, y: impl AsExpr) -> Result<Expr, LangError> {
     Ok(bind("fast_pow$x", x, |x| {
         bind("fast_pow$y", y, |y| {
             let trivial = Expr::or(cmp(CmpOp::Eq, &y, f32c(0.0)), cmp(CmpOp::Eq, &x, f32c(1.0)));
-            let power = bind("fast_exp$x", mul(y, bind("fast_log$x", x, log_of)), exp_of);
+            let power = expansion(mul(y, bind("fast_log$x", x, log_of)));
             Expr::select(trivial, f32c(1.0), power)
         })
     }))

@@ -14,6 +14,7 @@
 //! | check every access (checked mode only) | `access_checks` |
 //! | flatten storage to 1-D buffers | `flatten` |
 //! | simplify | [`crate::simplify`] |
+//! | expand f32 `exp` into plain nodes | `expand_math` |
 //! | vectorize | `vectorize` |
 //! | unroll | `unroll` |
 //! | partition loops of shift-inwards splits and tail guards | `partition_loops` |
@@ -31,6 +32,7 @@
 mod access_checks;
 mod bounds_inference;
 mod context;
+mod expand_math;
 mod flatten;
 mod inline;
 mod ir_check;
@@ -212,6 +214,7 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
     let external: Vec<(Name, usize)> = inputs.iter().cloned().chain(outputs.iter().map(|f| (f.name.clone(), f.dims()))).collect();
     let stmt = d.pass(Pass::Flattening, Stage::Flattened, stmt, |stmt| Ok(flatten::flatten(&stmt, &funcs, &plan, &external)))?;
     let stmt = d.pass(Pass::Simplification, Stage::Flattened, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
+    let stmt = d.pass(Pass::MathExpansion, Stage::Flattened, stmt, |stmt| Ok(expand_math::expand_math(&stmt)))?;
     let stmt = d.pass(Pass::Vectorization, Stage::Vectorized, stmt, |stmt| Ok(vectorize::vectorize(&stmt)))?;
     let stmt = d.pass(Pass::Unrolling, Stage::Vectorized, stmt, |stmt| unroll::unroll(&stmt))?;
     let stmt = d.pass(Pass::LoopPartitioning, Stage::Vectorized, stmt, |stmt| Ok(partition_loops::partition_loops(&stmt)))?;
