@@ -14,20 +14,30 @@ use crate::ir::expr::{CallTarget, Expr, ExprNode, MathFn};
 use crate::ir::stmt::Stmt;
 use crate::ir::types::Type;
 use crate::ir::visit::{mutate_expr_children, Mutator};
+use std::collections::HashMap;
 
-struct Expand;
+/// The rewrite, memoized by node (a subtree shared in the statement is
+/// rewritten once and stays shared; each key is kept alive beside its
+/// rewrite, so no address is reused while it is a key).
+#[derive(Default)]
+struct Expand(HashMap<usize, (Expr, Expr)>);
 
 impl Mutator for Expand {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
-        let e = mutate_expr_children(self, e);
-        match e.node() {
-            ExprNode::Call { target: CallTarget::Math(MathFn::Exp), args, ty } if *ty == Type::f32() => expansion(args[0].clone()),
-            _ => e,
+        if let Some((_, done)) = self.0.get(&e.address()) {
+            return done.clone();
         }
+        let out = mutate_expr_children(self, e);
+        let out = match out.node() {
+            ExprNode::Call { target: CallTarget::Math(MathFn::Exp), args, ty } if *ty == Type::f32() => expansion(args[0].clone()),
+            _ => out,
+        };
+        self.0.insert(e.address(), (e.clone(), out.clone()));
+        out
     }
 }
 
 /// `s` with its f32 `exp` calls expanded.
 pub fn expand_math(s: &Stmt) -> Stmt {
-    Expand.mutate_stmt(s)
+    Expand::default().mutate_stmt(s)
 }

@@ -138,6 +138,7 @@ fn main() -> Result<()> {
         .with_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").expect("a valid template"));
     let mut results = vec![];
     let mut search_failures = vec![];
+    let mut searches = vec![];
     let mut checked = vec![];
     for name in selected {
         progress.set_message(format!("timing {name}"));
@@ -166,6 +167,12 @@ fn main() -> Result<()> {
                     Ok(searched) => {
                         let found = searched.answer().context("the search was abandoned")?;
                         search_ms.push((row.clone(), started.elapsed().as_secs_f64() * 1e3));
+                        let st = &found.stats;
+                        searches.push(serde_json::json!({
+                            "app": name, "row": &row, "reason": found.reason.to_string(),
+                            "searched": found.reason == search::Reason::Searched,
+                            "quick_pass_completed": st.quick_pass_completed, "passes_completed": st.passes_completed,
+                        }));
                         schedules.push((row, found.schedule));
                     }
                     Err(e) => search_failures.push(format!("{name}, {row}: {e}")),
@@ -288,6 +295,18 @@ fn main() -> Result<()> {
         }
         println!("| geometric mean | | | {} | | |{auto}", times(geomean(&log_speedups)));
     }
+    let fallbacks: Vec<&serde_json::Value> = searches.iter().filter(|s| s["searched"] == false).collect();
+    if !fallbacks.is_empty() {
+        println!("\nAnswers that are not the search's (a fallback):\n");
+        for s in &fallbacks {
+            println!(
+                "- {}, {}: {}",
+                s["app"].as_str().unwrap_or("?"),
+                s["row"].as_str().unwrap_or("?"),
+                s["reason"].as_str().unwrap_or("?")
+            );
+        }
+    }
     if !search_failures.is_empty() {
         println!("\nSearches that failed (their rows are missing):\n");
         for f in &search_failures {
@@ -309,6 +328,7 @@ fn main() -> Result<()> {
             "apps": results.iter().map(|(app, rows)| manifest(app, rows)).collect::<Vec<_>>(),
             "compile_chain_stages": args.chain_stages, "chain_compile_ms": chain_ms,
             "search_failures": search_failures,
+            "searches": searches,
         });
         std::fs::write(path, serde_json::to_string_pretty(&doc)?).with_context(|| format!("writing {}", path.display()))?;
     }
