@@ -16,7 +16,7 @@
 //! use benchmark::{measure, naive_schedule, SamplingOptions};
 //!
 //! let app = apps::build("blur", apps::Size::Small, &compiler::Target::host()).expect("a listed app");
-//! let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone())];
+//! let schedules = [("naive", naive_schedule(&app.pipeline)), ("expert", app.expert.clone().expect("the apps have expert schedules"))];
 //! let measured = measure(&app, &schedules, &SamplingOptions::once())?;
 //! assert_eq!(measured.rows.len(), 2);
 //! # Ok::<(), benchmark::BenchError>(())
