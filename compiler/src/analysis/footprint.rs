@@ -4,8 +4,10 @@
 //!
 //! The walk goes down the statement keeping a [`Scope`]: a loop's variable
 //! ranges over its bounds, a let's variable over the bounds of its value
-//! (and stands for its value, expanded, so that correlated bounds cancel),
-//! and an `if` narrows the variables its condition compares. Only the
+//! (and stands for its value, expanded, so that correlated bounds cancel;
+//! a value too large to expand stays behind its name, and the ends of its
+//! interval behind names of their own, which the box defines as `let`
+//! expressions), and an `if` narrows the variables its condition compares. Only the
 //! statements that touch the Func or input are visited. Each access adds the
 //! bounds of its coordinates ([`crate::analysis::interval`]) to the box.
 
@@ -30,9 +32,38 @@ pub enum Access<'a> {
 /// `access` looks for touch, with the variables of `scope` ranging over
 /// their intervals. `None` if `s` makes no such access.
 pub fn box_touched(s: &Stmt, access: Access<'_>, scope: &mut Scope) -> Option<Vec<Interval>> {
+    let (b, named) = box_touched_naming(s, access, scope, "bound");
+    b.map(|b| b.into_iter().map(|i| with_named_bounds(i, &named).simplified()).collect())
+}
+
+/// As [`box_touched`], but the interval ends of lets too large to expand
+/// stay behind their names in the box, returned beside it with their
+/// values (in the order to define them, each `{tag}.lowest{k}` or
+/// `{tag}.highest{k}`): a caller that defines them as let statements in front
+/// of what uses the box keeps them shared, where `let` expressions around
+/// each end would be copied into every value that names the box.
+pub fn box_touched_naming(s: &Stmt, access: Access<'_>, scope: &mut Scope, tag: &str) -> (Option<Vec<Interval>>, Vec<(Name, Expr)>) {
     let mut w = BoxWalker::walker(s, access, scope);
+    w.tag = tag.to_string();
     w.stmt(s);
-    w.result.map(|b| b.into_iter().map(Interval::simplified).collect())
+    let named = std::mem::take(&mut w.named_bounds);
+    (w.result.map(|b| b.into_iter().map(Interval::simplified).collect()), named)
+}
+
+/// `i` with the named bounds it mentions defined around each end, as
+/// `let` expressions (innermost last, as they were named).
+fn with_named_bounds(i: Interval, named: &[(Name, Expr)]) -> Interval {
+    let close =
+        |e: Expr| {
+            named.iter().rev().fold(e, |body, (n, v)| {
+                if crate::ir::visit::expr_uses_var(&body, n) {
+                    Expr::let_in(n.clone(), v.clone(), body)
+                } else {
+                    body
+                }
+            })
+        };
+    Interval { min: i.min.map(close), max: i.max.map(close) }
 }
 
 /// An access whose coordinate has no finite range: the Func whose
@@ -123,6 +154,12 @@ struct BoxWalker<'a, 's> {
     consumer: Option<Name>,
     /// The first access with an unbounded coordinate.
     unbounded: Option<UnboundedAccess>,
+    /// The ends of the intervals of lets too large to expand, each behind a
+    /// name of its own (see [`BoxWalker::bound_by_name`]), in the order
+    /// they were named.
+    named_bounds: Vec<(Name, Expr)>,
+    /// What the named ends are tagged with (see [`box_touched_naming`]).
+    tag: String,
 }
 
 /// `e` with the variables of `definitions` that have an expansion replaced
@@ -151,7 +188,18 @@ impl BoxWalker<'_, '_> {
     fn walker<'a, 's>(s: &Stmt, access: Access<'a>, scope: &'s mut Scope) -> BoxWalker<'a, 's> {
         let mut touching = HashSet::new();
         mark_touching(s, access, &mut touching);
-        BoxWalker { access, scope, result: None, definitions: vec![], expanded: vec![], touching, consumer: None, unbounded: None }
+        BoxWalker {
+            access,
+            scope,
+            result: None,
+            definitions: vec![],
+            expanded: vec![],
+            touching,
+            consumer: None,
+            unbounded: None,
+            named_bounds: vec![],
+            tag: String::new(),
+        }
     }
 
     /// Expands (and pushes the interval of) every pending let among the
@@ -183,11 +231,40 @@ impl BoxWalker<'_, '_> {
         self.definitions[i].1 = Definition::Expanded { value, expansion: Some(expanded), bounded: false };
         self.expanded.push(i);
         if !small {
-            self.bound_definition(i);
-            if let Definition::Expanded { expansion, .. } = &mut self.definitions[i].1 {
-                *expansion = None;
-            }
+            self.bound_by_name(i);
         }
+    }
+
+    /// Puts the interval of expanded definition `i`, too large to expand
+    /// where it is used, on the scope with each end behind a name of its
+    /// own, and leaves the definition behind its name. An end written out
+    /// at every use would double with every let that uses the variable
+    /// twice (a chain of Funcs each reading its producer at two clamped
+    /// offsets): named, the ends grow with the length of the chain, and
+    /// the box carries their definitions as `let` expressions.
+    fn bound_by_name(&mut self, i: usize) {
+        let Definition::Expanded { expansion: Some(expanded), .. } = &self.definitions[i].1 else {
+            return;
+        };
+        let interval = raw_bounds(expanded, self.scope).simplified();
+        let name = self.definitions[i].0.clone();
+        let mut name_end = |end: Option<Expr>, which: &str| {
+            end.map(|e| {
+                if e.as_var().is_some() || e.is_const() {
+                    return e;
+                }
+                let n: Name = format!("{}.{which}{}", self.tag, self.named_bounds.len()).into();
+                self.named_bounds.push((n.clone(), e.clone()));
+                Expr::var(n, e.ty())
+            })
+        };
+        let interval = Interval { min: name_end(interval.min, "lowest"), max: name_end(interval.max, "highest") };
+        self.scope.push(name, interval);
+        if let Definition::Expanded { expansion, bounded, .. } = &mut self.definitions[i].1 {
+            *expansion = None;
+            *bounded = true;
+        }
+        self.expanded.push(i);
     }
 
     /// Pushes the interval of expanded definition `i` on the scope if it is

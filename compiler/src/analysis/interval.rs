@@ -180,15 +180,43 @@ pub(super) fn raw_bounds(e: &Expr, scope: &Scope) -> Interval {
                 }
             }
         }
-        ExprNode::Let { name, value, body } => {
-            let mut inner = scope.clone();
-            inner.push(name.clone(), raw_bounds(value, scope));
-            raw_bounds(body, &inner)
-        }
+        ExprNode::Let { name, value, body } => let_bounds(name, value, body, scope),
         ExprNode::Call { target: CallTarget::Math(f), args, ty } => math_bounds(*f, args, *ty, scope),
         ExprNode::Call { ty, .. } | ExprNode::Load { ty, .. } => type_range(*ty),
         ExprNode::Ramp { .. } | ExprNode::Broadcast { .. } => Interval::everything(),
     }
+}
+
+/// The bounds of `let name = value in body`. Each end of the value's
+/// interval that is not a constant or a variable stays behind a name of its
+/// own, defined around the body's bounds by a `let`: written out at each use
+/// instead, a body that uses the variable twice would double it, and a
+/// chain of such lets (the bounds of a chain of clamped stencils) would
+/// grow exponentially.
+fn let_bounds(name: &Name, value: &Expr, body: &Expr, scope: &Scope) -> Interval {
+    let vi = raw_bounds(value, scope);
+    let mut named = vec![];
+    let mut end = |e: Option<Expr>, which: &str| {
+        e.map(|e| {
+            if e.as_var().is_some() || e.is_const() {
+                return e;
+            }
+            let n: Name = format!("{name}.{which}").into();
+            named.push((n.clone(), e.clone()));
+            Expr::var(n, e.ty())
+        })
+    };
+    let interval = Interval { min: end(vi.min, "lowest"), max: end(vi.max, "highest") };
+    let mut inner = scope.clone();
+    inner.push(name.clone(), interval);
+    let bi = raw_bounds(body, &inner);
+    let close = |e: Expr| {
+        named
+            .iter()
+            .rev()
+            .fold(e, |b, (n, v)| if crate::ir::visit::expr_uses_var(&b, n) { Expr::let_in(n.clone(), v.clone(), b) } else { b })
+    };
+    Interval { min: bi.min.map(close), max: bi.max.map(close) }
 }
 
 fn cast_bounds(ty: Type, value: &Expr, scope: &Scope) -> Interval {

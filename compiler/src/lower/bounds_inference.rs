@@ -14,7 +14,7 @@
 use super::context::{rewrite_matching, Context};
 use super::names::{required_max, required_min, stage_max, stage_min};
 use super::validate::FuncPlan;
-use crate::analysis::footprint::{box_touched, unbounded_access, Access};
+use crate::analysis::footprint::{box_touched, box_touched_naming, unbounded_access, Access};
 use crate::analysis::interval::{Interval, Scope};
 use crate::error::{LowerError, UserError};
 use crate::ir::expr::{Expr, Name};
@@ -107,7 +107,7 @@ pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
     let is_realize = |n: &Stmt| matches!(n.node(), StmtNode::Realize { func, .. } if *func == name);
     rewrite_matching(s, is_realize, |_, node| {
         let StmtNode::Realize { func, types, body, .. } = node.node() else { unreachable!() };
-        let touched = box_touched(body, Access::Func(&f.name), &mut Scope::default());
+        let (touched, named) = box_touched_naming(body, Access::Func(&f.name), &mut Scope::default(), &format!("{}.stored", f.name));
         let bounds = match touched {
             Some(b) => bounded(&b, f, "the region it is stored over")?
                 .into_iter()
@@ -116,7 +116,8 @@ pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
                 .collect(),
             None => f.args.iter().map(|_| Range { min: Expr::i32(0), extent: Expr::i32(0) }).collect(),
         };
-        Ok::<_, LowerError>(Stmt::new(StmtNode::Realize { func: func.clone(), types: types.clone(), bounds, body: body.clone() }))
+        let realize = Stmt::new(StmtNode::Realize { func: func.clone(), types: types.clone(), bounds, body: body.clone() });
+        Ok::<_, LowerError>(named.into_iter().rev().fold(realize, |body, (n, v)| Stmt::let_stmt(n, v, body)))
     })
 }
 
@@ -133,7 +134,9 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
             })
             .collect()
     } else {
-        match box_touched(consume, Access::FuncReads(name), &mut Scope::default()) {
+        let (touched, named) = box_touched_naming(consume, Access::FuncReads(name), &mut Scope::default(), &format!("{name}.required"));
+        lets.extend(named.into_iter().map(|(n, v)| (n.to_string(), v)));
+        match touched {
             Some(b) => bounded(&b, f, "the region its consumers read").map_err(|e| {
                 let Some(u) = unbounded_access(consume, Access::FuncReads(name), &mut Scope::default()) else {
                     return e;
@@ -232,33 +235,51 @@ pub struct Footprint {
 /// Asserts at the top of `s` that each input buffer holds what the pipeline
 /// reads and each output buffer holds what it writes; returns the statement
 /// and those regions.
+///
+/// The lets at the top of `s` (the bounds of the Funcs computed at the
+/// root, moved out of their realizations) move out in front of the
+/// assertions, which name them; a footprint carries the ones it uses as
+/// `let` expressions. Written out instead, a chain of Funcs each reading
+/// its producer at two clamped offsets would double the region at every
+/// level.
 pub fn check_buffers(s: &Stmt, inputs: &[(Name, usize)], outputs: &[FuncDef]) -> Result<(Stmt, Vec<Footprint>), LowerError> {
+    let (mut lets, s) = leading_lets(s);
+    let mut boxes = vec![];
+    for (name, dims) in inputs {
+        let (b, named) = box_touched_naming(&s, Access::Input(name), &mut Scope::default(), &format!("{name}.read"));
+        lets.extend(named);
+        boxes.push((name.clone(), *dims, b, true));
+    }
+    for f in outputs {
+        let (b, named) = box_touched_naming(&s, Access::Func(&f.name), &mut Scope::default(), &format!("{}.written", f.name));
+        lets.extend(named);
+        boxes.push((f.name.clone(), f.dims(), b, false));
+    }
+    let closed = |e: &Expr| {
+        lets.iter()
+            .rev()
+            .fold(e.clone(), |body, (n, v)| if expr_uses_var(&body, n) { Expr::let_in(n.clone(), v.clone(), body) } else { body })
+    };
     let mut asserts = vec![];
     let mut footprints = vec![];
-    let mut check = |buffer: &Name, dims: usize, b: Option<Vec<Interval>>, is_input: bool| -> Result<(), LowerError> {
-        let Some(b) = b else { return Ok(()) };
+    for (buffer, dims, b, is_input) in boxes {
+        let Some(b) = b else { continue };
         let verb = if is_input { "reads" } else { "touches" };
         let mut region = vec![];
         for (d, i) in b.iter().enumerate().take(dims) {
             let (Some(lo), Some(hi)) = (&i.min, &i.max) else {
-                return Err(unbounded(buffer, &d.to_string(), &format!("the region of it the pipeline {verb}")));
+                return Err(unbounded(&buffer, &d.to_string(), &format!("the region of it the pipeline {verb}")));
             };
-            let min = Expr::ivar(buffer_vars::min(buffer, d));
-            let max = min.clone() + Expr::ivar(buffer_vars::extent(buffer, d)) - 1;
+            let min = Expr::ivar(buffer_vars::min(&buffer, d));
+            let max = min.clone() + Expr::ivar(buffer_vars::extent(&buffer, d)) - 1;
             let cond = simplify(&(min.le(lo.clone()) & hi.clone().le(max)));
             let msg = format!("buffer {buffer} is too small: the pipeline {verb} [{lo}, {hi}] in dimension {d}");
             asserts.push(Stmt::assert(cond, msg));
-            region.push((lo.clone(), hi.clone()));
+            region.push((closed(lo), closed(hi)));
         }
-        footprints.push(Footprint { buffer: buffer.clone(), is_input, region });
-        Ok(())
-    };
-    for (name, dims) in inputs {
-        check(name, *dims, box_touched(s, Access::Input(name), &mut Scope::default()), true)?;
+        footprints.push(Footprint { buffer, is_input, region });
     }
-    for f in outputs {
-        check(&f.name, f.dims(), box_touched(s, Access::Func(&f.name), &mut Scope::default()), false)?;
-    }
-    asserts.push(s.clone());
-    Ok((Stmt::block(asserts), footprints))
+    asserts.push(s);
+    let checked = lets.into_iter().rev().fold(Stmt::block(asserts), |body, (n, v)| Stmt::let_stmt(n, v, body));
+    Ok((checked, footprints))
 }

@@ -32,7 +32,7 @@ use crate::ir::expr::{CmpOp, Expr, ExprNode, Name};
 use crate::ir::stmt::{ForKind, Stmt, StmtNode};
 use crate::ir::types::Type;
 use crate::ir::visit::{
-    expr_any_node, expr_uses_any, mutate_expr_children, mutate_stmt_children, names_bound, substitute, walk_expr, walk_stmt,
+    expr_any_node, expr_uses_any, mutate_expr_children, mutate_stmt_children, names_bound, node_count, substitute, walk_expr, walk_stmt,
 };
 use crate::ir::visit::{Mutator, Visitor};
 use crate::simplify::{can_prove, simplify};
@@ -65,8 +65,9 @@ impl Mutator for Promote {
 
 /// One access of a buffer inside the loop.
 struct Access {
-    /// The index with the lets inside the loop substituted.
-    index: Expr,
+    /// The index with the lets inside the loop substituted (`None`: too
+    /// large to, see [`MAX_EXPANDED_INDEX_NODES`]).
+    index: Option<Expr>,
     ty: Type,
     /// Under a condition, or in a loop that may not run.
     conditional: bool,
@@ -83,7 +84,9 @@ impl Promote {
         let (buffer, slots) = found.by_buffer.iter().find_map(|(buffer, accesses)| {
             let promotable = found.stored.contains(buffer)
                 && !found.allocated.contains(buffer)
-                && accesses.iter().all(|a| !a.conditional && invariant(&a.index, &bound) && dense_lanes(&a.index).is_some());
+                && accesses.iter().all(|a| {
+                    !a.conditional && a.index.as_ref().is_some_and(|index| invariant(index, &bound) && dense_lanes(index).is_some())
+                });
             promotable.then(|| slots(accesses)).flatten().map(|slots| (buffer.clone(), slots))
         })?;
         let elem = slots[0].ty.element();
@@ -127,14 +130,15 @@ impl Promote {
 }
 
 /// The distinct points accessed, each with its type; `None` when one index
-/// is read at two widths.
+/// is read at two widths or was not expanded.
 fn slots(accesses: &[Access]) -> Option<Vec<Slot>> {
     let mut slots: Vec<Slot> = vec![];
     for a in accesses {
-        match slots.iter().find(|s| s.index == a.index) {
+        let index = a.index.as_ref()?;
+        match slots.iter().find(|s| s.index == *index) {
             Some(s) if s.ty != a.ty => return None,
             Some(_) => {}
-            None => slots.push(Slot { index: a.index.clone(), ty: a.ty }),
+            None => slots.push(Slot { index: index.clone(), ty: a.ty }),
         }
     }
     Some(slots)
@@ -286,12 +290,26 @@ impl Visitor for Accesses {
 #[derive(Default)]
 struct Lets(Vec<(Name, Expr)>);
 
+/// The most nodes (counted as a tree) an access's index may have once the
+/// lets are substituted. A chain of lets each naming the one before twice
+/// (the bounds of a chain of clamped stencils computed per tile) would
+/// double the index with every let: such an index is left unexpanded, and
+/// its buffer is not promoted.
+const MAX_EXPANDED_INDEX_NODES: usize = 500;
+
 impl Lets {
     /// `e` with the lets substituted, innermost first (a let's value may
     /// use the lets outside it), simplified (a dense vector index becomes a
-    /// ramp).
-    fn expand(&self, e: &Expr) -> Expr {
-        simplify(&self.0.iter().rev().fold(e.clone(), |e, (name, value)| substitute(name, value, &e)))
+    /// ramp); `None` if it grows past [`MAX_EXPANDED_INDEX_NODES`].
+    fn expand(&self, e: &Expr) -> Option<Expr> {
+        let mut out = e.clone();
+        for (name, value) in self.0.iter().rev() {
+            out = substitute(name, value, &out);
+            if node_count(&out) > MAX_EXPANDED_INDEX_NODES {
+                return None;
+            }
+        }
+        Some(simplify(&out))
     }
 }
 
@@ -306,7 +324,7 @@ struct Redirect<'a> {
 
 impl Redirect<'_> {
     fn offset_of(&self, index: &Expr) -> Expr {
-        let index = self.lets.expand(index);
+        let index = self.lets.expand(index).expect("every access of a promoted buffer was expanded");
         let k = self.slots.iter().position(|s| s.index == index).expect("every access of a promoted buffer is at a slot");
         self.offsets[k].clone()
     }

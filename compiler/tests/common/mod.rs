@@ -160,6 +160,25 @@ pub fn diamond_dag() -> Case {
     case2("diamond_dag", &out, vec![input_buffer("input", ScalarType::I16, &IN2, 20000)])
 }
 
+/// Three Funcs, each reading the one before at two offsets clamped to the
+/// image (the bounds of each are those of the next, twice, through a clamp:
+/// written out rather than named, they double with every Func), over an
+/// input smaller than the output, read clamped as well.
+pub fn clamped_chain() -> Case {
+    let (x, y) = vars();
+    let input = ImageParam::new("input", ScalarType::I32, 2);
+    let (w, h) = (input.width(), input.height());
+    let mut prev = Func::new("c0");
+    prev.define(&[&x, &y], input.at([clamp(x.expr(), 0, w.clone() - 1), clamp(y.expr(), 0, h.clone() - 1)]));
+    for k in 1..=3 {
+        let f = Func::new(&format!("c{k}"));
+        let at = |dx: i32, dy: i32| prev.at([clamp(&x + dx, 0, w.clone() - 1), clamp(&y + dy, 0, h.clone() - 1)]);
+        f.define(&[&x, &y], at(-1, 0) * 3 + at(1, 1));
+        prev = f;
+    }
+    case2("clamped_chain", &prev, vec![input_buffer("input", ScalarType::I32, &[(0, 16), (0, 12)], 50)])
+}
+
 pub fn float_math() -> Case {
     let (x, y) = vars();
     let input = ImageParam::new("input", ScalarType::F32, 2);
@@ -369,6 +388,7 @@ macro_rules! for_each_case {
             histogram,
             scan,
             diamond_dag,
+            clamped_chain,
             float_math,
             int_wrap,
             boundary,
@@ -393,6 +413,7 @@ pub fn all_cases() -> Vec<Case> {
         histogram(),
         scan(),
         diamond_dag(),
+        clamped_chain(),
         float_math(),
         int_wrap(),
         boundary(),
