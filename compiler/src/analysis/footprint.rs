@@ -11,7 +11,7 @@
 //! statements that touch the Func or input are visited. Each access adds the
 //! bounds of its coordinates ([`crate::analysis::interval`]) to the box.
 
-use crate::analysis::interval::{one_or_both, raw_bounds, Interval, Scope};
+use crate::analysis::interval::{one_or_both, raw_bounds, with_lets, Interval, Scope};
 use crate::ir::expr::{CallTarget, CmpOp, Expr, ExprNode, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::simplify::simplify;
@@ -53,17 +53,7 @@ pub fn box_touched_naming(s: &Stmt, access: Access<'_>, scope: &mut Scope, tag: 
 /// `i` with the named bounds it mentions defined around each end, as
 /// `let` expressions (innermost last, as they were named).
 fn with_named_bounds(i: Interval, named: &[(Name, Expr)]) -> Interval {
-    let close =
-        |e: Expr| {
-            named.iter().rev().fold(e, |body, (n, v)| {
-                if crate::ir::visit::expr_uses_var(&body, n) {
-                    Expr::let_in(n.clone(), v.clone(), body)
-                } else {
-                    body
-                }
-            })
-        };
-    Interval { min: i.min.map(close), max: i.max.map(close) }
+    Interval { min: i.min.map(|e| with_lets(e, named)), max: i.max.map(|e| with_lets(e, named)) }
 }
 
 /// An access whose coordinate has no finite range: the Func whose

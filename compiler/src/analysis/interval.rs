@@ -210,13 +210,14 @@ fn let_bounds(name: &Name, value: &Expr, body: &Expr, scope: &Scope) -> Interval
     let mut inner = scope.clone();
     inner.push(name.clone(), interval);
     let bi = raw_bounds(body, &inner);
-    let close = |e: Expr| {
-        named
-            .iter()
-            .rev()
-            .fold(e, |b, (n, v)| if crate::ir::visit::expr_uses_var(&b, n) { Expr::let_in(n.clone(), v.clone(), b) } else { b })
-    };
-    Interval { min: bi.min.map(close), max: bi.max.map(close) }
+    Interval { min: bi.min.map(|e| with_lets(e, &named)), max: bi.max.map(|e| with_lets(e, &named)) }
+}
+
+/// `e` inside `let` expressions defining those of `lets` (outermost first,
+/// each value free to name the ones before it) that it uses, directly or
+/// through another.
+pub(crate) fn with_lets(e: Expr, lets: &[(Name, Expr)]) -> Expr {
+    lets.iter().rev().fold(e, |b, (n, v)| if crate::ir::visit::expr_uses_var(&b, n) { Expr::let_in(n.clone(), v.clone(), b) } else { b })
 }
 
 fn cast_bounds(ty: Type, value: &Expr, scope: &Scope) -> Interval {

@@ -15,7 +15,7 @@ use super::context::{rewrite_matching, Context};
 use super::names::{required_max, required_min, stage_max, stage_min};
 use super::validate::FuncPlan;
 use crate::analysis::footprint::{box_touched, box_touched_naming, unbounded_access, Access};
-use crate::analysis::interval::{Interval, Scope};
+use crate::analysis::interval::{with_lets, Interval, Scope};
 use crate::error::{LowerError, UserError};
 use crate::ir::expr::{Expr, Name};
 use crate::ir::stmt::{Range, Stmt, StmtNode};
@@ -237,7 +237,7 @@ pub struct Footprint {
 /// and those regions.
 ///
 /// The lets at the top of `s` (the bounds of the Funcs computed at the
-/// root, moved out of their realizations) move out in front of the
+/// root) and the named interval ends of the boxes move out in front of the
 /// assertions, which name them; a footprint carries the ones it uses as
 /// `let` expressions. Written out instead, a chain of Funcs each reading
 /// its producer at two clamped offsets would double the region at every
@@ -255,11 +255,7 @@ pub fn check_buffers(s: &Stmt, inputs: &[(Name, usize)], outputs: &[FuncDef]) ->
         lets.extend(named);
         boxes.push((f.name.clone(), f.dims(), b, false));
     }
-    let closed = |e: &Expr| {
-        lets.iter()
-            .rev()
-            .fold(e.clone(), |body, (n, v)| if expr_uses_var(&body, n) { Expr::let_in(n.clone(), v.clone(), body) } else { body })
-    };
+    let closed = |e: &Expr| with_lets(e.clone(), &lets);
     let mut asserts = vec![];
     let mut footprints = vec![];
     for (buffer, dims, b, is_input) in boxes {
