@@ -68,6 +68,12 @@ pub struct BeamOptions {
     /// it; a user at the command line would rather wait for the better
     /// schedule.
     pub strict_budget: bool,
+    /// Not under a strict budget: the least time the one check past the
+    /// budget gets (it gets one more budget's time, and at least this), so
+    /// that a budget too small for any check still gets a checked answer
+    /// when one lowers in seconds, and a candidate that lowers for minutes
+    /// gives way to every Func at the root.
+    pub past_budget_check: Duration,
     /// Raised by the caller when it no longer wants the answer (a server
     /// that answered otherwise): the search stops at its next step, as at
     /// its deadline, and checks no more candidates.
@@ -121,6 +127,7 @@ impl Default for BeamOptions {
             nested: true,
             sliding: false,
             strict_budget: false,
+            past_budget_check: Duration::from_secs(10),
             abandon: None,
         }
     }

@@ -170,9 +170,11 @@ const FLAT_SEARCH_SHARE: f64 = 0.1;
 /// and its checks take the first `NESTED_CHECKS_SHARE` (85%) of it, the flat
 /// fallback the rest. It is exceeded only by the time to complete one
 /// candidate greedily and, when no check of the flat search finished in
-/// time, by one last check of its best candidate without a deadline (an
-/// answer must be legal), unless [`BeamOptions::strict_budget`] asks for
-/// every Func at the root instead. It fails only if the pipeline cannot
+/// time, by one last check of its best candidate with one more budget's
+/// time, at least [`BeamOptions::past_budget_check`] (an answer must be legal),
+/// unless [`BeamOptions::strict_budget`] asks for every Func at the root at
+/// once; when that check runs out of time too, every Func at the root is
+/// the answer. It fails only if the pipeline cannot
 /// be analysed or nothing runs at the estimates; a caller that raised
 /// [`BeamOptions::abandon`] gets [`Searched::Abandoned`]. When no candidate
 /// inlined or at the root runs (a Func too large to allocate whole), a
@@ -247,24 +249,41 @@ fn last_resort(pipeline: &PipelineDef, nested: &mut Rejected, options: &BeamOpti
         return None;
     }
     let unchecked = nested.unchecked.take()?;
-    let (schedule, state) = checked_without_deadline(pipeline, unchecked, nested)?;
+    let (schedule, state) = checked_past_budget(pipeline, unchecked, options, nested).ok()?;
     Some((schedule, state, LastResortPick::CheckedPastBudget))
 }
 
-/// `candidate` if it runs at the estimates, checked without a deadline (an
-/// answer must be legal); else `None`, its failure recorded in `rejected`.
-fn checked_without_deadline(
+/// `candidate` if it runs at the estimates, checked once more with one
+/// more budget's time, and at least [`BeamOptions::past_budget_check`] (an
+/// answer must be legal, and some candidates lower for minutes); else why not,
+/// the failure recorded in `rejected` and a check out of time counted
+/// there.
+fn checked_past_budget(
     pipeline: &PipelineDef,
     candidate: (Schedule, beam::State),
+    options: &BeamOptions,
     rejected: &mut Rejected,
-) -> Option<(Schedule, beam::State)> {
-    match check_at_estimates(pipeline, &candidate.0, &Limits::default()) {
-        Ok(_) => Some(candidate),
+) -> Result<(Schedule, beam::State), PastBudget> {
+    let limits = Limits { deadline: Some(Instant::now() + options.budget.max(options.past_budget_check)), ..Limits::default() };
+    match check_at_estimates(pipeline, &candidate.0, &limits) {
+        Ok(_) => Ok(candidate),
+        Err(EstimateError::Lower(LowerError::Deadline { .. })) => {
+            rejected.timed_out += 1;
+            Err(PastBudget::TimedOut)
+        }
         Err(e) => {
             rejected.failed.get_or_insert((e, candidate.0));
-            None
+            Err(PastBudget::Failed)
         }
     }
+}
+
+/// Why a check past the budget gave no answer.
+enum PastBudget {
+    /// It ran out of its time too.
+    TimedOut,
+    /// The candidate does not run at the estimates.
+    Failed,
 }
 
 /// The first nested candidate whose lowered code allocates far more than
@@ -304,7 +323,7 @@ impl Rejected {
     }
 
     fn into_error(self) -> SearchError {
-        let (error, rejected) = self.failed.expect("a flat search whose checks ran out of time checks one candidate without a deadline");
+        let (error, rejected) = self.failed.expect("a flat search whose checks all ran out of time answers every Func at the root or records the failure of its check past the budget");
         SearchError::NoLegalSchedule { error, schedule: Box::new(rejected) }
     }
 }
@@ -313,8 +332,9 @@ impl Rejected {
 /// until `check_deadline`, taking the first that runs there (and, for a
 /// nested search, allocates what the model priced). With `must_answer`,
 /// when every check ran out of time, the best candidate is checked once
-/// more without a deadline (or, under a strict budget, every Func at the
-/// root is the answer: [`Reason::RootUnchecked`]).
+/// more past the budget (`checked_past_budget`), and when that runs out of
+/// time too (or, under a strict budget, at once), every Func at the root is
+/// the answer: [`Reason::RootUnchecked`].
 fn checked_search(
     dag: &Dag,
     pipeline: &PipelineDef,
@@ -355,6 +375,7 @@ fn checked_search(
                     }
                 },
                 Err(EstimateError::Lower(LowerError::Deadline { .. })) => {
+                    tracing::debug!(%schedule, "candidate's check ran out of time");
                     rejected.timed_out += 1;
                     rejected.unchecked.get_or_insert_with(|| (schedule, state.clone()));
                 }
@@ -375,12 +396,19 @@ fn checked_search(
     let mut reason = Reason::Searched;
     let answer_unchecked = chosen.is_none() && must_answer && !options.abandoned();
     if let Some((schedule, state)) = rejected.unchecked.take_if(|_| answer_unchecked) {
-        if options.strict_budget {
-            let roots = beam::all_at_root(dag, model);
-            chosen = Some((apply::to_schedule(dag, &roots.root), roots));
-            reason = Reason::RootUnchecked { nested: None, timed_out: rejected.timed_out };
+        let past_budget = if options.strict_budget {
+            Err(PastBudget::TimedOut)
         } else {
-            chosen = checked_without_deadline(pipeline, (schedule, state), &mut rejected);
+            checked_past_budget(pipeline, (schedule, state), options, &mut rejected)
+        };
+        match past_budget {
+            Ok(candidate) => chosen = Some(candidate),
+            Err(PastBudget::TimedOut) => {
+                let roots = beam::all_at_root(dag, model);
+                chosen = Some((apply::to_schedule(dag, &roots.root), roots));
+                reason = Reason::RootUnchecked { nested: None, timed_out: rejected.timed_out };
+            }
+            Err(PastBudget::Failed) => {}
         }
     }
     let check_seconds = checking.elapsed().as_secs_f64();

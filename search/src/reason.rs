@@ -24,9 +24,11 @@ pub enum Reason {
         /// Why the nested search's candidates were turned down.
         nested: Rejection,
     },
-    /// Under a strict budget ([`crate::BeamOptions::strict_budget`]), no
-    /// legality check of the flat search finished in time (`timed_out` ran
-    /// out of it): every Func at the root, vectorized where a vector fits,
+    /// No legality check of the flat search finished in time (`timed_out`
+    /// ran out of it; under a strict budget,
+    /// [`crate::BeamOptions::strict_budget`], the best candidate is not
+    /// checked again past the budget, else it ran out of one more budget's
+    /// time too): every Func at the root, vectorized where a vector fits,
     /// which runs unchecked. `nested`: why the nested search's candidates
     /// were turned down before, when it ran.
     RootUnchecked {
@@ -184,8 +186,8 @@ impl fmt::Display for Mispricing {
 pub enum LastResortPick {
     /// The best that runs at the estimates, though mispriced as it says.
     Mispriced(Mispricing),
-    /// The best whose check ran out of time, checked again without a
-    /// deadline (an answer must be legal).
+    /// The best whose check ran out of time, checked again with one more
+    /// budget's time (an answer must be legal).
     CheckedPastBudget,
 }
 

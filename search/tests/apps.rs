@@ -108,7 +108,8 @@ fn pyramids_allocate_what_the_model_priced() {
 /// A budget too small for any check to finish (lowering interpolate's
 /// nests at the paper size takes seconds): every check stops at its
 /// deadline, and the answer is still a legal schedule, from the flat
-/// search's best candidate checked once more without a deadline.
+/// search's best candidate checked once more past the budget (at least
+/// `BeamOptions::past_budget_check`).
 #[test]
 fn checks_that_outlast_the_budget_still_give_a_legal_schedule() {
     let app = apps::build("interpolate", Size::Paper, &target()).unwrap();
@@ -140,6 +141,26 @@ fn a_strict_budget_answers_every_func_at_the_root_when_no_check_finishes() {
     assert!(result.predicted_seconds > 0.0 && !result.per_stage.is_empty());
     // Generous for a loaded CI machine: without the strict budget this
     // call takes seconds (one check of interpolate's nest at paper size).
+    assert!(took < Duration::from_millis(500), "{took:?}");
+    compiler::check_at_estimates(&p, &result.schedule, &compiler::schedule::legality::Limits::default()).expect("runs at the estimates");
+}
+
+/// Not under a strict budget, the one check past the budget is bounded
+/// too: a candidate that would lower for minutes (some do) gives way to
+/// every Func at the root once that check runs out of its time as well
+/// (here 1 ms, where interpolate's nest takes seconds).
+#[test]
+fn the_check_past_the_budget_gives_way_to_every_func_at_the_root_when_it_runs_out() {
+    let app = apps::build("interpolate", Size::Paper, &target()).unwrap();
+    let p = app.pipeline_estimated_as_run();
+    let mut model = Analytical::new(Machine::typical(target().threads));
+    let bounded = BeamOptions { past_budget_check: Duration::from_millis(1), ..options(8, 1) };
+    let started = std::time::Instant::now();
+    let result = autoschedule(&p, &target(), &mut model, &bounded, 0).expect("a schedule").answer().expect("not abandoned");
+    let took = started.elapsed();
+    // One timed-out check of the nested search's and of the flat search's,
+    // and the one past the budget.
+    assert!(matches!(&result.reason, Reason::RootUnchecked { timed_out: 2.., .. }), "{}", result.reason);
     assert!(took < Duration::from_millis(500), "{took:?}");
     compiler::check_at_estimates(&p, &result.schedule, &compiler::schedule::legality::Limits::default()).expect("runs at the estimates");
 }

@@ -216,8 +216,21 @@ fn let_bounds(name: &Name, value: &Expr, body: &Expr, scope: &Scope) -> Interval
 /// `e` inside `let` expressions defining those of `lets` (outermost first,
 /// each value free to name the ones before it) that it uses, directly or
 /// through another.
+///
+/// One walk of `e` and of each let it needs, innermost first, whatever the
+/// number of lets: testing each let against the expression wrapped so far
+/// walked that growing expression once per let, quadratic in a long chain
+/// of bounds.
 pub(crate) fn with_lets(e: Expr, lets: &[(Name, Expr)]) -> Expr {
-    lets.iter().rev().fold(e, |b, (n, v)| if crate::ir::visit::expr_uses_var(&b, n) { Expr::let_in(n.clone(), v.clone(), b) } else { b })
+    let mut needed = crate::ir::visit::free_vars(&e);
+    let mut used = vec![];
+    for (n, v) in lets.iter().rev() {
+        if needed.remove(n) {
+            needed.extend(crate::ir::visit::free_vars(v));
+            used.push((n, v));
+        }
+    }
+    used.into_iter().fold(e, |b, (n, v)| Expr::let_in(n.clone(), v.clone(), b))
 }
 
 fn cast_bounds(ty: Type, value: &Expr, scope: &Scope) -> Interval {

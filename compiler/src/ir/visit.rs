@@ -464,6 +464,13 @@ impl Visitor for FreeVars {
     }
 }
 
+/// The names of the variables `e` mentions.
+pub fn free_vars(e: &Expr) -> HashSet<Name> {
+    let mut fv = FreeVars::default();
+    fv.visit_expr(e);
+    fv.names
+}
+
 /// Whether `e` mentions the variable `name`.
 pub fn expr_uses_var(e: &Expr, name: &str) -> bool {
     let mut fv = FreeVars::default();
