@@ -3,9 +3,10 @@
 //! (Correctness only: the held-out half is never timed outside its report.)
 //! In a binary of its own, so that no other test loads the machine while
 //! its searches run: under load a search's legality checks reach their
-//! deadlines, and one run that shared the cores spent over 9 minutes and 3
-//! GB lowering one candidate (chains of clamped reads lower in time
-//! exponential in their length: docs/notebook/suite.md).
+//! deadlines and the schedules differ. (One run that shared the cores once
+//! spent over 9 minutes and 3 GB lowering one candidate, when chains of
+//! clamped reads lowered in time exponential in their length; see
+//! docs/notebook/suite.md and compiler/tests/lowering_scale.rs.)
 
 mod common;
 

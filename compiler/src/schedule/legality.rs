@@ -15,11 +15,9 @@
 //! candidate it would return, and random schedules use it, so that "legal"
 //! means "runs".
 
-use crate::analysis::interval::{bounds_of, Interval, Scope};
 use crate::error::LowerError;
-use crate::ir::expr::{BinOp, Expr, ExprNode, Name};
-use crate::ir::stmt::{Stmt, StmtNode};
-use crate::ir::visit::{node_count, substitute_map, substitute_map_stmt};
+use crate::ir::expr::{Expr, Name};
+use crate::ir::visit::substitute_map_stmt;
 use crate::lang::pipeline::{buffer_vars, Estimate, PipelineDef};
 use crate::lower::{lower_with, LowerOptions, Lowered};
 use crate::schedule::{resolve_stage, Schedule, SplitRecord, TailStrategy};
@@ -237,8 +235,7 @@ pub fn check_at_estimates(p: &PipelineDef, s: &Schedule, limits: &Limits) -> Res
         }
     }
     let stmt = substitute_map_stmt(&fields, &lowered.stmt);
-    let mut allocations = vec![];
-    largest_allocations(&stmt, &mut Scope::default(), &mut HashMap::new(), &mut allocations);
+    let allocations = super::allocations::largest_allocations(&stmt);
     let mut sized = vec![];
     for (func, bytes) in allocations {
         match bytes {
@@ -342,76 +339,5 @@ fn over_computing_splits(s: &Schedule) -> String {
         String::new()
     } else {
         format!(" (splits that may compute past their region: {})", suspects.join("; "))
-    }
-}
-
-/// Let values that expand to more than this many nodes stay behind their
-/// name, which then ranges over the value's interval.
-const MAX_EXPANDED_NODES: usize = 400;
-
-/// `e` with the lets' values in place of their names, simplified.
-fn expanded(e: &Expr, lets: &HashMap<Name, Expr>) -> Expr {
-    simplify(&substitute_map(lets, e))
-}
-
-/// The largest value of an allocation's `size`, a product of extents:
-/// each factor bounded on its own and the bounds multiplied in 64 bits
-/// (saturating), as folding the product in the 32-bit index type would
-/// wrap past 2^31 elements; `None` when a factor has no bound.
-fn largest_elements(size: &Expr, scope: &Scope, lets: &HashMap<Name, Expr>) -> Option<u64> {
-    if let ExprNode::Binary { op: BinOp::Mul, a, b } = size.node() {
-        return Some(largest_elements(a, scope, lets)?.saturating_mul(largest_elements(b, scope, lets)?));
-    }
-    bounds_of(&expanded(size, lets), scope).max.and_then(|m| simplify(&m).as_int()).map(|n| n.max(0) as u64)
-}
-
-/// The most bytes each `Allocate` of `s` can take, with enclosing loop
-/// variables ranging over their intervals (`None`: unbounded). Lets stand
-/// for their values, expanded (up to [`MAX_EXPANDED_NODES`]) and
-/// simplified, so that the bounds of a region cancel in its extent: an
-/// extent `max - min + 1` whose ends move together with a loop is as
-/// large as one iteration's, not the distance the loop moves them.
-fn largest_allocations(s: &Stmt, scope: &mut Scope, lets: &mut HashMap<Name, Expr>, out: &mut Vec<(Name, Option<u64>)>) {
-    match s.node() {
-        StmtNode::For { name, min, extent, body, .. } => {
-            let (min, extent) = (expanded(min, lets), expanded(extent, lets));
-            let (lo, hi) = (bounds_of(&min, scope), bounds_of(&(min + extent - 1), scope));
-            let shadowed = lets.remove(name);
-            scope.push(name.clone(), Interval { min: lo.min, max: hi.max });
-            largest_allocations(body, scope, lets, out);
-            scope.pop(name);
-            if let Some(v) = shadowed {
-                lets.insert(name.clone(), v);
-            }
-        }
-        StmtNode::LetStmt { name, value, body } => {
-            let value = expanded(value, lets);
-            if node_count(&value) <= MAX_EXPANDED_NODES {
-                let shadowed = lets.insert(name.clone(), value);
-                largest_allocations(body, scope, lets, out);
-                match shadowed {
-                    Some(v) => lets.insert(name.clone(), v),
-                    None => lets.remove(name),
-                };
-            } else {
-                let shadowed = lets.remove(name);
-                scope.push(name.clone(), bounds_of(&value, scope));
-                largest_allocations(body, scope, lets, out);
-                scope.pop(name);
-                if let Some(v) = shadowed {
-                    lets.insert(name.clone(), v);
-                }
-            }
-        }
-        StmtNode::Allocate { buffer, ty, size, body } => {
-            let bytes = largest_elements(size, scope, lets).map(|n| n.saturating_mul(ty.scalar.bytes() as u64));
-            out.push((buffer.clone(), bytes));
-            largest_allocations(body, scope, lets, out);
-        }
-        _ => {
-            for child in crate::ir::visit::stmt_children(s).1 {
-                largest_allocations(&child, scope, lets, out);
-            }
-        }
     }
 }

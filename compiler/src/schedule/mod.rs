@@ -8,6 +8,7 @@
 //! [`crate::schedule::text`]. [`resolve_stage`] replays a stage's directives
 //! into the final loop order that lowering builds.
 
+pub mod allocations;
 pub mod legality;
 pub mod random;
 pub mod text;
