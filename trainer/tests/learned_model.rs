@@ -37,6 +37,26 @@ fn evaluate_agrees_with_the_training_path() {
     assert!(costs[1].per_stage.iter().map(|(s, _)| *s).eq(schedules[1].keys()));
 }
 
+/// A batch larger than one forward pass (over 1,024 rows) is priced in
+/// several, each candidate as it is alone.
+#[test]
+fn a_batch_of_several_passes_prices_each_candidate_as_alone() {
+    tch::set_num_threads(1);
+    let dag = dag(&pipeline(5, 7));
+    let schedules = candidates(&dag, 400);
+    assert!(schedules.len() * dag.stages.len() > 2 * 1024, "{} candidates of {} stages", schedules.len(), dag.stages.len());
+    let mut model = LearnedModel::new(CostNetwork::random(3, 4), "test");
+    model.set_pipeline(&dag);
+    let batch: Vec<&StageFeatures> = schedules.iter().collect();
+    let costs = model.evaluate(&batch);
+    assert_eq!(costs.len(), schedules.len());
+    for (cost, features) in costs.iter().zip(&schedules) {
+        let alone = &model.evaluate(&[features])[0];
+        assert!(cost.per_stage.iter().map(|(s, _)| *s).eq(alone.per_stage.iter().map(|(s, _)| *s)));
+        assert!((cost.total - alone.total).abs() <= 1e-5 * alone.total.abs().max(1e-12), "{} vs {}", cost.total, alone.total);
+    }
+}
+
 #[test]
 fn a_model_without_a_pipeline_prices_nothing_as_cheap() {
     let model = LearnedModel::new(CostNetwork::random(1, 0), "none");
