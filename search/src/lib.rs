@@ -206,7 +206,13 @@ pub fn autoschedule(
         return Ok(Searched::Abandoned);
     }
     let left = end.saturating_duration_since(Instant::now());
-    let flat = BeamOptions { nested: false, budget: left.min(options.budget.mul_f64(FLAT_SEARCH_SHARE)), ..options.clone() };
+    // Its check past the budget gets the whole budget's time, not its share.
+    let flat = BeamOptions {
+        nested: false,
+        budget: left.min(options.budget.mul_f64(FLAT_SEARCH_SHARE)),
+        past_budget_check: options.past_budget_check.max(options.budget),
+        ..options.clone()
+    };
     let mut result = match checked_search(&dag, pipeline, model, &flat, end, true, top_k) {
         Ok(mut result) => {
             result.reason = match result.reason {
