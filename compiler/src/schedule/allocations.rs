@@ -19,7 +19,7 @@ use crate::ir::expr::{BinOp, Expr, ExprNode, Name};
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::ir::types::ScalarType;
 use crate::ir::value::Scalar;
-use crate::ir::visit::{node_count, substitute_map, FreeVars, Visitor};
+use crate::ir::visit::{free_vars, node_count, substitute_map};
 use crate::simplify::simplify;
 use std::collections::{HashMap, HashSet};
 
@@ -169,12 +169,6 @@ fn factors(size: &Expr) -> Vec<Expr> {
         ExprNode::Binary { op: BinOp::Mul, a, b } => factors(a).into_iter().chain(factors(b)).collect(),
         _ => vec![size.clone()],
     }
-}
-
-fn free_vars(e: &Expr) -> HashSet<Name> {
-    let mut fv = FreeVars::default();
-    fv.visit_expr(e);
-    fv.names.into_iter().collect()
 }
 
 struct Run {
