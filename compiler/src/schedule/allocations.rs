@@ -38,10 +38,14 @@ const MAX_EXPANDED_NODES: usize = 400;
 
 /// Each `Allocate` of `s` (whose buffer fields and params are constants),
 /// in statement order, with the most bytes it can take (`None`: unbounded).
+/// The walk recurses once per nested statement (a long pipeline lowers to
+/// thousands of nested lets), so it runs on a large stack.
 pub fn largest_allocations(s: &Stmt) -> Vec<(Name, Option<u64>)> {
-    let mut w = Walk { scope: Scope::default(), lets: HashMap::new(), path: vec![], out: vec![] };
-    w.stmt(s);
-    w.out
+    crate::stack::on_large_stack(|| {
+        let mut w = Walk { scope: Scope::default(), lets: HashMap::new(), path: vec![], out: vec![] };
+        w.stmt(s);
+        w.out
+    })
 }
 
 /// A loop or let between the root and an allocation, outermost first.
@@ -275,5 +279,25 @@ impl EvalContext for Constants {
 
     fn load(&mut self, _: &Name, _: Val, _: ScalarType) -> Result<Val, ()> {
         Err(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::stmt::ForKind;
+    use crate::ir::types::Type;
+
+    /// A long pipeline lowers to thousands of nested lets; the walk must
+    /// not run out of a test thread's (default, small) stack on them.
+    #[test]
+    fn an_allocation_under_thousands_of_nested_lets_is_sized() {
+        let size = Expr::var("x", Type::i32()) + 2;
+        let mut s = Stmt::new(StmtNode::Allocate { buffer: "tile".into(), ty: Type::f32(), size, body: Stmt::no_op() });
+        s = Stmt::for_loop("x", Expr::i32(0), Expr::i32(10), ForKind::Serial, s);
+        for i in 0..20_000 {
+            s = Stmt::let_stmt(format!("t{i}"), Expr::i32(i), s);
+        }
+        assert_eq!(largest_allocations(&s), vec![(Name::from("tile"), Some(11 * 4))]);
     }
 }
