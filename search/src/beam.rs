@@ -277,14 +277,7 @@ impl Searcher<'_> {
     fn initial(&self) -> State {
         let root = Arc::new(LoopNest::root());
         let hash = structural_hash(&root, usize::MAX);
-        State {
-            root,
-            decisions: 0,
-            cost: Cost { total: 0.0, per_stage: Default::default() },
-            features: Default::default(),
-            chains: Default::default(),
-            hash,
-        }
+        State { root, decisions: 0, cost: Cost::of_stages(vec![]), features: Default::default(), chains: Default::default(), hash }
     }
 
     /// One pass of `kind`.

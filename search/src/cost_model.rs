@@ -22,6 +22,17 @@ pub struct Cost {
     pub total: f64,
     /// By stage, in stage order.
     pub per_stage: Vec<(StageIdx, f64)>,
+    /// How far the members of an ensemble disagree on `total`: the standard
+    /// deviation of the natural logarithms of their predictions (0.1: about
+    /// 10% apart); `None` for a model that is not an ensemble.
+    pub disagreement: Option<f64>,
+}
+
+impl Cost {
+    /// The sum of these stages' costs (no ensemble: no disagreement).
+    pub fn of_stages(per_stage: Vec<(StageIdx, f64)>) -> Cost {
+        Cost { total: per_stage.iter().map(|(_, c)| c).sum(), per_stage, disagreement: None }
+    }
 }
 
 /// A cost model: pipeline features once, then batches of candidates.
@@ -198,9 +209,7 @@ impl CostModel for Analytical {
         batch
             .par_iter()
             .map(|features| {
-                let per_stage: Vec<(StageIdx, f64)> =
-                    features.shared().map(|(s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second)).collect();
-                Cost { total: per_stage.iter().map(|(_, c)| c).sum(), per_stage }
+                Cost::of_stages(features.shared().map(|(s, f)| (s, self.stage_cycles(s, f) / self.machine.cycles_per_second)).collect())
             })
             .collect()
     }
@@ -239,8 +248,7 @@ impl CostModel for RandomModel {
                     }
                 }
                 let mut rng = ChaCha8Rng::seed_from_u64(h);
-                let per_stage: Vec<(StageIdx, f64)> = features.keys().map(|s| (s, rng.random::<f64>())).collect();
-                Cost { total: per_stage.iter().map(|(_, c)| c).sum(), per_stage }
+                Cost::of_stages(features.keys().map(|s| (s, rng.random::<f64>())).collect())
             })
             .collect()
     }

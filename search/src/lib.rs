@@ -134,6 +134,9 @@ pub struct AutoSchedule {
     pub schedule: Schedule,
     /// Its runtime as the cost model predicts it, in seconds.
     pub predicted_seconds: f64,
+    /// How far an ensemble's members disagree on that prediction
+    /// ([`cost_model::Cost::disagreement`]); `None` for a model that is not one.
+    pub disagreement: Option<f64>,
     /// The schedule features of the chosen loop nest, by stage (what a
     /// training sample of this schedule records).
     pub features: std::sync::Arc<featurize::StageFeatures>,
@@ -488,6 +491,7 @@ fn explained(dag: &Dag, model: &dyn CostModel, schedule: Schedule, state: &beam:
     AutoSchedule {
         schedule,
         predicted_seconds: state.cost.total,
+        disagreement: state.cost.disagreement,
         features: state.features.clone(),
         per_stage,
         alternatives: vec![],

@@ -375,6 +375,7 @@ fn reply(a: &AutoSchedule, job: &Job, fingerprint: proto::Fingerprint, why: Stri
         schedule: Some(v1::Schedule::from(&a.schedule)),
         schedule_text: schedule_to_text(&a.schedule),
         predicted_seconds: a.predicted_seconds,
+        disagreement: a.disagreement,
         per_stage: a.per_stage.iter().map(|s| v1::StageCost { func: s.func.clone(), stage: s.stage as u32, seconds: s.seconds }).collect(),
         alternatives: a
             .alternatives

@@ -122,6 +122,7 @@ async fn a_schedule_parses_checks_and_carries_the_clients_fingerprint() {
     assert_eq!(reply.pipeline_fingerprint, proto::fingerprint(&p).unwrap().0.to_vec());
     assert!(reply.predicted_seconds > 0.0 && !reply.per_stage.is_empty());
     assert!(reply.model.starts_with("analytical"), "{}", reply.model);
+    assert_eq!(reply.disagreement, None, "the analytical model is not an ensemble");
     // Why the schedule is this one goes as data, and in words unless it is
     // the search's best.
     let kind = reply.reason.as_ref().map_or(v1::ReasonKind::Unspecified, |r| r.kind());
@@ -474,6 +475,9 @@ async fn a_weights_file_given_to_the_server_ranks_the_calls() {
     let mut c = client(server.addr).await;
     let reply = call(&mut c, request(&pipeline(5, 3, 96), 300, 8), Duration::from_secs(30)).await.unwrap();
     assert!(reply.model.starts_with("learned weights") && reply.model.contains("epyc-7cd6cd16125da94a.weights"), "{}", reply.model);
+    // The shipped weights are an ensemble: the reply says how far its
+    // members disagree on the pick.
+    assert!(reply.disagreement.is_some_and(|d| d.is_finite() && d > 0.0), "{:?}", reply.disagreement);
     let versioned = ScheduleRequest { weights_version: Some(1), ..request(&pipeline(5, 3, 96), 300, 8) };
     let status = call(&mut c, versioned, Duration::from_secs(30)).await.unwrap_err();
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");

@@ -12,6 +12,7 @@
 use crate::inputs::{PipelineInputs, ScheduleRow};
 use crate::network::CostNetwork;
 use crate::train::to_f64s;
+use crate::trust::disagreement;
 use crate::weights::{WeightsError, WeightsFile};
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use featurizer::{Dag, StageIdx};
@@ -66,7 +67,7 @@ impl LearnedModel {
 }
 
 fn unpriced(batch: &[&StageFeatures]) -> Vec<Cost> {
-    batch.iter().map(|f| Cost { total: f64::INFINITY, per_stage: f.keys().map(|s| (s, f64::INFINITY)).collect() }).collect()
+    batch.iter().map(|f| Cost::of_stages(f.keys().map(|s| (s, f64::INFINITY)).collect())).collect()
 }
 
 impl CostModel for LearnedModel {
@@ -102,7 +103,7 @@ const MAX_ROWS_PER_PASS: usize = 1024;
 fn evaluate_chunk(network: &CostNetwork, pipeline: &PipelineInputs, batch: &[&StageFeatures]) -> Vec<Cost> {
     let placed: BTreeSet<StageIdx> = batch.iter().flat_map(|f| f.keys()).collect();
     if placed.is_empty() {
-        return batch.iter().map(|_| Cost { total: 0.0, per_stage: vec![] }).collect();
+        return batch.iter().map(|_| Cost::of_stages(vec![])).collect();
     }
     let stages: Vec<usize> = placed.iter().map(|s| s.index()).filter(|&s| s < pipeline.stages()).collect();
     if stages.len() != placed.len() {
@@ -113,17 +114,24 @@ fn evaluate_chunk(network: &CostNetwork, pipeline: &PipelineInputs, batch: &[&St
         batch.iter().flat_map(|f| placed.iter().map(move |s| f.get(s).map_or(unplaced, |f| f.to_array().map(|v| v as f32)))).collect();
     let rows: Vec<&ScheduleRow> = all_rows.iter().collect();
     let input = pipeline.network_input(&stages, &rows);
-    let per_stage = tch::no_grad(|| network.forward(&input).per_stage);
-    let Ok(seconds) = to_f64s(&per_stage) else {
+    let output = tch::no_grad(|| network.forward(&input));
+    let (Ok(seconds), Ok(member_seconds)) = (to_f64s(&output.per_stage), to_f64s(&output.member_per_stage)) else {
         return unpriced(batch);
     };
+    let members = member_seconds.len() / seconds.len().max(1);
     batch
         .iter()
+        .enumerate()
         .zip(seconds.chunks_exact(stages.len()))
-        .map(|(features, row)| {
+        .map(|((i, features), row)| {
+            let own: Vec<bool> = placed.iter().map(|s| features.contains_key(s)).collect();
             let per_stage: Vec<(StageIdx, f64)> =
-                placed.iter().zip(row).filter(|(s, _)| features.contains_key(s)).map(|(&s, &v)| (s, v)).collect();
-            Cost { total: per_stage.iter().map(|(_, c)| c).sum(), per_stage }
+                placed.iter().zip(row).zip(&own).filter(|(_, &o)| o).map(|((&s, &v), _)| (s, v)).collect();
+            let member_totals = (0..members).map(|m| {
+                let at = (m * batch.len() + i) * stages.len();
+                member_seconds[at..at + stages.len()].iter().zip(&own).filter(|(_, &o)| o).map(|(v, _)| v).sum::<f64>()
+            });
+            Cost { disagreement: disagreement(member_totals), ..Cost::of_stages(per_stage) }
         })
         .collect()
 }

@@ -43,6 +43,7 @@ pub mod plot;
 pub mod retrain;
 pub mod terms;
 pub mod train;
+pub mod trust;
 pub mod weights;
 
 pub use choose::{choose_model, choose_network, ChooseError, Chosen, ChosenNetwork};

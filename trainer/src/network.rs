@@ -162,6 +162,8 @@ pub struct NetworkOutput {
     /// `[members, batch]` each member's predicted seconds (what the loss
     /// trains).
     pub member_totals: Tensor,
+    /// `[members, batch, stages]` each member's predicted seconds per stage.
+    pub member_per_stage: Tensor,
     /// `[members, batch, stages, 32]` the coefficients before their ReLU
     /// (the loss keeps them from going negative for good).
     pub conv1_preactivation: Tensor,
@@ -389,6 +391,6 @@ impl CostNetwork {
         let member_totals = member_per_stage.sum_dim_intlist(2, false, Kind::Float);
         let per_stage = member_per_stage.mean_dim(0, false, Kind::Float);
         let total = member_totals.mean_dim(0, false, Kind::Float);
-        NetworkOutput { per_stage, total, member_totals, conv1_preactivation }
+        NetworkOutput { per_stage, total, member_totals, member_per_stage, conv1_preactivation }
     }
 }

@@ -57,6 +57,37 @@ fn a_batch_of_several_passes_prices_each_candidate_as_alone() {
     }
 }
 
+/// An ensemble's cost says how far its members disagree: the standard
+/// deviation of the logarithms of what each member alone predicts for the
+/// stages the candidate placed, partial candidates too; one member has no
+/// disagreement.
+#[test]
+fn an_ensembles_disagreement_is_that_of_its_members_alone() {
+    tch::set_num_threads(1);
+    let dag = dag(&pipeline(5, 7));
+    let schedules = candidates(&dag, 8);
+    let partial: StageFeatures = schedules[0].iter().take(2).collect();
+    let batch: Vec<&StageFeatures> = schedules.iter().chain([&partial]).collect();
+    let network = CostNetwork::random(3, 5);
+    let members: Vec<LearnedModel> = (0..3)
+        .map(|k| {
+            let mut m = LearnedModel::new(network.member(k).expect("a member"), "member");
+            m.set_pipeline(&dag);
+            m
+        })
+        .collect();
+    let mut model = LearnedModel::new(network, "ensemble");
+    model.set_pipeline(&dag);
+    let alone: Vec<Vec<f64>> = members.iter().map(|m| m.evaluate(&batch).iter().map(|c| c.total).collect()).collect();
+    for (i, cost) in model.evaluate(&batch).iter().enumerate() {
+        let want = trainer::trust::disagreement(alone.iter().map(|a| a[i])).expect("three members");
+        let got = cost.disagreement.expect("an ensemble's cost has a disagreement");
+        assert!((got - want).abs() <= 1e-4 * want.max(1e-3), "candidate {i}: {got} vs {want}");
+    }
+    assert!(model.evaluate(&batch).iter().any(|c| c.disagreement.unwrap() > 0.0), "members of different starting weights differ");
+    assert_eq!(members[0].evaluate(&batch)[0].disagreement, None);
+}
+
 #[test]
 fn a_model_without_a_pipeline_prices_nothing_as_cheap() {
     let model = LearnedModel::new(CostNetwork::random(1, 0), "none");

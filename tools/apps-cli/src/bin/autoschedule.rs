@@ -73,6 +73,9 @@ struct Args {
 /// Prints a predicted runtime and each stage's share of it.
 fn print_prediction(priced: &search::AutoSchedule) {
     println!("predicted runtime: {:.3} ms ({} model)", priced.predicted_seconds * 1e3, priced.model);
+    if let Some(d) = priced.disagreement {
+        println!("the ensemble's members disagree by {d:.3} (standard deviation of the logarithms of their predictions)");
+    }
     println!("\nper stage:");
     for s in &priced.per_stage {
         let share = 100.0 * s.seconds / priced.predicted_seconds.max(f64::MIN_POSITIVE);

@@ -14,7 +14,7 @@ use trainer::metrics::{accuracy_by_gap, analytical_predictions, evaluate, metric
 use trainer::network::MAX_MEMBERS;
 use trainer::plot::charts;
 use trainer::retrain::{retrain, scaled_to_fit, RetrainOptions, ScaleFit, Start, DEFAULT_MEMBERS, DEFAULT_RANKING_WEIGHT};
-use trainer::{CostNetwork, Dataset, WeightsFile};
+use trainer::{CostNetwork, Dataset, StoredPipeline, WeightsFile};
 
 #[derive(Parser)]
 #[command(about = "Retrain, evaluate and manage the learned cost model's weights in a training store")]
@@ -279,7 +279,35 @@ fn run_evaluate(EvaluateArgs { which, worst, by_gap }: EvaluateArgs) -> Result<(
     if worst > 0 {
         print_worst(&db, &learned, &analytical, worst)?;
     }
+    if network.members() > 1 {
+        print_guard(&network, &dataset.held_out, &learned, &analytical)?;
+    }
 
+    Ok(())
+}
+
+/// The members' disagreement on the held-out pipelines' every-Func-at-the-root
+/// schedules, and what answering from the analytical model above each
+/// quantile of it would have done to the picks.
+fn print_guard(network: &CostNetwork, held_out: &[StoredPipeline], learned: &[Predictions], analytical: &[Predictions]) -> Result<()> {
+    let disagreements: Vec<f64> = held_out.iter().map(|p| trainer::trust::root_disagreement(network, &p.dag).unwrap_or(0.0)).collect();
+    let quantiles = [0.5, 0.75, 0.9, 0.95, 0.99];
+    let thresholds: Vec<f64> = quantiles.iter().map(|&q| trainer::trust::quantile(&disagreements, q)).collect();
+    println!(
+        "the members' disagreement on each held-out pipeline's every-Func-at-the-root schedule, and the analytical model's picks above it"
+    );
+    println!("{:<10} {:>9} {:>6} {:>15} {:>24}", "quantile", "threshold", "above", "mean regret", "above: learned / analytical");
+    for (q, o) in quantiles.iter().zip(trainer::trust::by_threshold(&disagreements, learned, analytical, &thresholds)) {
+        println!(
+            "{:<10} {:>9.3} {:>6} {:>7.3} -> {:.3} {:>13.3} / {:.3}",
+            q, o.threshold, o.above, o.learned_regret, o.guarded_regret, o.above_regret.0, o.above_regret.1
+        );
+    }
+    let per_sample = held_out.iter().map(|p| trainer::trust::sample_disagreements(network, &p.samples)).collect::<Result<Vec<_>, _>>()?;
+    println!("mean regret with each pipeline's samples ranked by the prediction times e^(k x the members' disagreement on the sample)");
+    for k in [0.0, 0.25, 0.5, 1.0, 2.0] {
+        println!("  k = {k:<4}  {:.3}", trainer::trust::pessimistic_regret(learned, &per_sample, k));
+    }
     Ok(())
 }
 

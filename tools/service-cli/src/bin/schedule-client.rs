@@ -67,6 +67,9 @@ struct Args {
 fn print(reply: &ScheduleReply, expected: &proto::Fingerprint) {
     println!("{}", reply.schedule_text.trim_end());
     println!("\npredicted: {:.6} ms   model: {}", reply.predicted_seconds * 1e3, reply.model);
+    if let Some(d) = reply.disagreement {
+        println!("the ensemble's members disagree by {d:.3} (standard deviation of the logarithms of their predictions)");
+    }
     for s in &reply.per_stage {
         println!("  {:>10.6} ms  {} stage {}", s.seconds * 1e3, s.func, s.stage);
     }
