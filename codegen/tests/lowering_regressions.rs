@@ -51,7 +51,7 @@ fn agree(p: &PipelineDef, s: &Schedule, inputs: &Inputs, output: &str, region: &
 
 /// `vl(x, t) = input(clamp(x, 0, 15)); vl(x, 0) += 1`, and an output whose
 /// index into `vl` depends on the values of `fh`, a Func with an inline
-/// reduction (the helper Func `sum$0`): the bounds of `vl` read `fh`.
+/// reduction (the helper Func `fh_sum`): the bounds of `vl` read `fh`.
 fn value_dependent_bounds() -> (PipelineDef, Inputs) {
     let (x, t) = (Var::new("x"), Var::new("t"));
     let input_image = ImageParam::new("input", ScalarType::F32, 1);

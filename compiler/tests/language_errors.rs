@@ -159,7 +159,7 @@ fn inline_reduction_helpers_take_the_callers_variable_order() {
     let out = Func::new("out");
     out.define(&[&x, &y], sum(term.clone()) * 10 + argmax(term)[0].clone());
     let p = Pipeline::new(&[&out]).unwrap();
-    let helpers: Vec<&FuncDef> = p.funcs.iter().filter(|f| f.name.contains('$')).collect();
+    let helpers: Vec<&FuncDef> = p.funcs.iter().filter(|f| *f.name != *"out").collect();
     assert_eq!(helpers.len(), 2, "sum and argmax");
     for h in helpers {
         let args: Vec<&str> = h.args.iter().map(|a| &**a).collect();
@@ -253,4 +253,86 @@ fn estimates_outside_the_32_bit_coordinate_space_are_errors() {
     f.define(&[&x], x.expr() + 1);
     f.set_estimate(0, i64::from(i32::MIN), i64::from(i32::MAX));
     Pipeline::new(&[&f]).unwrap();
+}
+
+#[test]
+fn a_params_estimate_reaches_the_pipeline_whenever_it_is_set() {
+    let (x, _) = xy();
+    let gain = Param::new("gain", Type::f32());
+    let offset = Param::new("offset", Type::i32());
+    let f = Func::new("f");
+    f.define(&[&x], cast(Type::f32(), &x + offset.expr()) * gain.expr());
+    // Set after the param is used, and through a copy of the handle.
+    gain.clone().set_estimate(2.5);
+    let p = Pipeline::new(&[&f]).unwrap();
+    let estimate = |name: &str| p.params.iter().find(|q| &*q.name == name).map(|q| q.estimate);
+    assert_eq!(estimate("gain"), Some(Some(2.5)));
+    assert_eq!(estimate("offset"), Some(None));
+    assert_eq!(gain.estimate(), Some(2.5));
+    // A plain-data pipeline: what it prints and reads back from JSON is what it is.
+    let json = serde_json::to_string(&p).unwrap();
+    let back: PipelineDef = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, p);
+}
+
+#[test]
+fn a_params_estimate_must_be_one_finite_number() {
+    let (x, _) = xy();
+    let (a, b) = (Param::new("k", Type::i32()), Param::new("k", Type::i32()));
+    a.set_estimate(3.0);
+    b.set_estimate(4.0);
+    let f = Func::new("f");
+    f.define(&[&x], &x + a.expr() + b.expr());
+    let err = Pipeline::new(&[&f]).unwrap_err();
+    assert!(matches!(&err, LangError::Estimate { what, why } if what == "param k" && why.contains("3 and 4")), "{err}");
+    b.set_estimate(3.0);
+    assert_eq!(Pipeline::new(&[&f]).unwrap().params[0].estimate, Some(3.0));
+    a.set_estimate(f64::NAN);
+    b.set_estimate(f64::NAN);
+    let err = Pipeline::new(&[&f]).unwrap_err();
+    assert!(matches!(&err, LangError::Estimate { what, .. } if what == "param k"), "{err}");
+}
+
+#[test]
+fn an_input_estimate_of_a_dimension_it_lacks_is_an_error() {
+    let (x, y) = xy();
+    let input = ImageParam::new("input", ScalarType::U8, 2);
+    input.set_estimate(0, 0, 640).set_estimate(2, 0, 3);
+    let f = Func::new("f");
+    f.define(&[&x, &y], input.at([x.expr(), y.expr()]));
+    let err = Pipeline::new(&[&f]).unwrap_err();
+    assert!(matches!(&err, LangError::Estimate { what, why } if what == "input input" && why.contains("dimension 2")), "{err}");
+}
+
+/// The Funcs inline reductions make are named after the Func that calls
+/// them, whatever the process built before: a schedule written for one
+/// build of a pipeline names the same Funcs in the next.
+#[test]
+fn inline_reduction_helpers_are_named_after_their_callers() {
+    use compiler::lang::reductions::{maximum, sum};
+    let build = || {
+        let (x, y) = xy();
+        let input = ImageParam::new("input", ScalarType::F32, 2);
+        let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(3))]);
+        let blur = Func::new("blur");
+        blur.define(&[&x, &y], sum(input.at([&x + r.x(), y.expr()])) / maximum(input.at([x.expr(), &y + r.x()])));
+        let out = Func::new("out");
+        out.define(&[&x, &y], sum(blur.at([x.expr(), &y + r.x()])));
+        Pipeline::new(&[&out]).unwrap()
+    };
+    let first = build();
+    let names: Vec<&str> = first.funcs.iter().map(|f| &*f.name).collect();
+    assert_eq!(names, ["blur_sum", "blur_maximum", "blur", "out_sum", "out"]);
+    let second = build();
+    assert_eq!(first, second, "the same algorithm built twice");
+    // A user's Func already named like a helper keeps its name.
+    let (x, _) = xy();
+    let taken = Func::new("f_sum");
+    taken.define(&[&x], x.expr());
+    let r = RDom::new("r", &[(Expr::i32(0), Expr::i32(3))]);
+    let f = Func::new("f");
+    f.define(&[&x], sum(taken.at([&x + r.x()])));
+    let p = Pipeline::new(&[&f]).unwrap();
+    let names: Vec<&str> = p.funcs.iter().map(|f| &*f.name).collect();
+    assert_eq!(names, ["f_sum", "f_sum1", "f"]);
 }

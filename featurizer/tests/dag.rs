@@ -144,13 +144,13 @@ fn an_index_computed_from_a_clamped_func_is_bounded_by_its_values() {
     let values = ImageParam::new("values", ScalarType::I32, 1);
     values.set_estimate(0, 0, 100);
     let n = Param::new("n", Type::i32());
+    n.set_estimate(12.0);
     let (g, lut, out) = (Func::new("g"), Func::new("lut"), Func::new("out"));
     g.define(&[&x], clamp(values.at([x.expr()]) * 3, 2, n.expr()));
     lut.define(&[&x], x.expr() * x.expr());
     out.define(&[&x], lut.at([g.at([x.expr()])]));
     out.set_estimate(0, 0, 100);
-    let mut p = Pipeline::new(&[&out]).unwrap();
-    p.params.iter_mut().for_each(|q| q.estimate = Some(12.0));
+    let p = Pipeline::new(&[&out]).unwrap();
     let dag = Dag::new(&p, &target()).unwrap();
     assert_eq!(dag.node_by_name("lut").unwrap().region_required, vec![Span::new(2, 12)]);
 }

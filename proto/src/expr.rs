@@ -15,7 +15,7 @@ use crate::types::{scalar_from_wire, type_from_wire, type_to_wire};
 use crate::v1;
 use crate::v1::expr::Node;
 use compiler::ir::expr::{BinOp, CallTarget, CmpOp, DefRef, ExprNode, MathFn, Name};
-use compiler::{Expr, Param, ScalarType, Type};
+use compiler::{Expr, ScalarType, Type};
 use std::collections::HashMap;
 
 /// What the pipeline declares, for checking calls, params and types.
@@ -225,7 +225,7 @@ impl<'a> Scope<'a> {
         if declared != t {
             return Err(self.err(format!("param {} is declared {} but used as {}", p.name, declared.scalar.name(), t.scalar.name())));
         }
-        Ok(Param::new(&p.name, t).expr())
+        Ok(Expr::param(p.name.as_str(), t))
     }
 
     /// Whether `name` is `{input}.min.{d}` or `{input}.extent.{d}` of a
@@ -362,7 +362,7 @@ fn expr_to_wire_at(e: &Expr, at: &str, depth: usize) -> Result<v1::Expr, ToWireE
         ExprNode::UIntImm { value, ty: t } => Node::UintImm(v1::UIntImm { value: *value, r#type: ty(*t)? }),
         ExprNode::FloatImm { value, ty: t } => Node::FloatImm(v1::FloatImm { value: *value, r#type: ty(*t)? }),
         ExprNode::Var { name, ty: t } => Node::Var(v1::Var { name: name.to_string(), r#type: ty(*t)? }),
-        ExprNode::Param { name, ty: t } => Node::Param(v1::ParamRef { name: name.to_string(), r#type: ty(*t)? }),
+        ExprNode::Param { name, ty: t, .. } => Node::Param(v1::ParamRef { name: name.to_string(), r#type: ty(*t)? }),
         ExprNode::Cast { ty: t, value } => Node::Cast(Box::new(v1::Cast { r#type: ty(*t)?, value: Some(boxed(value)?) })),
         ExprNode::Reinterpret { ty: t, value } => {
             Node::Reinterpret(Box::new(v1::Reinterpret { r#type: ty(*t)?, value: Some(boxed(value)?) }))

@@ -34,10 +34,8 @@
 #![warn(missing_docs)]
 
 use compiler::exec::buffer::Buffer;
-use compiler::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name};
 use compiler::ir::types::ScalarType;
 use compiler::ir::value::Scalar;
-use compiler::ir::visit::{mutate_expr_children, Mutator};
 use compiler::lang::pipeline::{values_text, Estimate, PipelineDef};
 use compiler::lang::Pipeline;
 use rand::{Rng, SeedableRng};
@@ -260,8 +258,8 @@ pub fn generate(params: &GeneratorParams) -> Result<RandomPipeline, GenError> {
     }
     let mut g = Gen::new(params);
     let out = g.build();
+    // Inline reductions' Funcs are named after their callers (`s4_conv_w_sum`).
     let def = Pipeline::new(&[&out]).map_err(|e| GenError::Lang { seed: params.seed, error: e.to_string() })?;
-    let def = rename_anonymous(def);
     let mut stages = g.info;
     stages.retain(|s| def.func(&s.func).is_some());
     let mut def = def;
@@ -280,76 +278,4 @@ pub fn generate(params: &GeneratorParams) -> Result<RandomPipeline, GenError> {
         f.estimates = estimates(&output_region);
     }
     Ok(RandomPipeline { params: params.clone(), output: out.name().to_string(), pipeline: def, inputs, output_region, stages })
-}
-
-/// Renames the Funcs inline reductions made (`sum$17`) after the Func that
-/// calls them (`s4_conv_w_sum`), so equal seeds print equal pipelines
-/// whatever else the process generated before.
-fn rename_anonymous(mut def: PipelineDef) -> PipelineDef {
-    let mut map: BTreeMap<Name, Name> = BTreeMap::new();
-    let mut taken: Vec<String> = def.funcs.iter().map(|f| f.name.to_string()).collect();
-    // Consumers come after producers: name each anonymous Func after its first consumer.
-    for f in def.funcs.iter().rev() {
-        let mut calls = vec![];
-        compiler::lang::for_each_expr(f, |e| collect_calls(e, &mut calls));
-        for callee in calls {
-            if callee.contains('$') && !map.contains_key(&callee) {
-                let owner = map.get(&f.name).map(|n| n.to_string()).unwrap_or_else(|| f.name.to_string());
-                let base = format!("{owner}_{}", callee.split('$').next().unwrap_or("anon"));
-                let mut name = base.clone();
-                let mut k = 1;
-                while taken.contains(&name) {
-                    name = format!("{base}{k}");
-                    k += 1;
-                }
-                taken.push(name.clone());
-                map.insert(callee, name.into());
-            }
-        }
-    }
-    struct Renamer<'a>(&'a BTreeMap<Name, Name>);
-    impl Mutator for Renamer<'_> {
-        fn mutate_expr(&mut self, e: &Expr) -> Expr {
-            if let ExprNode::Call { target: CallTarget::Func(r), args, ty } = e.node() {
-                if let Some(new) = self.0.get(&r.name) {
-                    let args = args.iter().map(|a| self.mutate_expr(a)).collect();
-                    let target = DefRef { name: new.clone(), link: r.link.clone(), value_index: r.value_index };
-                    return Expr::call(CallTarget::Func(target), args, *ty);
-                }
-            }
-            mutate_expr_children(self, e)
-        }
-    }
-    let mut m = Renamer(&map);
-    for f in &mut def.funcs {
-        if let Some(new) = map.get(&f.name) {
-            f.name = new.clone();
-        }
-        f.values = f.values.iter().map(|v| m.mutate_expr(v)).collect();
-        for u in &mut f.updates {
-            u.args = u.args.iter().map(|a| m.mutate_expr(a)).collect();
-            u.values = u.values.iter().map(|v| m.mutate_expr(v)).collect();
-        }
-    }
-    for o in &mut def.outputs {
-        if let Some(new) = map.get(o) {
-            *o = new.clone();
-        }
-    }
-    def
-}
-
-fn collect_calls(e: &Expr, out: &mut Vec<Name>) {
-    struct Calls<'a>(&'a mut Vec<Name>);
-    impl compiler::ir::visit::Visitor for Calls<'_> {
-        fn visit_expr(&mut self, e: &Expr) {
-            if let ExprNode::Call { target: CallTarget::Func(r), .. } = e.node() {
-                if !self.0.contains(&r.name) {
-                    self.0.push(r.name.clone());
-                }
-            }
-            compiler::ir::visit::walk_expr(self, e);
-        }
-    }
-    compiler::ir::visit::Visitor::visit_expr(&mut Calls(out), e);
 }

@@ -21,15 +21,14 @@ fn scaled_rows() -> PipelineDef {
     let input = ImageParam::new("input", ScalarType::F32, 2);
     input.set_estimate(0, 0, 64).set_estimate(1, 0, 66);
     let s = Param::new("s", Type::i32());
+    s.set_estimate(1.0);
     let f = Func::new("f");
     f.define(&[&x, &y], input.at([x.expr(), y.expr()]) * 2.0f32);
     let out = Func::new("out");
     let row = |k: i32| f.at([x.expr(), y.expr() * s.expr() + k]);
     out.define(&[&x, &y], row(0) + row(1) + row(2));
     out.set_estimate(0, 0, 64).set_estimate(1, 0, 64);
-    let mut p = Pipeline::new(&[&out]).expect("the pipeline checks");
-    p.params.iter_mut().for_each(|p| p.estimate = Some(1.0));
-    p
+    Pipeline::new(&[&out]).expect("the pipeline checks")
 }
 
 /// The analytical model, with every candidate that line-buffers a Func

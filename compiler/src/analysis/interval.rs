@@ -156,7 +156,7 @@ pub(super) fn raw_bounds(e: &Expr, scope: &Scope) -> Interval {
     match e.node() {
         ExprNode::IntImm { .. } | ExprNode::UIntImm { .. } | ExprNode::FloatImm { .. } => Interval::point(e.clone()),
         ExprNode::Var { name, .. } => scope.get(name).cloned().unwrap_or_else(|| Interval::point(e.clone())),
-        ExprNode::Param { name, ty } => Interval::point(Expr::var(name.clone(), *ty)),
+        ExprNode::Param { name, ty, .. } => Interval::point(Expr::var(name.clone(), *ty)),
         ExprNode::RVar { .. } => Interval::point(e.clone()),
         ExprNode::Cast { ty, value } => cast_bounds(*ty, value, scope),
         ExprNode::Reinterpret { ty, .. } => type_range(*ty),

@@ -77,7 +77,7 @@ struct ParamsAsVars;
 impl Mutator for ParamsAsVars {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         match e.node() {
-            ExprNode::Param { name, ty } => Expr::var(name.clone(), *ty),
+            ExprNode::Param { name, ty, .. } => Expr::var(name.clone(), *ty),
             _ => mutate_expr_children(self, e),
         }
     }

@@ -280,7 +280,7 @@ fn eval_node<C: EvalContext>(cx: &mut C, e: &Expr) -> Result<(ScalarType, Val), 
         ExprNode::UIntImm { value, ty } => Ok((ty.scalar, Val::splat(Scalar::UInt(*value), ty.lanes))),
         ExprNode::FloatImm { value, ty } => Ok((ty.scalar, Val::splat(Scalar::Float(*value), ty.lanes))),
         ExprNode::Var { name, ty } => var(cx, name, *ty),
-        ExprNode::Param { name, ty } => Ok((ty.scalar, Val::Scalar(cx.param(name, ty.scalar)?))),
+        ExprNode::Param { name, ty, .. } => Ok((ty.scalar, Val::Scalar(cx.param(name, ty.scalar)?))),
         ExprNode::RVar { rdom, dim } => {
             let name = rdom.dims.get(*dim).map_or_else(|| rdom.name.to_string(), |d| d.name.to_string());
             Err(cx.error(EvalError::ReductionVariable { name }))

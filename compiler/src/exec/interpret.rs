@@ -621,7 +621,7 @@ mod tests {
             run_plain(&stmt, &mut bufs).unwrap_err(),
             InterpretError::NotLowered { node } if node.contains("Func g")
         ));
-        let param = Expr::new(ExprNode::Param { name: "k".into(), ty: Type::i32() });
+        let param = Expr::param("k", Type::i32());
         let stmt = Stmt::store("out", Expr::i32(0), param);
         assert!(matches!(run_plain(&stmt, &mut bufs).unwrap_err(), InterpretError::NotLowered { .. }));
     }

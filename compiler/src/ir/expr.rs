@@ -230,10 +230,11 @@ impl MathFn {
 }
 
 /// A link from a call in an algorithm to the definition of the Func or input
-/// it calls, so that a pipeline can be collected from its outputs. It is opaque
-/// here (the language module owns the definition type), compares equal to any
-/// other link, and is not serialized: everything after pipeline construction
-/// refers to Funcs by name.
+/// it calls (or from a param to the handle holding its estimate), so that a
+/// pipeline can be collected from its outputs. It is opaque here (the
+/// language module owns the definition type), compares equal to any other
+/// link, and is not serialized: everything after pipeline construction
+/// refers to Funcs and params by name.
 #[derive(Clone)]
 pub struct FuncLink(pub Arc<dyn std::any::Any + Send + Sync>);
 
@@ -347,6 +348,11 @@ pub enum ExprNode {
         name: Name,
         /// The parameter's type.
         ty: Type,
+        /// The [`crate::lang::Param`] handle it was written with (which holds
+        /// its estimate), until the pipeline is collected; `None` after, and
+        /// once deserialized.
+        #[serde(skip)]
+        link: Option<FuncLink>,
     },
     /// A reduction variable, as written in an algorithm. Definitions store it
     /// as a plain `Var` named after the RDom dimension.
@@ -616,6 +622,11 @@ impl Expr {
     /// A variable of the given type.
     pub fn var(name: impl Into<Name>, ty: Type) -> Expr {
         Expr::new(ExprNode::Var { name: name.into(), ty })
+    }
+
+    /// A scalar param of the given type, linked to no handle.
+    pub fn param(name: impl Into<Name>, ty: Type) -> Expr {
+        Expr::new(ExprNode::Param { name: name.into(), ty, link: None })
     }
 
     /// An `i32` variable (the type of every coordinate and loop index).

@@ -1,14 +1,14 @@
 //! Collecting a checked [`PipelineDef`]: [`Pipeline::new`] walks the links
 //! of calls from the outputs to every Func and input they reach, rejects
 //! duplicate names, cycles and undefined Funcs, orders the Funcs producers
-//! first, gathers the params they use, strips the links (plain data from
-//! here on) and runs the checks of [`crate::lang::checks`].
+//! first, gathers the params they use with their handles' estimates, strips
+//! the links (plain data from here on), orders and names the Funcs inline
+//! reductions made, and runs the checks of [`crate::lang::checks`].
 
 use crate::error::LangError;
 use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name, RDomDef, RDomDim};
-use crate::ir::types::Type;
 use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
-use crate::lang::handles::{Func, FuncInner, InputInner};
+use crate::lang::handles::{Func, FuncInner, InputInner, ParamInner};
 use crate::lang::pipeline::{for_each_expr, FuncDef, InputDef, ParamDef, PipelineDef};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -34,34 +34,44 @@ impl Pipeline {
         }
         let mut funcs: Vec<FuncDef> = c.order.iter().map(|n| c.funcs[n].clone()).collect();
         order_helper_dims(&mut funcs, &c.helpers);
+        let outputs = name_helpers(&mut funcs, outputs, &c.helpers);
         let inputs: Vec<InputDef> = c.input_order.iter().map(|n| c.inputs[n].0.clone()).collect();
         let input_names: HashSet<&str> = inputs.iter().map(|i| &*i.name).collect();
-        let mut params = ParamsUsed::default();
-        for f in &funcs {
-            for_each_expr(f, |e| params.visit_expr(e));
+        let params = c.params;
+        if let Some(err) = params.error {
+            return Err(err);
         }
-        let params = params
-            .params
-            .into_iter()
-            .filter(|(n, _)| n.split_once('.').is_none_or(|(buffer, _)| !input_names.contains(buffer)))
-            .map(|(name, ty)| ParamDef { name, ty, estimate: None })
-            .collect();
+        let params =
+            params.params.into_iter().filter(|q| q.name.split_once('.').is_none_or(|(buffer, _)| !input_names.contains(buffer))).collect();
         let def = PipelineDef { funcs, inputs, params, outputs };
         def.check()?;
         Ok(def)
     }
 }
 
+/// The params the definitions use, each with the estimate its handles
+/// hold; two handles of one name with different estimates are an error.
 #[derive(Default)]
 struct ParamsUsed {
-    params: Vec<(Name, Type)>,
+    params: Vec<ParamDef>,
+    error: Option<LangError>,
 }
 
 impl Visitor for ParamsUsed {
     fn visit_expr(&mut self, e: &Expr) {
-        if let ExprNode::Param { name, ty } = e.node() {
-            if !self.params.iter().any(|(n, _)| n == name) {
-                self.params.push((name.clone(), *ty));
+        if let ExprNode::Param { name, ty, link } = e.node() {
+            let handle = link.as_ref().and_then(|l| l.0.clone().downcast::<ParamInner>().ok());
+            let estimate = handle.and_then(|h| *h.estimate.lock().unwrap());
+            match self.params.iter_mut().find(|q| q.name == *name) {
+                None => self.params.push(ParamDef { name: name.clone(), ty: *ty, estimate }),
+                Some(q) => match (q.estimate, estimate) {
+                    (Some(a), Some(b)) if a.to_bits() != b.to_bits() && self.error.is_none() => {
+                        let why = format!("is given twice, {a} and {b}, by two handles of that name");
+                        self.error = Some(LangError::Estimate { what: format!("param {name}"), why });
+                    }
+                    (None, Some(_)) => q.estimate = estimate,
+                    _ => {}
+                },
             }
         }
         walk_expr(self, e)
@@ -78,6 +88,8 @@ struct Collector {
     input_order: Vec<Name>,
     /// The Funcs inline reductions made.
     helpers: HashSet<Name>,
+    /// The params the Funcs collected so far use.
+    params: ParamsUsed,
 }
 
 /// Links found in an expression, in order of appearance.
@@ -150,7 +162,13 @@ impl Collector {
         self.identities.insert(name.clone(), ptr);
         self.visiting.push(name.clone());
         for input in &links.inputs {
-            let d = input.lock().unwrap().def.clone();
+            let (d, error) = {
+                let inner = input.lock().unwrap();
+                (inner.def.clone(), inner.error.clone())
+            };
+            if let Some(err) = error {
+                return Err(err);
+            }
             let iptr = Arc::as_ptr(input);
             match self.inputs.get(&d.name) {
                 Some((_, p)) if *p != iptr => return Err(LangError::DuplicateName { name: d.name.to_string() }),
@@ -172,6 +190,7 @@ impl Collector {
         }
         self.visiting.pop();
         self.order.push(name.clone());
+        for_each_expr(&def, |e| self.params.visit_expr(e));
         self.funcs.insert(name, strip_links(def));
         Ok(())
     }
@@ -190,6 +209,7 @@ fn strip_links(mut def: FuncDef) -> FuncDef {
                 ExprNode::Call { target: CallTarget::Input(r), args, ty } if r.link.is_some() => {
                     Expr::call(CallTarget::Input(DefRef::unlinked(r.name.clone(), 0)), args.clone(), *ty)
                 }
+                ExprNode::Param { name, ty, link: Some(_) } => Expr::param(name.clone(), *ty),
                 _ => e,
             }
         }
@@ -271,4 +291,69 @@ fn order_helper_dims(funcs: &mut [FuncDef], helpers: &HashSet<Name>) {
             mutate_definitions(f, &mut Permute { func: &name, perm: &perm });
         }
     }
+}
+
+/// Names each Func an inline reduction made after the Func that calls it
+/// (`blur_sum`, then `blur_sum1`, ... for a second one; a helper's own
+/// helper after the helper's new name), in place of the process-wide
+/// counter it was made with (`sum$17`): the same algorithm gets the same
+/// names whatever else the process built before, so schedules can name
+/// them. Consumers first; a name already taken gets the next free number.
+/// Every call of a renamed helper is renamed; returns `outputs` renamed.
+fn name_helpers(funcs: &mut [FuncDef], mut outputs: Vec<Name>, helpers: &HashSet<Name>) -> Vec<Name> {
+    struct Callees(Vec<Name>);
+    impl Visitor for Callees {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let ExprNode::Call { target: CallTarget::Func(r), .. } = e.node() {
+                if !self.0.contains(&r.name) {
+                    self.0.push(r.name.clone());
+                }
+            }
+            walk_expr(self, e)
+        }
+    }
+    struct Rename<'a>(&'a HashMap<Name, Name>);
+    impl Mutator for Rename<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            let e = mutate_expr_children(self, e);
+            match e.node() {
+                ExprNode::Call { target: CallTarget::Func(r), args, ty } if self.0.contains_key(&r.name) => {
+                    Expr::call(CallTarget::Func(DefRef::unlinked(self.0[&r.name].clone(), r.value_index)), args.clone(), *ty)
+                }
+                _ => e,
+            }
+        }
+    }
+    let mut names: HashMap<Name, Name> = HashMap::new();
+    let mut taken: HashSet<String> = funcs.iter().map(|f| f.name.to_string()).collect();
+    for f in funcs.iter().rev() {
+        let mut callees = Callees(vec![]);
+        for_each_expr(f, |e| callees.visit_expr(e));
+        for callee in callees.0.into_iter().filter(|c| helpers.contains(c)) {
+            if names.contains_key(&callee) {
+                continue;
+            }
+            let owner = names.get(&f.name).unwrap_or(&f.name);
+            let base = format!("{owner}_{}", callee.split('$').next().unwrap_or("reduction"));
+            let name = std::iter::once(base.clone()).chain((1..).map(|k| format!("{base}{k}"))).find(|n| !taken.contains(n));
+            let name = name.expect("an unbounded sequence has a free name");
+            taken.insert(name.clone());
+            names.insert(callee, name.into());
+        }
+    }
+    if names.is_empty() {
+        return outputs;
+    }
+    for f in funcs.iter_mut() {
+        if let Some(new) = names.get(&f.name) {
+            f.name = new.clone();
+        }
+        mutate_definitions(f, &mut Rename(&names));
+    }
+    for o in &mut outputs {
+        if let Some(new) = names.get(o) {
+            *o = new.clone();
+        }
+    }
+    outputs
 }

@@ -1,11 +1,12 @@
 //! The user-facing handles of the language: [`Var`], [`RVar`], [`RDom`],
 //! [`Param`], [`ImageParam`] and [`Func`].
 //!
-//! A [`Func`] and an [`ImageParam`] are shared, mutable handles: copies name
-//! the same definition, and calls made through them carry a link to it that
+//! A [`Func`], an [`ImageParam`] and a [`Param`] are shared, mutable
+//! handles: copies name the same definition (or estimate), and calls and
+//! params written through them carry a link to it that
 //! [`crate::lang::Pipeline::new`] follows. Definitions never panic: a
-//! mistake is recorded on the Func (the first one wins) and reported when the
-//! pipeline is built.
+//! mistake is recorded on the handle (the first one wins) and reported when
+//! the pipeline is built.
 
 use crate::error::LangError;
 use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, FuncLink, Name, RDomDef, RDomDim};
@@ -117,31 +118,53 @@ impl RDom {
     }
 }
 
-/// A scalar parameter, bound by name when the pipeline runs.
-#[derive(Clone, Debug)]
-pub struct Param {
+/// What the copies of a [`Param`] handle share.
+#[derive(Debug)]
+pub(super) struct ParamInner {
     name: Name,
     ty: Type,
+    pub(super) estimate: Mutex<Option<f64>>,
 }
 
+/// A scalar parameter, bound by name when the pipeline runs.
+#[derive(Clone, Debug)]
+pub struct Param(Arc<ParamInner>);
+
 impl Param {
-    /// A param named `name` of scalar type `ty`.
+    /// A param named `name` of scalar type `ty`, with no estimate.
     pub fn new(name: &str, ty: Type) -> Param {
-        Param { name: name.into(), ty }
+        Param(Arc::new(ParamInner { name: name.into(), ty, estimate: Mutex::new(None) }))
     }
-    /// The param as an expression (a `Param` node).
+    /// The param as an expression (a `Param` node linked to this handle).
     pub fn expr(&self) -> Expr {
-        Expr::new(ExprNode::Param { name: self.name.clone(), ty: self.ty })
+        let link = FuncLink(self.0.clone() as Arc<dyn std::any::Any + Send + Sync>);
+        Expr::new(ExprNode::Param { name: self.0.name.clone(), ty: self.0.ty, link: Some(link) })
     }
     /// The param's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.0.name
+    }
+    /// Records the value the pipeline is expected to run with (Halide's
+    /// `Param::set_estimate`): the autoscheduler plans for it, as it plans
+    /// for a Func's estimated region. It may be set before or after the
+    /// param is used; [`crate::lang::Pipeline::new`] reads it (a value that
+    /// is not finite is refused there).
+    pub fn set_estimate(&self, value: f64) -> &Self {
+        *self.0.estimate.lock().unwrap() = Some(value);
+        self
+    }
+    /// The estimate set, if any.
+    pub fn estimate(&self) -> Option<f64> {
+        *self.0.estimate.lock().unwrap()
     }
 }
 
 /// The definition an [`ImageParam`] handle shares.
 pub(super) struct InputInner {
     pub(super) def: InputDef,
+    /// The first mistake made through the handle (an estimate of a
+    /// dimension it does not have), reported when the pipeline is built.
+    pub(super) error: Option<LangError>,
 }
 
 /// A typed N-dimensional input buffer of the pipeline.
@@ -152,7 +175,8 @@ impl ImageParam {
     /// An input named `name` of `dims` dimensions of element type `ty`, with
     /// no estimates.
     pub fn new(name: &str, ty: ScalarType, dims: usize) -> ImageParam {
-        ImageParam(Arc::new(Mutex::new(InputInner { def: InputDef { name: name.into(), ty, dims, estimates: vec![None; dims] } })))
+        let def = InputDef { name: name.into(), ty, dims, estimates: vec![None; dims] };
+        ImageParam(Arc::new(Mutex::new(InputInner { def, error: None })))
     }
 
     fn def(&self) -> InputDef {
@@ -179,12 +203,12 @@ impl ImageParam {
 
     /// The smallest valid coordinate of dimension `d` (known when it runs).
     pub fn min(&self, d: usize) -> Expr {
-        Expr::new(ExprNode::Param { name: buffer_vars::min(&self.name(), d).into(), ty: Type::i32() })
+        Expr::param(buffer_vars::min(&self.name(), d), Type::i32())
     }
 
     /// The number of elements along dimension `d`.
     pub fn extent(&self, d: usize) -> Expr {
-        Expr::new(ExprNode::Param { name: buffer_vars::extent(&self.name(), d).into(), ty: Type::i32() })
+        Expr::param(buffer_vars::extent(&self.name(), d), Type::i32())
     }
 
     /// The extent of dimension 0.
@@ -196,11 +220,15 @@ impl ImageParam {
         self.extent(1)
     }
 
-    /// Records the expected region of dimension `d`.
+    /// Records the expected region of dimension `d` (one the input does
+    /// not have is reported when the pipeline is built).
     pub fn set_estimate(&self, d: usize, min: i64, extent: i64) -> &Self {
         let mut inner = self.0.lock().unwrap();
         if d < inner.def.dims {
             inner.def.estimates[d] = Some(Estimate { min, extent });
+        } else if inner.error.is_none() {
+            let why = format!("is set for dimension {d}, which it does not have ({} dimensions)", inner.def.dims);
+            inner.error = Some(LangError::Estimate { what: format!("input {}", inner.def.name), why });
         }
         self
     }

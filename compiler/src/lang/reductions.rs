@@ -2,9 +2,10 @@
 //! `argmax` over the reduction domain an expression mentions. Each makes an
 //! anonymous Func over the expression's free pure variables (initial value
 //! plus one update over the domain; a Tuple Func for `argmin`/`argmax`)
-//! and returns a call of it. The helper's
-//! dimensions are put in the order of the calling Func's variables when
-//! the pipeline is collected (`Pipeline::new`), as Halide's are.
+//! and returns a call of it. When the pipeline is collected
+//! (`Pipeline::new`) the helper's dimensions are put in the order of the
+//! calling Func's variables, as Halide's are, and it is named after that
+//! Func (`blur_sum`).
 
 use crate::ir::expr::{BinOp, CmpOp, Expr, ExprNode, RDomDef};
 use crate::ir::types::Type;

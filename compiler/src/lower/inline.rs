@@ -29,7 +29,7 @@ impl Mutator for Inliner<'_> {
     fn mutate_expr(&mut self, e: &Expr) -> Expr {
         let e = mutate_expr_children(self, e);
         match e.node() {
-            ExprNode::Param { name, ty } => Expr::var(name.clone(), *ty),
+            ExprNode::Param { name, ty, .. } => Expr::var(name.clone(), *ty),
             ExprNode::Call { target: CallTarget::Func(r), args, .. } => {
                 let value = match self.inlined.get(&r.name) {
                     Some(def) => {
