@@ -114,3 +114,73 @@ fn mistakes_name_the_source() {
         assert!(err.to_string().contains(why), "{err}");
     }
 }
+
+/// A dimension given `None` is left unbounded, an inner one too: a 3-D
+/// source clamped in its last dimension only (Halide's undefined `Range`),
+/// and one clamped in its first and last but not its middle one.
+#[test]
+fn any_dimension_may_be_left_unbounded() {
+    let (x, y, c) = (Var::new("x"), Var::new("y"), Var::new("c"));
+    let src = Func::new("src");
+    src.define(&[&x, &y, &c], x.expr() * 100 + y.expr() * 10 + c.expr());
+    let channels = repeat_edge_within(&src, &[None, None, Some((Expr::i32(0), Expr::i32(3)))]);
+    let rows = mirror_image_within(&src, &[Some((Expr::i32(0), Expr::i32(4))), None, Some((Expr::i32(0), Expr::i32(3)))]);
+    let out = Func::new("out");
+    out.define(&[&x, &y, &c], channels.at([x.expr(), y.expr(), c.expr()]) * 10_000 + rows.at([x.expr(), y.expr(), c.expr()]));
+    let p = Pipeline::new(&[&out]).unwrap();
+    let region = [(-3, 10), (-2, 8), (-2, 7)];
+    let b = compiler::exec::reference::realize(&p, &BTreeMap::new(), &BTreeMap::new(), "out", &region).unwrap();
+    let clamp = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
+    for xv in -3..7 {
+        for yv in -2..6 {
+            for cv in -2..5 {
+                let channels = xv * 100 + yv * 10 + clamp(cv, 0, 2);
+                let (mx, mc) = (model(xv, 0, 4, "mirror_image").unwrap(), model(cv, 0, 3, "mirror_image").unwrap());
+                let rows = mx * 100 + yv * 10 + mc;
+                assert_eq!(b.get(&[xv, yv, cv]).unwrap(), Scalar::Int(channels * 10_000 + rows), "at ({xv}, {yv}, {cv})");
+            }
+        }
+    }
+    // An input's buffer box, bounded in its channels only.
+    let input = ImageParam::new("input", ScalarType::U8, 3);
+    let edge = constant_exterior_within(&input, &[None, None, Some((input.min(2), input.extent(2)))], Expr::i32(9));
+    let out = Func::new("out");
+    out.define(&[&x, &y, &c], cast(Type::i32(), edge.at([x.expr(), y.expr(), c.expr()])));
+    let p = Pipeline::new(&[&out]).unwrap();
+    let mut buffer = Buffer::new("input", ScalarType::U8, &[(0, 2), (0, 2), (0, 2)]).unwrap();
+    buffer.fill(|k| Scalar::Int(k[0] + 2 * k[1] + 4 * k[2]));
+    let inputs = BTreeMap::from([("input".to_string(), buffer)]);
+    let b = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &[(0, 2), (0, 2), (-1, 4)]).unwrap();
+    for (k, want) in [([1, 1, -1], 9), ([1, 1, 0], 3), ([0, 1, 1], 6), ([1, 0, 2], 9)] {
+        assert_eq!(b.get(&k).unwrap(), Scalar::Int(want), "at {k:?}");
+    }
+}
+
+/// Two conditions of one kind on one source (asked for in two places of a
+/// program, or over two boxes) are two Funcs, named after the source, the
+/// second numbered; neither clashes with a user's name.
+#[test]
+fn two_conditions_of_one_source_get_their_own_names() {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::U8, 2);
+    let (a, b) = (compiler::lang::boundary::repeat_edge(&input), compiler::lang::boundary::repeat_edge(&input));
+    let inner = repeat_edge_within(&input, &[(Expr::i32(1), Expr::i32(2)), (Expr::i32(1), Expr::i32(2))]);
+    let out = Func::new("out");
+    let read = |f: &Func| cast(Type::i32(), f.at([x.expr(), y.expr()]));
+    out.define(&[&x, &y], read(&a) + read(&b) * 10 + read(&inner) * 100);
+    let p = Pipeline::new(&[&out]).unwrap();
+    let mut names: Vec<&str> = p.funcs.iter().map(|f| &*f.name).collect();
+    names.sort();
+    assert_eq!(names, ["input_repeat_edge", "input_repeat_edge1", "input_repeat_edge2", "out"]);
+    let mut buffer = Buffer::new("input", ScalarType::U8, &[(0, 4), (0, 4)]).unwrap();
+    buffer.fill(|k| Scalar::Int(k[0] + 4 * k[1]));
+    let inputs = BTreeMap::from([("input".to_string(), buffer)]);
+    let got = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &[(-1, 6), (-1, 6)]).unwrap();
+    let at = |xv: i64, yv: i64, lo: i64, hi: i64| xv.clamp(lo, hi) + 4 * yv.clamp(lo, hi);
+    for xv in -1..5 {
+        for yv in -1..5 {
+            let want = at(xv, yv, 0, 3) * 11 + at(xv, yv, 1, 2) * 100;
+            assert_eq!(got.get(&[xv, yv]).unwrap(), Scalar::Int(want), "at ({xv}, {yv})");
+        }
+    }
+}

@@ -3,13 +3,16 @@
 //! constant outside, or a mirror image (edge repeated, or not). The box of
 //! an input is its buffer's (`repeat_edge(&input)`) or one given
 //! (`repeat_edge_within(&f, &[(min, extent), ...])`, as Halide's
-//! `BoundaryConditions` take a region); a Func's box is always given.
+//! `BoundaryConditions` take a region); a Func's box is always given. A
+//! dimension may be left unbounded, inner ones too: bounds given as
+//! `Option`s (`&[None, Some((min, extent))]`, Halide's undefined `Range`).
 //! Every condition is one rule per dimension applied to the coordinates of
 //! one read of the source, whatever the source.
 
 use crate::error::LangError;
 use crate::ir::expr::Expr;
 use crate::ir::types::Type;
+use crate::lang::handles::Made;
 use crate::lang::ops::{clamp, select, CompareExt};
 use crate::lang::{Func, ImageParam, Var};
 
@@ -87,9 +90,9 @@ impl Rule {
     }
 }
 
-/// The box of `source`: `bounds` for its first dimensions (the others are
-/// left unbounded), as `i32` expressions.
-fn spans(source: &dyn Source, bounds: &[(Expr, Expr)]) -> Result<Vec<Option<Span>>, LangError> {
+/// The box of `source`: `bounds` for its first dimensions (the others, and
+/// those given `None`, are left unbounded), as `i32` expressions.
+fn spans(source: &dyn Source, bounds: &[Option<(Expr, Expr)>]) -> Result<Vec<Option<Span>>, LangError> {
     let dims = source.source_dims()?;
     let err = |why: String| LangError::Invalid { func: source.source_name(), why };
     if bounds.len() > dims {
@@ -103,9 +106,15 @@ fn spans(source: &dyn Source, bounds: &[(Expr, Expr)]) -> Result<Vec<Option<Span
         }
     };
     let mut spans = vec![];
-    for (d, (min, extent)) in bounds.iter().enumerate() {
-        let (min, extent) = (coordinate(min, "min", d)?, coordinate(extent, "extent", d)?);
-        spans.push(Some(Span { last: min.clone() + extent.clone() - 1, min, extent }));
+    for (d, bound) in bounds.iter().enumerate() {
+        let span = match bound {
+            Some((min, extent)) => {
+                let (min, extent) = (coordinate(min, "min", d)?, coordinate(extent, "extent", d)?);
+                Some(Span { last: min.clone() + extent.clone() - 1, min, extent })
+            }
+            None => None,
+        };
+        spans.push(span);
     }
     spans.resize_with(dims, || None);
     Ok(spans)
@@ -118,9 +127,16 @@ fn input_bounds(input: &ImageParam) -> Vec<(Expr, Expr)> {
 
 /// `{source}_{suffix}(c) = source(rule(c))`, or `outside` where `c` lies
 /// outside the box when given; a mistake is recorded on the Func made.
-fn extend(source: &dyn Source, bounds: &[(Expr, Expr)], suffix: &str, rule: Rule, outside: Option<Expr>) -> Func {
-    let f = Func::new(&format!("{}_{suffix}", source.source_name()));
-    let spans = match spans(source, bounds) {
+fn extend<B>(source: &dyn Source, bounds: &[B], suffix: &str, rule: Rule, outside: Option<Expr>) -> Func
+where
+    B: Clone + Into<Option<(Expr, Expr)>>,
+{
+    // A source made by the library is named by its base until collected.
+    let name = source.source_name();
+    let base = name.rsplit_once('$').map_or(name.as_str(), |(base, _)| base);
+    let f = Func::made_by(Made::Boundary, &format!("{base}_{suffix}"));
+    let bounds: Vec<Option<(Expr, Expr)>> = bounds.iter().cloned().map(Into::into).collect();
+    let spans = match spans(source, &bounds) {
         Ok(s) => s,
         Err(e) => {
             f.fail(e);
@@ -171,28 +187,29 @@ pub fn mirror_interior(input: &ImageParam) -> Func {
 }
 
 /// `source` where coordinates outside the box `bounds` (a min and an extent
-/// for each of its first dimensions; the others are left as they are) read
-/// the box's nearest edge. A source not yet defined, more bounds than
+/// for each of its first dimensions, `(min, extent)` or `Some((min,
+/// extent))`; the others, and those given `None`, are left as they are)
+/// read the box's nearest edge. A source not yet defined, more bounds than
 /// dimensions or a bound that is not an integer is an error `Pipeline::new`
 /// reports, naming the source.
-pub fn repeat_edge_within(source: &impl Source, bounds: &[(Expr, Expr)]) -> Func {
+pub fn repeat_edge_within<B: Clone + Into<Option<(Expr, Expr)>>>(source: &impl Source, bounds: &[B]) -> Func {
     extend(source, bounds, "repeat_edge", Rule::Clamp, None)
 }
 
 /// `source` where coordinates outside the box `bounds` read `value` (cast
 /// to the source's type); see [`repeat_edge_within`] for the box.
-pub fn constant_exterior_within(source: &impl Source, bounds: &[(Expr, Expr)], value: Expr) -> Func {
+pub fn constant_exterior_within<B: Clone + Into<Option<(Expr, Expr)>>>(source: &impl Source, bounds: &[B], value: Expr) -> Func {
     extend(source, bounds, "constant_exterior", Rule::Clamp, Some(value))
 }
 
 /// `source` where coordinates outside the box `bounds` reflect back into
 /// it, the edge repeated; see [`repeat_edge_within`] for the box.
-pub fn mirror_image_within(source: &impl Source, bounds: &[(Expr, Expr)]) -> Func {
+pub fn mirror_image_within<B: Clone + Into<Option<(Expr, Expr)>>>(source: &impl Source, bounds: &[B]) -> Func {
     extend(source, bounds, "mirror_image", Rule::MirrorImage, None)
 }
 
 /// `source` where coordinates outside the box `bounds` reflect back into
 /// it about the edge; see [`repeat_edge_within`] for the box.
-pub fn mirror_interior_within(source: &impl Source, bounds: &[(Expr, Expr)]) -> Func {
+pub fn mirror_interior_within<B: Clone + Into<Option<(Expr, Expr)>>>(source: &impl Source, bounds: &[B]) -> Func {
     extend(source, bounds, "mirror_interior", Rule::MirrorInterior, None)
 }

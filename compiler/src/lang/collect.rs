@@ -8,7 +8,7 @@
 use crate::error::LangError;
 use crate::ir::expr::{CallTarget, DefRef, Expr, ExprNode, Name, RDomDef, RDomDim};
 use crate::ir::visit::{mutate_expr_children, walk_expr, Mutator, Visitor};
-use crate::lang::handles::{Func, FuncInner, InputInner, ParamInner};
+use crate::lang::handles::{Func, FuncInner, InputInner, Made, ParamInner};
 use crate::lang::pipeline::{for_each_expr, FuncDef, InputDef, ParamDef, PipelineDef};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -86,8 +86,8 @@ struct Collector {
     visiting: Vec<Name>,
     inputs: HashMap<Name, (InputDef, *const Mutex<InputInner>)>,
     input_order: Vec<Name>,
-    /// The Funcs inline reductions made.
-    helpers: HashSet<Name>,
+    /// The Funcs the library made, and what made them.
+    helpers: HashMap<Name, Made>,
     /// The params the Funcs collected so far use.
     params: ParamsUsed,
 }
@@ -143,8 +143,8 @@ impl Collector {
             let (Some(args), Some(types), Some(values)) = (&inner.args, &inner.types, &inner.values) else {
                 return Err(LangError::Undefined { func: inner.name.to_string() });
             };
-            if inner.reduction_helper {
-                self.helpers.insert(inner.name.clone());
+            if inner.made != Made::User {
+                self.helpers.insert(inner.name.clone(), inner.made);
             }
             let def = FuncDef {
                 name: inner.name.clone(),
@@ -249,7 +249,7 @@ fn mutate_definitions(def: &mut FuncDef, m: &mut impl Mutator) {
 /// their order, after the others. Consumers first, so that a helper called
 /// by another helper (`argmax` calls `maximum`'s) follows the order its
 /// caller was given. Every call of a reordered helper is permuted to match.
-fn order_helper_dims(funcs: &mut [FuncDef], helpers: &HashSet<Name>) {
+fn order_helper_dims(funcs: &mut [FuncDef], helpers: &HashMap<Name, Made>) {
     struct Permute<'a> {
         func: &'a Name,
         perm: &'a [usize],
@@ -266,7 +266,7 @@ fn order_helper_dims(funcs: &mut [FuncDef], helpers: &HashSet<Name>) {
         }
     }
     for h in (0..funcs.len()).rev() {
-        if !helpers.contains(&funcs[h].name) {
+        if helpers.get(&funcs[h].name) != Some(&Made::Reduction) {
             continue;
         }
         let name = funcs[h].name.clone();
@@ -293,14 +293,16 @@ fn order_helper_dims(funcs: &mut [FuncDef], helpers: &HashSet<Name>) {
     }
 }
 
-/// Names each Func an inline reduction made after the Func that calls it
-/// (`blur_sum`, then `blur_sum1`, ... for a second one; a helper's own
-/// helper after the helper's new name), in place of the process-wide
-/// counter it was made with (`sum$17`): the same algorithm gets the same
-/// names whatever else the process built before, so schedules can name
-/// them. Consumers first; a name already taken gets the next free number.
-/// Every call of a renamed helper is renamed; returns `outputs` renamed.
-fn name_helpers(funcs: &mut [FuncDef], mut outputs: Vec<Name>, helpers: &HashSet<Name>) -> Vec<Name> {
+/// Names each Func the library made in place of the process-wide counter
+/// it was made with (`sum$17`, `input_repeat_edge$3`), so that the same
+/// algorithm gets the same names whatever else the process built before,
+/// and schedules can name them: an inline reduction's after the Func that
+/// calls it (`blur_sum`, then `blur_sum1` for a second one; a helper's own
+/// helper after the helper's new name), a boundary condition's after its
+/// source (`input_repeat_edge`, then `input_repeat_edge1`). Consumers first,
+/// outputs before all; a name already taken gets the next free number.
+/// Every call of a renamed Func is renamed; returns `outputs` renamed.
+fn name_helpers(funcs: &mut [FuncDef], mut outputs: Vec<Name>, helpers: &HashMap<Name, Made>) -> Vec<Name> {
     struct Callees(Vec<Name>);
     impl Visitor for Callees {
         fn visit_expr(&mut self, e: &Expr) {
@@ -326,19 +328,29 @@ fn name_helpers(funcs: &mut [FuncDef], mut outputs: Vec<Name>, helpers: &HashSet
     }
     let mut names: HashMap<Name, Name> = HashMap::new();
     let mut taken: HashSet<String> = funcs.iter().map(|f| f.name.to_string()).collect();
+    let mut name = |made: &Name, owner: Option<&Name>, names: &mut HashMap<Name, Name>| {
+        let Some(&kind) = helpers.get(made) else { return };
+        if names.contains_key(made) {
+            return;
+        }
+        let counted = made.rsplit_once('$').map_or(&**made, |(base, _)| base);
+        let base = match (kind, owner) {
+            (Made::Reduction, Some(owner)) => format!("{}_{counted}", names.get(owner).unwrap_or(owner)),
+            _ => counted.to_string(),
+        };
+        let free = std::iter::once(base.clone()).chain((1..).map(|k| format!("{base}{k}"))).find(|n| !taken.contains(n));
+        let free = free.expect("an unbounded sequence has a free name");
+        taken.insert(free.clone());
+        names.insert(made.clone(), free.into());
+    };
+    for o in &outputs {
+        name(o, None, &mut names);
+    }
     for f in funcs.iter().rev() {
         let mut callees = Callees(vec![]);
         for_each_expr(f, |e| callees.visit_expr(e));
-        for callee in callees.0.into_iter().filter(|c| helpers.contains(c)) {
-            if names.contains_key(&callee) {
-                continue;
-            }
-            let owner = names.get(&f.name).unwrap_or(&f.name);
-            let base = format!("{owner}_{}", callee.split('$').next().unwrap_or("reduction"));
-            let name = std::iter::once(base.clone()).chain((1..).map(|k| format!("{base}{k}"))).find(|n| !taken.contains(n));
-            let name = name.expect("an unbounded sequence has a free name");
-            taken.insert(name.clone());
-            names.insert(callee, name.into());
+        for callee in &callees.0 {
+            name(callee, Some(&f.name), &mut names);
         }
     }
     if names.is_empty() {

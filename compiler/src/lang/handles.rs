@@ -256,9 +256,22 @@ pub(super) struct FuncInner {
     pub(super) estimates: Vec<Option<Estimate>>,
     /// The first mistake made defining it.
     pub(super) error: Option<LangError>,
-    /// Made by an inline reduction: its dimensions follow the variables of
-    /// the Func that calls it (see `Pipeline::new`).
-    pub(super) reduction_helper: bool,
+    /// Who made it: the user, or the library on the user's behalf.
+    pub(super) made: Made,
+}
+
+/// Who made a Func. The library's Funcs are made with a process-wide
+/// counter in their names (`sum$17`), so that two never share one, and are
+/// named for good when the pipeline is collected (see `Pipeline::new`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Made {
+    /// `Func::new`: it keeps its name.
+    User,
+    /// An inline reduction: named after the Func that calls it, its
+    /// dimensions in the order of that Func's variables.
+    Reduction,
+    /// A boundary condition: named after its source (`input_repeat_edge`).
+    Boundary,
 }
 
 /// A function over an integer grid, defined by a pure definition and any
@@ -282,22 +295,17 @@ impl Func {
             updates: vec![],
             estimates: vec![],
             error: None,
-            reduction_helper: false,
+            made: Made::User,
         })))
     }
 
-    /// A Func an inline reduction makes, named from `prefix`.
-    pub(super) fn reduction_helper(prefix: &str) -> Func {
-        let f = Func::anonymous(prefix);
-        f.0.lock().unwrap().reduction_helper = true;
-        f
-    }
-
-    /// A Func with a fresh name starting with `prefix` (for helpers that make
-    /// Funcs on the user's behalf).
-    pub fn anonymous(prefix: &str) -> Func {
+    /// A Func the library makes on the user's behalf, named `{base}${n}`
+    /// until the pipeline is collected.
+    pub(super) fn made_by(made: Made, base: &str) -> Func {
         let n = ANONYMOUS_FUNCS.fetch_add(1, Ordering::Relaxed);
-        Func::new(&format!("{prefix}${n}"))
+        let f = Func::new(&format!("{base}${n}"));
+        f.0.lock().unwrap().made = made;
+        f
     }
 
     /// The Func's name.

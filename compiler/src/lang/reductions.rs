@@ -11,6 +11,7 @@ use crate::ir::expr::{BinOp, CmpOp, Expr, ExprNode, RDomDef};
 use crate::ir::types::Type;
 use crate::ir::visit::Visitor;
 use crate::lang::checks::VarsUsed;
+use crate::lang::handles::Made;
 use crate::lang::ops::AsExpr;
 use crate::lang::{Func, Var};
 use std::sync::Arc;
@@ -25,7 +26,7 @@ fn reduction_over(prefix: &str, e: &Expr) -> Reduction {
     let mut used = VarsUsed::default();
     used.visit_expr(e);
     Reduction {
-        func: Func::reduction_helper(prefix),
+        func: Func::made_by(Made::Reduction, prefix),
         vars: used.vars.iter().map(|v| Var::new(v)).collect(),
         rdom: used.rvars.values().next().cloned(),
     }

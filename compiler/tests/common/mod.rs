@@ -233,6 +233,8 @@ pub fn func_boundaries() -> Case {
     let image = mirror_image_within(&f, &bounds);
     let interior = mirror_interior_within(&f, &bounds[..1]);
     let mirrored = mirror_interior(&small);
+    // Bounded in its inner dimension only.
+    let rows = repeat_edge_within(&f, &[None, Some((Expr::i32(-1), Expr::i32(6)))]);
     let out = Func::new("out");
     out.define(
         &[&x, &y],
@@ -240,7 +242,8 @@ pub fn func_boundaries() -> Case {
             + constant.at([&x + 1, &y - 2])
             + image.at([x.expr() * 2 - 5, y.expr()])
             + interior.at([&x - 4, y.expr()])
-            + cast(Type::i32(), mirrored.at([x.expr() * 2, &y - 20])),
+            + cast(Type::i32(), mirrored.at([x.expr() * 2, &y - 20]))
+            + rows.at([&x + 1, y.expr() * 2 - 3]),
     );
     let inputs = vec![input_buffer("input", ScalarType::I16, &IN2, 3000), input_buffer("small", ScalarType::U8, &[(0, 10), (3, 8)], 255)];
     let mut c = case2("func_boundaries", &out, inputs);
