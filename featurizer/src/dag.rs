@@ -460,7 +460,7 @@ impl Dag {
                             producer: callee.to_string(),
                             consumer: f.name.to_string(),
                             stage: s,
-                            source,
+                            source: BoundError { expr: in_loop_terms(&e, &loops), ..source },
                         })
                     };
                     edge.bounds.push((compile(&b.min)?, compile(&b.max)?));
@@ -563,6 +563,24 @@ impl Dag {
 }
 
 /// The name of slot `i`'s min (`max == false`) or max variable.
+/// `e` printed with each loop slot named after its loop's variable and
+/// end (`min.slot.1` as `y.min`), for messages.
+fn in_loop_terms(e: &Expr, loops: &[Loop]) -> String {
+    struct Names<'a>(&'a [Loop]);
+    impl Mutator for Names<'_> {
+        fn mutate_expr(&mut self, e: &Expr) -> Expr {
+            match e.as_var().and_then(|n| slot_of_name(n, self.0.len())) {
+                Some(slot) => {
+                    let end = if slot % 2 == 0 { "min" } else { "max" };
+                    Expr::var(format!("{}.{end}", self.0[slot as usize / 2].var), e.ty())
+                }
+                None => mutate_expr_children(self, e),
+            }
+        }
+    }
+    Names(loops).mutate_expr(e).to_string()
+}
+
 fn slot_name(i: usize, max: bool) -> String {
     format!("{}.slot.{i}", if max { "max" } else { "min" })
 }
@@ -776,5 +794,18 @@ impl std::fmt::Display for Dag {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_loop_ends_not_slots() {
+        let loop_over = |var: &str| Loop { var: var.into(), is_rvar: false, pure_dim: None, rvar_span: None };
+        let loops = [loop_over("x"), loop_over("y")];
+        let e = Expr::ivar(slot_name(1, false)) + Expr::ivar(slot_name(0, true)) * 2 + Expr::ivar("n");
+        assert_eq!(in_loop_terms(&e, &loops), "((y.min + (x.max * 2)) + n)");
     }
 }

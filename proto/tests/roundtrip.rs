@@ -53,7 +53,7 @@ fn fingerprints_differ_between_pipelines() {
 /// A pipeline written with the language's handles that uses every node
 /// kind the wire carries: params, input buffer fields, lets, selects,
 /// logic, casts, reinterpretations, math (every intrinsic the wire names, and the composite ones), bitwise operators and shifts,
-/// an inline reduction (a `$` helper Func), Tuple Funcs (an `argmax` and
+/// an inline reduction (a helper Func), Tuple Funcs (an `argmax` and
 /// a Tuple update reading both values), an update
 /// over a reduction domain with a predicate, a boundary condition.
 fn every_node_kind() -> PipelineDef {

@@ -189,6 +189,14 @@ pub fn let_in(name: &str, value: impl AsExpr, body: impl FnOnce(Expr) -> Expr) -
     Expr::let_in(name, value, body(var))
 }
 
+/// Several values, each bound once to its name and used in `body`, which
+/// gets their variables in the order given (`let_all([("a", a), ("b",
+/// b)], |[a, b]| a * b)`); the first binding is outermost.
+pub fn let_all<const N: usize>(bindings: [(&str, Expr); N], body: impl FnOnce([Expr; N]) -> Expr) -> Expr {
+    let vars = bindings.each_ref().map(|(name, value)| Expr::var(*name, value.ty()));
+    bindings.into_iter().rev().fold(body(vars), |inner, (name, value)| Expr::let_in(name, value, inner))
+}
+
 macro_rules! unary_math {
     ($($name:ident => $f:ident),*) => {$(
         /// The math intrinsic of this name applied to `e` (integer arguments
@@ -204,4 +212,21 @@ unary_math!(abs => Abs, sqrt => Sqrt, exp => Exp, log => Log, sin => Sin, cos =>
 /// other's float type, or f32).
 pub fn pow(a: impl AsExpr, b: impl AsExpr) -> Expr {
     Expr::math(MathFn::Pow, vec![a.as_expr(), b.as_expr()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::expr::ExprNode;
+
+    #[test]
+    fn let_all_binds_each_value_once_the_first_outermost() {
+        let x = Expr::ivar("x");
+        let e = let_all([("a", x.clone() + 1), ("b", cast(Type::f32(), x) * 2.0f32)], |[a, b]| cast(Type::f32(), a) * b);
+        assert_eq!(e.ty(), Type::f32());
+        let ExprNode::Let { name, body, .. } = e.node() else { panic!("{e}") };
+        assert_eq!(&**name, "a");
+        let ExprNode::Let { name, value, .. } = body.node() else { panic!("{e}") };
+        assert_eq!((&**name, value.ty()), ("b", Type::f32()));
+    }
 }
