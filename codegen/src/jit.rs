@@ -198,6 +198,18 @@ pub fn compile_with(lowered: &Lowered, options: &CompileOptions) -> Result<Compi
     })
 }
 
+extern "C" fn hl_exp_f32(x: f32) -> f32 {
+    compiler::ir::exp::exp_f32(x)
+}
+
+extern "C" fn hl_log_f32(x: f32) -> f32 {
+    compiler::ir::log::log_f32(x)
+}
+
+extern "C" fn hl_pow_f32(x: f32, y: f32) -> f32 {
+    compiler::ir::log::pow_f32(x, y)
+}
+
 extern "C" fn hl_tanhf(x: f32) -> f32 {
     x.tanh()
 }
@@ -209,11 +221,14 @@ extern "C" fn hl_tanh(x: f64) -> f64 {
 /// Points the runtime's symbols at this process's functions (an executable
 /// does not export them to the JIT's symbol lookup).
 fn map_runtime(engine: &ExecutionEngine<'static>, module: &Module<'static>) {
-    let symbols: [(&str, usize); 5] = [
+    let symbols: [(&str, usize); 8] = [
         ("hl_parallel_for", runtime::hl_parallel_for as *const () as usize),
         ("hl_malloc", runtime::hl_malloc as *const () as usize),
         ("hl_free", runtime::hl_free as *const () as usize),
         ("tanhf", hl_tanhf as *const () as usize),
+        ("hl_exp_f32", hl_exp_f32 as *const () as usize),
+        ("hl_log_f32", hl_log_f32 as *const () as usize),
+        ("hl_pow_f32", hl_pow_f32 as *const () as usize),
         ("tanh", hl_tanh as *const () as usize),
     ];
     for (name, address) in symbols {

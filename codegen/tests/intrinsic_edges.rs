@@ -206,6 +206,11 @@ fn fast_math_is_the_same_on_every_executor() {
     let fast = agree("fast_exp again", &cols[..1], |e| fast_exp(e[0].clone()).unwrap());
     check("exp", &cols[..1], |e| compiler::lang::ops::exp(e[0].clone()), |i| fast.get(&[i as i64]).unwrap());
     agree("fast_pow", &cols, |e| fast_pow(e[0].clone(), e[1].clone()).unwrap());
+    // So are f32 `log` and `pow` (`compiler::ir::log`), on every value
+    // pair: subnormals, zeros of both signs, infinities, NaN, negative
+    // bases with integer and other exponents.
+    agree("log", &cols[..1], |e| compiler::lang::ops::log(e[0].clone()));
+    agree("pow", &cols, |e| compiler::lang::ops::pow(e[0].clone(), e[1].clone()));
     // Nested: each binds its argument to a let of the same name.
     agree("nested fast math", &cols, |e| {
         let inner = fast_log(fast_exp(e[0].clone()).unwrap() + fast_inverse(e[1].clone()).unwrap()).unwrap();

@@ -1,14 +1,15 @@
-//! The accuracy of the fast math functions, measured on the reference
-//! evaluator against the standard library's f64 functions over sweeps of
-//! the ranges their documentation states, and their special values. The
-//! figures the documentation gives are printed by
+//! The accuracy of the fast math functions, and of f32 `log` and `pow`
+//! (computed by our own steps, `compiler::ir::log`), measured on the
+//! reference evaluator against the standard library's f64 functions over
+//! sweeps of the ranges their documentation states, and their special
+//! values. The figures the documentation gives are printed by
 //! `cargo test --release -p compiler --test fast_math -- --nocapture`.
 
 use compiler::error::LangError;
 use compiler::exec::buffer::Buffer;
 use compiler::ir::value::Scalar;
 use compiler::lang::fast_math::{fast_exp, fast_inverse, fast_inverse_sqrt, fast_log, fast_pow};
-use compiler::lang::ops::cast;
+use compiler::lang::ops::{cast, log, pow};
 use compiler::{Expr, Func, ImageParam, Pipeline, ScalarType, Type, Var};
 use std::collections::BTreeMap;
 
@@ -99,6 +100,25 @@ fn fast_inverse_sqrt_within_5e6_on_normal_positive_floats() {
     assert!(unary("fast_inverse_sqrt on [2^-126, f32::MAX]", &xs, fast_inverse_sqrt, |x| 1.0 / x.sqrt()) < 5e-6);
 }
 
+#[test]
+fn log_within_3e7_on_every_positive_float() {
+    let mut xs = geometric(f32::MIN_POSITIVE as f64, f32::MAX as f64, 200_001);
+    xs.extend(linear(0.5, 2.0, 100_001));
+    xs.extend((1..1 << 23).step_by(997).map(f32::from_bits));
+    assert!(unary("log on (0, f32::MAX]", &xs, |x| Ok(log(x)), f64::ln) < 3e-7);
+}
+
+#[test]
+fn pow_within_2e6_on_its_range() {
+    let (bases, exponents) = (geometric(1.0 / 64.0, 64.0, 401), linear(-4.0, 4.0, 401));
+    let mut inputs: Vec<(f32, f32)> = bases.iter().flat_map(|&a| exponents.iter().map(move |&b| (a, b))).collect();
+    // Negative bases with integer exponents.
+    inputs.extend(linear(-64.0, -1.0 / 64.0, 1001).into_iter().flat_map(|a| (-4..=4).map(move |b| (a, b as f32))));
+    let (a, b): (Vec<f32>, Vec<f32>) = inputs.iter().copied().unzip();
+    let got = evaluate(&a, &b, |x, y| Ok(pow(x, y)));
+    assert!(max_relative_error("pow on ±[1/64, 64] x [-4, 4]", &inputs, &got, f64::powf) < 2e-6);
+}
+
 /// A fast math function of one or two arguments.
 type Binary = fn(Expr, Expr) -> Result<Expr, LangError>;
 
@@ -109,7 +129,46 @@ type Special = (&'static str, Binary, Vec<(f32, f32, f32)>);
 #[test]
 fn special_values() {
     let (inf, nan) = (f32::INFINITY, f32::NAN);
-    let cases: [Special; 5] = [
+    let cases: [Special; 7] = [
+        (
+            "log",
+            |a, _| Ok(log(a)),
+            vec![
+                (1.0, 0.0, 0.0),
+                (0.0, 0.0, -inf),
+                (-0.0, 0.0, -inf),
+                (inf, 0.0, inf),
+                (-1.0, 0.0, nan),
+                (nan, 0.0, nan),
+                (-inf, 0.0, nan),
+            ],
+        ),
+        (
+            "pow",
+            |a, b| Ok(pow(a, b)),
+            vec![
+                (0.0, 2.0, 0.0),
+                (0.0, -1.0, inf),
+                (5.0, 0.0, 1.0),
+                (nan, 0.0, 1.0),
+                (1.0, nan, 1.0),
+                (-1.0, inf, 1.0),
+                (-1.0, -inf, 1.0),
+                (-2.0, 0.5, nan),
+                (2.0, inf, inf),
+                (0.5, inf, 0.0),
+                (2.0, -inf, 0.0),
+                (inf, -1.0, 0.0),
+                (inf, 2.0, inf),
+                (-inf, 3.0, -inf),
+                (-inf, 2.0, inf),
+                (nan, 1.0, nan),
+                (2.0, nan, nan),
+                (4.0, 0.5, 2.0),
+                (-2.0, 3.0, -8.0),
+                (-2.0, 2.0, 4.0),
+            ],
+        ),
         (
             "fast_exp",
             |a, _| fast_exp(a),
@@ -141,8 +200,9 @@ fn special_values() {
         let got = evaluate(&a, &b, build);
         for (&(a, b, want), &g) in values.iter().zip(&got) {
             let g = g as f32;
-            // fast_pow(2, 10) is approximate: within its error.
-            let close = if name == "fast_pow" && want == 1024.0 { (g / want - 1.0).abs() < 1e-5 } else { g.to_bits() == want.to_bits() };
+            // fast_pow(2, 10) and pow's finite powers are approximate: within their errors.
+            let approximate = (name == "fast_pow" && want == 1024.0) || (name == "pow" && want.is_finite() && want.abs() > 1.0);
+            let close = if approximate { (g / want - 1.0).abs() < 1e-5 } else { g.to_bits() == want.to_bits() };
             assert!(close || (g.is_nan() && want.is_nan()), "{name}({a}, {b}) = {g}, want {want}");
         }
     }

@@ -1,8 +1,12 @@
 //! Math functions: LLVM intrinsics for the float functions (`llvm.sqrt`,
 //! `llvm.floor`, `llvm.roundeven`, ...), `llvm.abs` for signed integers,
 //! `llvm.ctpop`/`ctlz`/`cttz` for the bit counts (defined at zero),
-//! comparisons for the float classes, and the C library's `tanh`/`tanhf`
-//! called lane by lane.
+//! comparisons for the float classes, the C library's `tanh`/`tanhf`
+//! called lane by lane, and for f32 `log` and `pow` outside vectorized
+//! loops (where lowering has not expanded them) the runtime's `hl_log_f32`
+//! and `hl_pow_f32`: the same steps as the expansions and the evaluators,
+//! so the same bits (f32 `exp` is always expanded; `hl_exp_f32` serves a
+//! statement lowered without the expansion).
 
 use super::{CodegenError, FunctionEmitter, Result, Value};
 use compiler::ir::expr::{Expr, MathFn};
@@ -14,24 +18,33 @@ use inkwell::values::BasicValueEnum;
 use inkwell::FloatPredicate;
 
 impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
-    /// Calls a C math function (`tanhf`, `tanh`) lane by lane.
-    fn libm(&mut self, name: &str, ty: Type, x: Value<'ctx>) -> Result<Value<'ctx>> {
+    /// Calls an external scalar math function (`tanhf`, `hl_pow_f32`, ...)
+    /// of `ty`'s element type on `args`, lane by lane.
+    fn scalar_call(&mut self, name: &str, ty: Type, args: &[Value<'ctx>]) -> Result<Value<'ctx>> {
         let scalar = self.scalar_type(ty.scalar);
+        let params = vec![scalar.into(); args.len()];
         let f = self
             .state
             .module
             .get_function(name)
-            .unwrap_or_else(|| self.state.module.add_function(name, scalar.fn_type(&[scalar.into()], false), Some(Linkage::External)));
+            .unwrap_or_else(|| self.state.module.add_function(name, scalar.fn_type(&params, false), Some(Linkage::External)));
         if ty.lanes == 1 {
-            return self.call_value(f, &[x]);
+            return self.call_value(f, args);
         }
-        let BasicValueEnum::VectorValue(vec) = x else {
-            return Err(CodegenError::Unsupported("vector math on a scalar".into()));
-        };
-        let mut out = vec.get_type().get_poison();
+        let mut lanes_of = vec![];
+        for a in args {
+            let BasicValueEnum::VectorValue(v) = *a else {
+                return Err(CodegenError::Unsupported("vector math on a scalar".into()));
+            };
+            lanes_of.push(v);
+        }
+        let mut out = lanes_of[0].get_type().get_poison();
         for k in 0..ty.lanes {
-            let lane = self.builder.build_extract_element(vec, self.i32_const(k as i64), "")?;
-            let r = self.call_value(f, &[lane])?;
+            let mut lane = vec![];
+            for v in &lanes_of {
+                lane.push(self.builder.build_extract_element(*v, self.i32_const(k as i64), "")?);
+            }
+            let r = self.call_value(f, &lane)?;
             out = self.builder.build_insert_element(out, r, self.i32_const(k as i64), "")?;
         }
         Ok(out.into())
@@ -77,7 +90,11 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
                 _ => Err(CodegenError::Unsupported(format!("{} of an integer", f.name()))),
             };
         }
+        let single = ty.scalar == ScalarType::F32;
         match f {
+            MathFn::Exp if single => self.scalar_call("hl_exp_f32", ty, &[x]),
+            MathFn::Log if single => self.scalar_call("hl_log_f32", ty, &[x]),
+            MathFn::Pow if single => self.scalar_call("hl_pow_f32", ty, &[x, values[1]]),
             MathFn::Abs => self.intrinsic("llvm.fabs", &[x]),
             MathFn::Sqrt => self.intrinsic("llvm.sqrt", &[x]),
             MathFn::Exp => self.intrinsic("llvm.exp", &[x]),
@@ -89,7 +106,7 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             MathFn::Ceil => self.intrinsic("llvm.ceil", &[x]),
             MathFn::Round => self.intrinsic("llvm.roundeven", &[x]),
             MathFn::Trunc => self.intrinsic("llvm.trunc", &[x]),
-            MathFn::Tanh => self.libm(if ty.scalar == ScalarType::F32 { "tanhf" } else { "tanh" }, ty, x),
+            MathFn::Tanh => self.scalar_call(if single { "tanhf" } else { "tanh" }, ty, &[x]),
             MathFn::PromiseClamped => Ok(x),
             MathFn::Popcount
             | MathFn::CountLeadingZeros

@@ -23,8 +23,8 @@ const POLYNOMIAL: [f64; 6] =
 
 /// `ln(2)` split so that `k * LN2_HIGH` is exact for the `|k| <= 128` met
 /// (the high part has 16 significant bits).
-const LN2_HIGH: f64 = 0.693_145_751_953_125;
-const LN2_LOW: f64 = 1.428_606_765_330_187e-6;
+pub(crate) const LN2_HIGH: f64 = 0.693_145_751_953_125;
+pub(crate) const LN2_LOW: f64 = 1.428_606_765_330_187e-6;
 
 /// The range computed; below it 0, above it `+inf`.
 pub(crate) const LOW: f64 = -87.0;

@@ -10,6 +10,7 @@
 pub mod exp;
 pub mod expr;
 mod float_serde;
+pub mod log;
 pub mod printer;
 pub mod semantics;
 pub mod stmt;

@@ -14,7 +14,7 @@
 //! | check every access (checked mode only) | `access_checks` |
 //! | flatten storage to 1-D buffers | `flatten` |
 //! | simplify | [`crate::simplify`] |
-//! | expand f32 `exp` into plain nodes | `expand_math` |
+//! | expand f32 `exp`, `log`, `pow` in vectorized loops into plain nodes | `expand_math` |
 //! | vectorize | `vectorize` |
 //! | unroll | `unroll` |
 //! | partition loops of shift-inwards splits and tail guards | `partition_loops` |
