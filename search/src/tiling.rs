@@ -52,7 +52,7 @@ fn tilings(s: &[i64], d: usize, factor: i64, allow_splits: bool) -> Vec<Vec<i64>
         let mut outer = 1i64;
         while outer <= extent {
             let inner_size = ceil_div(extent, outer);
-            if inner_size >= 2 * max_inner && !over_computes(inner_size, outer) {
+            if inner_size >= max_inner.saturating_mul(2) && !over_computes(inner_size, outer) {
                 options.push(outer);
             }
             let Some(next) = outer.checked_mul(factor) else { break };
