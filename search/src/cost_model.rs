@@ -3,16 +3,21 @@
 //! hands over all its candidates' features at once.
 //!
 //! Two models live here: [`Analytical`], the default until learned weights
-//! exist (arithmetic, loads and stores priced by the cache level their
-//! footprint fits in, parallel and vector utilization, allocations and
-//! task overheads), and [`RandomModel`], for sampling schedules. The
+//! exist (arithmetic, a math call priced as what it compiles to, loads and
+//! stores priced by the cache level their footprint fits in, parallel and
+//! vector utilization, allocations and task overheads), and
+//! [`RandomModel`], for sampling schedules. The
 //! learned model implements the same trait in its own crate.
 
 use crate::featurize::StageFeatures;
+use compiler::ir::expr::{CallTarget, Expr, ExprNode, MathFn};
+use compiler::ir::types::{ScalarType, Type};
+use compiler::ir::visit::{walk_expr, Visitor};
 use featurizer::{Dag, PipelineFeatures, ScheduleFeatures, StageIdx};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
+use std::collections::HashSet;
 
 /// A predicted runtime, in seconds, with each stage's share.
 #[derive(Clone, Debug, PartialEq)]
@@ -183,20 +188,108 @@ impl Analytical {
     }
 }
 
+/// What calls of math functions cost beyond the one operation the
+/// featurizer counts each as: f32 `exp`, `log` and `pow` are what lowering
+/// expands them into (the operations of their expansions), the other
+/// transcendental functions a C library call.
+struct MathCosts {
+    exp: f64,
+    log: f64,
+    pow: f64,
+}
+
+/// The operations a C library call of a transcendental function costs
+/// (a scalar `sin` or `tanh` takes tens of cycles).
+const LIBRARY_CALL_OPS: f64 = 20.0;
+
+impl MathCosts {
+    fn new() -> MathCosts {
+        let x = || Expr::var("x", Type::f32());
+        MathCosts {
+            exp: computing_nodes(&compiler::ir::exp::expansion(x())),
+            log: computing_nodes(&compiler::ir::log::log_expansion(x())),
+            pow: computing_nodes(&compiler::ir::log::pow_expansion(x(), Expr::var("y", Type::f32()))),
+        }
+    }
+
+    /// The operations of `f` on `ty`.
+    fn ops(&self, f: MathFn, ty: Type) -> f64 {
+        let single = ty.scalar == ScalarType::F32;
+        match f {
+            MathFn::Exp if single => self.exp,
+            MathFn::Log if single => self.log,
+            MathFn::Pow if single => self.pow,
+            MathFn::Exp | MathFn::Log | MathFn::Pow | MathFn::Sin | MathFn::Cos | MathFn::Tanh => LIBRARY_CALL_OPS,
+            _ => 1.0,
+        }
+    }
+
+    /// The operations the math calls of `exprs` cost beyond one each (a
+    /// node shared in them counted once, as the featurizer counts).
+    fn extra_ops(&self, exprs: &[Expr]) -> f64 {
+        struct Calls<'a> {
+            costs: &'a MathCosts,
+            extra: f64,
+            seen: HashSet<usize>,
+        }
+        impl Visitor for Calls<'_> {
+            fn visit_expr(&mut self, e: &Expr) {
+                if !self.seen.insert(e.address()) {
+                    return;
+                }
+                if let ExprNode::Call { target: CallTarget::Math(f), ty, .. } = e.node() {
+                    self.extra += self.costs.ops(*f, *ty) - 1.0;
+                }
+                walk_expr(self, e)
+            }
+        }
+        let mut calls = Calls { costs: self, extra: 0.0, seen: HashSet::new() };
+        exprs.iter().for_each(|e| calls.visit_expr(e));
+        calls.extra
+    }
+}
+
+/// The nodes of `e` that compute something (neither a variable, a
+/// constant nor a `let`), each once.
+fn computing_nodes(e: &Expr) -> f64 {
+    struct Count(f64);
+    impl Visitor for Count {
+        fn visit_expr(&mut self, e: &Expr) {
+            if !matches!(
+                e.node(),
+                ExprNode::Var { .. }
+                    | ExprNode::IntImm { .. }
+                    | ExprNode::UIntImm { .. }
+                    | ExprNode::FloatImm { .. }
+                    | ExprNode::Let { .. }
+            ) {
+                self.0 += 1.0;
+            }
+            walk_expr(self, e)
+        }
+    }
+    let mut count = Count(0.0);
+    count.visit_expr(e);
+    count.0
+}
+
 impl CostModel for Analytical {
     fn name(&self) -> String {
         "analytical".to_string()
     }
 
     fn set_pipeline(&mut self, dag: &Dag) {
+        let math = MathCosts::new();
         self.ops_per_point = dag
             .stages
             .iter()
             .map(|s| {
                 let p = PipelineFeatures::of(dag, s);
-                // Arithmetic rows (add .. select, calls of math functions).
+                // Arithmetic rows (add .. select, calls of math functions,
+                // each call counted as one there).
                 let rows = (4..=18).chain([22]);
-                rows.map(|r| p.op_histogram[r].iter().sum::<u32>() as f64).sum::<f64>()
+                let ops = rows.map(|r| p.op_histogram[r].iter().sum::<u32>() as f64).sum::<f64>();
+                ops + math.extra_ops(&s.exprs)
             })
             .collect();
         self.scatters =
@@ -251,5 +344,30 @@ impl CostModel for RandomModel {
                 Cost::of_stages(features.keys().map(|s| (s, rng.random::<f64>())).collect())
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_math_call_costs_what_it_compiles_to() {
+        let costs = MathCosts::new();
+        assert!(
+            costs.pow > costs.log && costs.log > costs.exp && costs.exp > 10.0,
+            "exp {} log {} pow {}",
+            costs.exp,
+            costs.log,
+            costs.pow
+        );
+        let x = Expr::var("x", Type::f32());
+        let pow = Expr::math(MathFn::Pow, vec![x.clone(), x.clone()]);
+        // A call shared by two uses is computed once.
+        let twice = Expr::binary(compiler::ir::expr::BinOp::Add, pow.clone(), pow);
+        assert_eq!(costs.extra_ops(&[twice]), costs.pow - 1.0);
+        assert_eq!(costs.extra_ops(&[Expr::math(MathFn::Sqrt, vec![x.clone()])]), 0.0);
+        let f64_exp = Expr::math(MathFn::Exp, vec![Expr::var("y", Type::f64())]);
+        assert_eq!(costs.extra_ops(&[f64_exp]), LIBRARY_CALL_OPS - 1.0);
     }
 }
