@@ -186,8 +186,22 @@ pub fn float_math() -> Case {
     g.define(&[&x, &y], sqrt(input.at([x.expr(), y.expr()]) + 1.0f32) * 0.75f32 - exp(input.at([&x + 1, y.expr()]) * -0.125f32));
     let h = Func::new("h");
     h.define(&[&x, &y], select(g.at([x.expr(), y.expr()]).gt(1.5f32), floor(g.at([x.expr(), &y - 1]) * 4.0f32), g.at([&x - 1, y.expr()])));
+    // Our own f32 log and pow: expanded in vectorized loops, called elsewhere.
+    let at = |dx: i32, dy: i32| input.at([&x + dx, &y + dy]);
+    let l = Func::new("l");
+    l.define(
+        &[&x, &y],
+        log(at(0, 0) + 0.5f32) * 3.0f32
+            + pow(at(1, 0) * 0.05f32 + 0.25f32, at(0, -1) * 0.1f32 - 2.0f32)
+            + pow(at(0, 0) * 0.1f32 - 2.0f32, 3.0f32),
+    );
     let out = Func::new("out");
-    out.define(&[&x, &y], cast(Type::u8(), clamp(h.at([x.expr(), y.expr()]) * 37.0f32, 0.0f32, 255.0f32)) + cast(Type::u8(), x.expr()));
+    out.define(
+        &[&x, &y],
+        cast(Type::u8(), clamp(h.at([x.expr(), y.expr()]) * 37.0f32, 0.0f32, 255.0f32))
+            + cast(Type::u8(), x.expr())
+            + cast(Type::u8(), clamp(l.at([x.expr(), y.expr()]) * 9.0f32 + 40.0f32, 0.0f32, 255.0f32)),
+    );
     case2("float_math", &out, vec![input_buffer("input", ScalarType::F32, &IN2, 300)])
 }
 
