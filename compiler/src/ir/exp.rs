@@ -13,6 +13,7 @@
 //! folding). `compiler/tests/exp.rs` checks that they agree on a sweep.
 
 use crate::ir::expr::{BinOp, CmpOp, Expr, MathFn};
+use crate::ir::f32_nodes::f32c;
 use crate::ir::types::Type;
 
 /// `exp(r)` on `r` in `[-ln(2)/2, ln(2)/2]`, constant term first: 1
@@ -29,10 +30,6 @@ pub(crate) const LN2_LOW: f64 = 1.428_606_765_330_187e-6;
 /// The range computed; below it 0, above it `+inf`.
 pub(crate) const LOW: f64 = -87.0;
 pub(crate) const HIGH: f64 = 88.0;
-
-fn f32c(v: f64) -> Expr {
-    Expr::float(v, Type::f32())
-}
 
 /// `body(v)` where `v` names `value`, bound once by a `let` called `name`
 /// (a variable or a constant is used as it is).

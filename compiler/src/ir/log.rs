@@ -25,43 +25,14 @@
 
 use crate::ir::exp::{bind, exp_f32, expansion, LN2_HIGH, LN2_LOW};
 use crate::ir::expr::{BinOp, CmpOp, Expr, MathFn};
+use crate::ir::f32_nodes::{add, cmp, f32c, mul, quiet_nan, sub, MANTISSA, ONE, QUIET_NAN};
 use crate::ir::types::Type;
 
 /// `atanh(s) / s = 1 + s^2/3 + s^4/5 + ...`, in powers of `s^2`.
 const ATANH_QUOTIENT: [f64; 5] = [1.0, 1.0 / 3.0, 1.0 / 5.0, 1.0 / 7.0, 1.0 / 9.0];
 
-const MANTISSA: u32 = 0x007F_FFFF;
-const ONE: u32 = 0x3F80_0000;
 /// `2^23`, which brings a subnormal float into the normal range exactly.
 const SUBNORMAL_SCALE: f64 = 8_388_608.0;
-/// A quiet NaN's bits.
-const NAN_BITS: u32 = 0x7FC0_0000;
-
-fn f32c(v: f64) -> Expr {
-    Expr::float(v, Type::f32())
-}
-
-fn add(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Add, a, b)
-}
-
-fn sub(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Sub, a, b)
-}
-
-fn mul(a: Expr, b: Expr) -> Expr {
-    Expr::binary(BinOp::Mul, a, b)
-}
-
-fn cmp(op: CmpOp, a: &Expr, b: Expr) -> Expr {
-    Expr::cmp(op, a.clone(), b)
-}
-
-/// A NaN, as the bits of the quiet NaN (a NaN constant would make the
-/// expression unequal to itself).
-fn nan() -> Expr {
-    Expr::reinterpret(Type::f32(), Expr::int(NAN_BITS.into(), Type::u32()))
-}
 
 /// `c[0] + z * (c[1] + z * (...))` rounded to f32 at each step, as the
 /// nodes of [`crate::ir::exp::horner`] compute it.
@@ -99,7 +70,7 @@ pub fn log_expansion(x: Expr) -> Expr {
             })
         });
         let positive = Expr::select(cmp(CmpOp::Lt, &x, f32c(f64::INFINITY)), finite, x.clone());
-        let other = Expr::select(cmp(CmpOp::Eq, &x, f32c(0.0)), f32c(f64::NEG_INFINITY), nan());
+        let other = Expr::select(cmp(CmpOp::Eq, &x, f32c(0.0)), f32c(f64::NEG_INFINITY), quiet_nan());
         Expr::select(cmp(CmpOp::Gt, &x, f32c(0.0)), positive, other)
     })
 }
@@ -127,7 +98,7 @@ pub fn log_f32(x: f32) -> f32 {
     } else if x == 0.0 {
         f32::NEG_INFINITY
     } else {
-        f32::from_bits(NAN_BITS)
+        f32::from_bits(QUIET_NAN)
     }
 }
 
@@ -140,7 +111,7 @@ pub fn pow_expansion(x: Expr, y: Expr) -> Expr {
                 let floor = |v: Expr| Expr::math(MathFn::Floor, vec![v]);
                 let integer = cmp(CmpOp::Eq, &floor(y.clone()), y.clone());
                 let odd = cmp(CmpOp::Ne, &mul(floor(mul(y.clone(), f32c(0.5))), f32c(2.0)), y.clone());
-                let negative = Expr::select(integer, Expr::select(odd, mul(f32c(-1.0), p.clone()), p.clone()), nan());
+                let negative = Expr::select(integer, Expr::select(odd, mul(f32c(-1.0), p.clone()), p.clone()), quiet_nan());
                 Expr::select(cmp(CmpOp::Lt, &x, f32c(0.0)), negative, p)
             });
             let one = Expr::or(
@@ -167,7 +138,7 @@ pub fn pow_f32(x: f32, y: f32) -> f32 {
                 p
             }
         } else {
-            f32::from_bits(NAN_BITS)
+            f32::from_bits(QUIET_NAN)
         }
     } else {
         p

@@ -9,6 +9,7 @@
 
 pub mod exp;
 pub mod expr;
+pub(crate) mod f32_nodes;
 mod float_serde;
 pub mod log;
 pub mod printer;

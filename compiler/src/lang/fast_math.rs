@@ -22,6 +22,7 @@
 use crate::error::LangError;
 use crate::ir::exp::{bind, expansion, horner};
 use crate::ir::expr::{BinOp, CmpOp, Expr};
+use crate::ir::f32_nodes::{add, bits, cmp, f32c, from_bits, mul, quiet_nan, sub, u32c, EXPONENT, MANTISSA, ONE, SIGN};
 use crate::ir::types::Type;
 use crate::lang::ops::AsExpr;
 
@@ -42,57 +43,6 @@ const LOG_QUOTIENT: [f64; 7] = [
 /// error after two Newton steps).
 const INVERSE_GUESS: u32 = 0x7EF3_1062;
 const INVERSE_SQRT_GUESS: u32 = 0x5F37_50E6;
-
-const SIGN: u32 = 0x8000_0000;
-const EXPONENT: u32 = 0x7F80_0000;
-const MANTISSA: u32 = 0x007F_FFFF;
-const ONE: u32 = 0x3F80_0000;
-
-fn f32c(v: f64) -> Expr {
-    Expr::float(v, Type::f32())
-}
-
-fn u32c(v: u32) -> Expr {
-    Expr::int(v.into(), Type::u32())
-}
-
-fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-    Expr::binary(op, a, b)
-}
-
-fn add(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Add, a, b)
-}
-
-fn sub(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Sub, a, b)
-}
-
-fn mul(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Mul, a, b)
-}
-
-fn cmp(op: CmpOp, a: &Expr, b: Expr) -> Expr {
-    Expr::cmp(op, a.clone(), b)
-}
-
-/// A NaN, as the bits of the quiet NaN: a NaN constant would make the
-/// expression unequal to itself (constants compare as numbers), and a
-/// pipeline is compared structurally (the wire format's round trip).
-fn quiet_nan() -> Expr {
-    from_bits(u32c(0x7FC0_0000))
-}
-
-/// The bits of the f32 `x`, as a `u32` (unsigned, so that the bit
-/// arithmetic wraps and shifts logically).
-fn bits(x: &Expr) -> Expr {
-    Expr::reinterpret(Type::u32(), x.clone())
-}
-
-/// The f32 whose bits are the `u32` `b`.
-fn from_bits(b: Expr) -> Expr {
-    Expr::reinterpret(Type::f32(), b)
-}
 
 /// The argument of the function `name` as an f32: an f32 as it is, an
 /// integer converted (as the math functions do); anything else is an error.
