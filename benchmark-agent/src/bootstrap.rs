@@ -46,7 +46,8 @@ pub fn bootstrap(
     let host_key = HostFingerprint::detect()?.key();
     let mut reports = vec![];
     for round in first_round..first_round + rounds {
-        let chosen = choose_model(None, Some(store), &host_key, retrain_options.target.threads)?;
+        let threads = retrain_options.target.unwrap_or_else(compiler::Target::host).threads;
+        let chosen = choose_model(None, Some(store), &host_key, threads)?;
         let mut model = chosen.model;
         let options = GenerateOptions {
             round,

@@ -8,10 +8,18 @@
 //! whose features in today's layout are already stored is featurized too,
 //! and counted as identical or not: the check that a replayed nest is the
 //! one the schedule was sampled from.
+//!
+//! When today's schedule layout changed only what the DAG holds (not how a
+//! feature is computed from it), the matrices of an earlier version can be
+//! carried over ([`Carry`]): for each pipeline a few schedules are replayed
+//! first, and when each reproduces its earlier matrix bit for bit (the
+//! pipeline's DAG is as it was), the rest are relabelled instead of
+//! replayed; otherwise every schedule is replayed. Relabelled matrices
+//! keep the schedules no nest of today's search spells.
 
 use crate::records::{pipeline_matrix, schedule_matrix};
 use compiler::Target;
-use data::{Features, Store, StoreError};
+use data::{Features, LayoutId, Store, StoreError, StoredSchedule};
 use featurizer::{Dag, SCHEDULE_LAYOUT};
 use rayon::prelude::*;
 use search::expand::Placements;
@@ -38,6 +46,30 @@ pub struct RelayoutStats {
     pub identical: usize,
     /// Feature matrices added to the store.
     pub added: usize,
+    /// Of `added`, the matrices carried over from an earlier layout version
+    /// (see [`Carry`]) rather than replayed.
+    pub carried: usize,
+    /// Pipelines whose probes did not reproduce their earlier matrices, so
+    /// that every schedule was replayed.
+    pub changed: usize,
+}
+
+/// Matrices of an earlier version of today's schedule layout (the same
+/// names), carried over where a pipeline's probes show them unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Carry {
+    /// The earlier layout.
+    pub from: LayoutId,
+    /// Schedules replayed per pipeline before the rest are carried.
+    pub probes: usize,
+}
+
+impl Carry {
+    /// Carry from version `version` of today's schedule layout, after two
+    /// probes per pipeline.
+    pub fn from_version(version: u32) -> Carry {
+        Carry { from: LayoutId { version, ..store_layout(&SCHEDULE_LAYOUT) }, probes: 2 }
+    }
 }
 
 /// The features in today's layout of each of `texts` (schedules of the
@@ -47,9 +79,15 @@ pub fn featurize_texts(dag: &Dag, texts: &[&str]) -> Vec<Option<Features>> {
 }
 
 /// Adds features in today's layouts to every pipeline and schedule of
-/// `store` that lacks them, the pipelines analysed for `target`;
-/// `progress` is told after each pipeline.
-pub fn relayout(store: &mut Store, target: &Target, mut progress: impl FnMut(&RelayoutStats)) -> Result<RelayoutStats, StoreError> {
+/// `store` that lacks them, the pipelines analysed for `target` (the machine
+/// whose samples they are), carrying earlier matrices over where `carry`
+/// allows; `progress` is told after each pipeline.
+pub fn relayout(
+    store: &mut Store,
+    target: &Target,
+    carry: Option<Carry>,
+    mut progress: impl FnMut(&RelayoutStats),
+) -> Result<RelayoutStats, StoreError> {
     let layout = store_layout(&SCHEDULE_LAYOUT);
     let mut stats = RelayoutStats::default();
     for info in store.pipelines()? {
@@ -65,10 +103,23 @@ pub fn relayout(store: &mut Store, target: &Target, mut progress: impl FnMut(&Re
             }
         };
         let stored = store.schedules_of(&info.hash, layout)?;
-        let texts: Vec<&str> = stored.iter().map(|s| s.source.as_str()).collect();
+        stats.schedules += stored.len();
+        let carried = match carry {
+            Some(carry) => carried_over(&dag, &stored, &store.schedules_of(&info.hash, carry.from)?, carry.probes, layout),
+            None => None,
+        };
+        stats.changed += usize::from(carry.is_some() && carried.is_none());
         let mut missing = vec![];
-        for (schedule, features) in stored.iter().zip(featurize_texts(&dag, &texts)) {
-            stats.schedules += 1;
+        let replayed = match carried {
+            Some(carried) => {
+                stats.carried += carried.len();
+                missing = carried;
+                stored.iter().filter(|s| s.features.is_some()).collect()
+            }
+            None => stored.iter().collect::<Vec<_>>(),
+        };
+        let texts: Vec<&str> = replayed.iter().map(|s| s.source.as_str()).collect();
+        for (schedule, features) in replayed.iter().zip(featurize_texts(&dag, &texts)) {
             let Some(features) = features else {
                 tracing::debug!(pipeline = %info.hash, schedule = %schedule.hash, "no nest of today's search spells this schedule");
                 continue;
@@ -86,4 +137,43 @@ pub fn relayout(store: &mut Store, target: &Target, mut progress: impl FnMut(&Re
         progress(&stats);
     }
     Ok(stats)
+}
+
+/// The earlier matrices of the schedules lacking today's, relabelled as
+/// today's `layout`, when up to `probes` of them (replayed) each reproduce
+/// their earlier matrix bit for bit; `None` when one does not, or when no
+/// schedule could be probed.
+fn carried_over(
+    dag: &Dag,
+    today: &[StoredSchedule],
+    earlier: &[StoredSchedule],
+    probes: usize,
+    layout: LayoutId,
+) -> Option<Vec<(String, Features)>> {
+    let candidates: Vec<(&str, &Features)> = today
+        .iter()
+        .zip(earlier)
+        .filter(|(t, e)| t.features.is_none() && t.hash == e.hash)
+        .filter_map(|(_, e)| Some((e.source.as_str(), e.features.as_ref()?)))
+        .collect();
+    // Probe schedules that replay, trying a few more than asked for.
+    let mut probed = 0;
+    for (text, old) in candidates.iter().take(probes * 3) {
+        let Some(new) = featurize_texts(dag, &[text]).pop().flatten() else { continue };
+        if new.values != old.values || new.stages != old.stages {
+            return None;
+        }
+        probed += 1;
+        if probed == probes {
+            break;
+        }
+    }
+    (probed > 0).then(|| {
+        today
+            .iter()
+            .zip(earlier)
+            .filter(|(t, e)| t.features.is_none() && t.hash == e.hash)
+            .filter_map(|(t, e)| Some((t.hash.clone(), Features { layout, ..e.features.clone()? })))
+            .collect()
+    })
 }

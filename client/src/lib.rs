@@ -1,5 +1,6 @@
-//! The client's side of the `Schedule` RPC for the apps: the request for an
-//! app's pipeline (estimated at the size it runs at), the reply's schedule
+//! The client's side of the `Schedule` RPC for the apps and for any
+//! pipeline: the request for an app's pipeline (estimated at the size it
+//! runs at) or a user's own (run at its estimates), the reply's schedule
 //! (accepted only if the reply's fingerprint is the pipeline's), and that
 //! schedule timed with the LLVM JIT beside the app's naive and expert
 //! schedules, as `benchmark` times them (every output compared bit for
@@ -43,6 +44,9 @@ pub enum ClientError {
     /// The app's pipeline cannot be sent.
     #[error("the pipeline has no wire form: {0}")]
     ToWire(#[from] proto::ToWireError),
+    /// A pipeline that cannot run at its estimates (one lacks).
+    #[error("the pipeline cannot be run at its estimates: {0}")]
+    Estimates(#[from] apps::MissingEstimate),
     /// The reply's fingerprint is not the request's pipeline's.
     #[error("the reply is for pipeline {reply}, not {expected}")]
     Fingerprint {
@@ -78,6 +82,15 @@ impl AppRequest {
         let app = apps::build(name, size, host).ok_or_else(|| ClientError::UnknownApp(name.to_string()))?;
         let pipeline = app.pipeline_estimated_as_run();
         let fingerprint = proto::fingerprint(&pipeline)?;
+        Ok(AppRequest { app, pipeline, fingerprint })
+    }
+
+    /// A pipeline of the user's own (read from JSON), to be timed at its
+    /// estimates (every input and the output need them); it has no expert
+    /// schedule.
+    pub fn of_pipeline(pipeline: PipelineDef) -> Result<AppRequest, ClientError> {
+        let fingerprint = proto::fingerprint(&pipeline)?;
+        let app = App::at_estimates(pipeline.clone())?;
         Ok(AppRequest { app, pipeline, fingerprint })
     }
 
@@ -125,6 +138,21 @@ mod tests {
         let reply = ScheduleReply { pipeline_fingerprint: other.fingerprint.0.to_vec(), schedule, ..Default::default() };
         let e = request.schedule_of(&reply).unwrap_err();
         assert!(matches!(e, ClientError::Fingerprint { expected, .. } if expected == request.fingerprint), "{e}");
+    }
+
+    #[test]
+    fn a_users_pipeline_is_timed_at_its_estimates_or_refused_naming_what_it_lacks() {
+        let pipeline = apps::build("blur", Size::Small, &Target::host()).unwrap().pipeline;
+        let request = AppRequest::of_pipeline(pipeline.clone()).unwrap();
+        assert!(request.app.expert.is_none());
+        assert_eq!(request.fingerprint, proto::fingerprint(&pipeline).unwrap());
+        let rows = request.time_beside_baselines(naive_schedule(&pipeline), &SamplingOptions::once()).unwrap();
+        assert_eq!(rows.iter().map(|r| r.schedule.as_str()).collect::<Vec<_>>(), ["naive", SERVED]);
+
+        let mut unestimated = pipeline;
+        unestimated.inputs[0].estimates.iter_mut().for_each(|e| *e = None);
+        let e = AppRequest::of_pipeline(unestimated).err().unwrap();
+        assert!(matches!(e, ClientError::Estimates(_)), "{e}");
     }
 
     #[test]

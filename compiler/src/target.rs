@@ -37,6 +37,22 @@ impl Target {
         Target { vector_bytes: host_vector_bytes(), threads: std::thread::available_parallelism().map_or(1, |n| n.get()) }
     }
 
+    /// A machine described by its CPU's ISA feature flags (as
+    /// `/proc/cpuinfo` names them: `avx512f`, `avx2`, `sse4_2`, `asimd`)
+    /// and its hardware threads: how a machine other than this one is
+    /// analysed, e.g. the host whose samples a trainer learns from.
+    pub fn of_isa<S: AsRef<str>>(isa_features: &[S], threads: usize) -> Target {
+        let has = |prefix: &str| isa_features.iter().any(|f| f.as_ref().starts_with(prefix));
+        let vector_bytes = if has("avx512f") {
+            64
+        } else if has("avx") {
+            32
+        } else {
+            16
+        };
+        Target { vector_bytes, threads: threads.max(1) }
+    }
+
     /// The natural number of lanes of a vector of `t` elements.
     pub fn natural_lanes(&self, t: ScalarType) -> i64 {
         (self.vector_bytes / t.bytes()).max(1) as i64
@@ -62,6 +78,13 @@ fn host_vector_bytes() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_machine_is_known_by_its_isa_flags() {
+        assert_eq!(Target::of_isa(&["avx", "avx2", "avx512f", "fma"], 4), Target { vector_bytes: 64, threads: 4 });
+        assert_eq!(Target::of_isa(&["avx", "avx2", "fma", "sse4_2"], 2), Target { vector_bytes: 32, threads: 2 });
+        assert_eq!(Target::of_isa(&["asimd"], 0), Target { vector_bytes: 16, threads: 1 });
+    }
 
     #[test]
     fn the_host_has_vectors_and_threads() {

@@ -4,7 +4,9 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use crate::blob::f32s_from_bytes;
 use crate::store::narrow;
-use crate::{Features, LayoutId, PipelineInfo, PipelineSamples, PipelineSource, Runtime, ScheduleSample, Store, StoreError, Summary};
+use crate::{
+    Features, HostFingerprint, LayoutId, PipelineInfo, PipelineSamples, PipelineSource, Runtime, ScheduleSample, Store, StoreError, Summary,
+};
 
 impl Store {
     /// The measured samples of one host whose pipeline and schedule features
@@ -87,6 +89,12 @@ impl Store {
             });
         }
         Ok(out)
+    }
+
+    /// The fingerprint of the host with this key, if the store has met it.
+    pub fn host(&self, key: &str) -> Result<Option<HostFingerprint>, StoreError> {
+        let id: Option<i64> = self.conn.prepare_cached("SELECT id FROM hosts WHERE key = ?1")?.query_row([key], |r| r.get(0)).optional()?;
+        id.map(|id| crate::queue::host_of(&self.conn, id)).transpose()
     }
 
     /// The highest bootstrap round any report was recorded under.

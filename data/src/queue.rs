@@ -456,8 +456,8 @@ fn agent_host_key(tx: &Transaction<'_>, agent_id: i64) -> Result<String, StoreEr
 }
 
 /// The fingerprint of a stored host, read back exactly (its key is checked).
-fn host_of(tx: &Transaction<'_>, host_id: i64) -> Result<HostFingerprint, StoreError> {
-    let (key, cpu_model, isa, logical, physical, caches, gpu): (String, String, String, i64, i64, String, Option<String>) = tx
+pub(crate) fn host_of(conn: &rusqlite::Connection, host_id: i64) -> Result<HostFingerprint, StoreError> {
+    let (key, cpu_model, isa, logical, physical, caches, gpu): (String, String, String, i64, i64, String, Option<String>) = conn
         .prepare_cached("SELECT key, cpu_model, isa_features, logical_cores, physical_cores, caches, gpu FROM hosts WHERE id = ?1")?
         .query_row([host_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))?;
     let host = HostFingerprint {

@@ -19,6 +19,7 @@ use crate::span::Span;
 use compiler::analysis::interval::{bounds_of, Interval, Scope};
 use compiler::analysis::value_bounds::ValueBounds;
 use compiler::ir::expr::{CallTarget, Expr, ExprNode, Name};
+use compiler::ir::share::Sharer;
 use compiler::ir::types::{ScalarType, Type};
 use compiler::ir::visit::{mutate_expr_children, node_count, walk_expr, Mutator, Visitor};
 use compiler::lang::pipeline::buffer_vars;
@@ -247,7 +248,10 @@ pub struct Stage {
     /// The natural vector width of the narrowest type the stage computes.
     pub vector_size: i64,
     /// The stage's expressions with params replaced by their estimates
-    /// (the values, then the update's left-hand side coordinates).
+    /// (the values, then the update's left-hand side coordinates), lets
+    /// substituted and structurally equal subexpressions one node
+    /// ([`Sharer`]): a walk that visits each node once counts each distinct
+    /// value once.
     pub exprs: Vec<Expr>,
     /// How many of `exprs` are values (several for a Tuple Func).
     pub value_count: usize,
@@ -412,8 +416,12 @@ impl Dag {
                 let u = &f.updates[s - 1];
                 (u.values.clone(), u.args.clone())
             };
-            let prepare = |e: &Expr| strip_lets(&with_params(e, params));
-            let exprs: Vec<Expr> = values.iter().chain(&lhs).map(prepare).collect();
+            // Structurally equal subexpressions become one node, so that what
+            // is counted once does not depend on how the pipeline was built
+            // or transported.
+            let mut sharer = Sharer::default();
+            let mut prepare = |e: &Expr| sharer.share(&strip_lets(&with_params(e, params)));
+            let exprs: Vec<Expr> = values.iter().chain(&lhs).map(&mut prepare).collect();
             // The call sites read with the Funcs' value bounds promised (the
             // stage's expressions, which its features count, without them).
             let promised: Vec<Expr> = values.iter().chain(&lhs).map(|e| prepare(&value_bounds.wrap(e))).collect();
@@ -711,7 +719,8 @@ fn call_sites(exprs: &[Expr], own: &Name) -> Vec<CallSite> {
         seen: HashSet<usize>,
     }
     impl Visitor for Calls<'_> {
-        /// Each shared node once: a call computed once is loaded once.
+        /// Each node once: a call computed once is loaded once (equal calls
+        /// are one node, [`Sharer`]).
         fn visit_expr(&mut self, e: &Expr) {
             if !self.seen.insert(e.address()) {
                 return;

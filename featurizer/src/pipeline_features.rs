@@ -6,9 +6,10 @@
 //! access's load Jacobian), by kind (a load of another Func, of the Func
 //! itself, of an input, or the store) and by type. Types fall in seven
 //! buckets: bool, 8-, 16-, 32- and 64-bit integers (signed and unsigned
-//! share a bucket), f32 and f64. A subexpression shared in the stage's
-//! definition (a let's value, however often the let is used) counts once,
-//! as the compiled code computes it once.
+//! share a bucket), f32 and f64. Each distinct subexpression of the stage's
+//! definition counts once (a let's value however often the let is used, two
+//! equal terms however they were built: the DAG's stage expressions are
+//! structurally shared), as the compiled code computes it once.
 //!
 //! The layout is [`PIPELINE_LAYOUT`]: `op_histogram[OPS][TYPES]` then
 //! `accesses[PATTERNS][ACCESS_KINDS][TYPES]`, flattened row-major.
@@ -61,8 +62,11 @@ pub const ACCESS_KINDS: [&str; 4] = ["load_func", "load_self", "load_image", "st
 
 /// Version of the pipeline-feature layout; bump it with any change of
 /// meaning (the names hash catches changes of names). Version 3: access
-/// patterns see through clamps to fixed bounds.
-pub const PIPELINE_FEATURES_VERSION: u32 = 3;
+/// patterns see through clamps to fixed bounds. Version 4: equal
+/// subexpressions count once however the pipeline was built (version 3
+/// counted nodes shared in memory once, so a pipeline read from JSON or the
+/// wire counted more than the same pipeline built in Rust).
+pub const PIPELINE_FEATURES_VERSION: u32 = 4;
 
 /// The pipeline-feature layout: its version and the names of
 /// [`pipeline_feature_names`].
@@ -142,8 +146,8 @@ struct Counter<'a> {
     own: &'a str,
     loops: &'a [&'a str],
     dag: &'a Dag,
-    /// The nodes counted (by address): a shared subexpression is computed
-    /// once, as after common-subexpression elimination.
+    /// The nodes counted (by address; equal subexpressions are one node):
+    /// each is computed once, as after common-subexpression elimination.
     seen: HashSet<usize>,
 }
 

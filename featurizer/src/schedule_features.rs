@@ -18,8 +18,10 @@ use serde::{Deserialize, Serialize};
 /// Version of the schedule-feature layout; bump it with any change of
 /// meaning. Version 3: loads per vector count reads at strides up to 8,
 /// upsamplings and reads through clamps as the dense loads the code
-/// generator makes of them (version 2 counted them as gathers).
-pub const SCHEDULE_FEATURES_VERSION: u32 = 3;
+/// generator makes of them (version 2 counted them as gathers). Version 4:
+/// the DAG counts equal calls of a Func in one stage once however the
+/// pipeline was built (version 3 counted calls shared in memory once).
+pub const SCHEDULE_FEATURES_VERSION: u32 = 4;
 
 /// The schedule-feature layout: its version and the names of the
 /// `ScheduleFeatures` fields.

@@ -102,8 +102,15 @@ fn listed(lines: &[String]) -> String {
 }
 
 /// The nest, among `placements`, whose schedule's text is `text`, or where
-/// the replay lost the text when the search keeps none.
+/// the replay lost the text when the search keeps none. A greedy pass (a
+/// beam of one) goes first: when it ends at the text exactly, that nest is
+/// the answer at a fraction of the cost; otherwise the full beam decides.
 pub fn replay(dag: &Dag, text: &str, placements: Placements) -> Result<Arc<LoopNest>, Miss> {
+    replay_in_beam(dag, text, placements, 1).or_else(|_| replay_in_beam(dag, text, placements, REPLAY_BEAM))
+}
+
+/// [`replay`] keeping `width` candidates per decision.
+fn replay_in_beam(dag: &Dag, text: &str, placements: Placements, width: usize) -> Result<Arc<LoopNest>, Miss> {
     let wanted_schedule: Schedule = text.parse().map_err(|_| Miss::NotASchedule)?;
     // Compared in the schedule's own form (Funcs in order, one directive a
     // line), so that a text written by hand matches however it is laid out.
@@ -131,7 +138,7 @@ pub fn replay(dag: &Dag, text: &str, placements: Placements) -> Result<Arc<LoopN
         }
         // Stable: among equals, the search's own order.
         scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
-        beam = scored.into_iter().take(REPLAY_BEAM).map(|(_, c)| c).collect();
+        beam = scored.into_iter().take(width).map(|(_, c)| c).collect();
     }
     let texts: Vec<String> = beam.iter().map(|nest| to_schedule(dag, nest).to_string()).collect();
     match texts.iter().position(|t| t == text) {

@@ -16,7 +16,7 @@
 
 use crate::inputs::{PipelineInputs, PipelineSamples, SampleError, ScheduleRow, ScheduleSample};
 use compiler::{PipelineDef, Target};
-use data::{PipelineSource, Store, StoreError};
+use data::{HostFingerprint, PipelineSource, Store, StoreError};
 use featurizer::pipeline_features::PIPELINE_FEATURES;
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use featurizer::{Dag, DagError, Layout, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
@@ -38,6 +38,9 @@ pub enum DatasetError {
     /// A held-out percentage of 100 or more.
     #[error("the held-out share must be a percentage below 100, not {0}")]
     HeldOutPercent(u32),
+    /// A host the store has never met.
+    #[error("the store knows no host {0}")]
+    UnknownHost(String),
 }
 
 /// Why a stored pipeline cannot be rebuilt from its source, or analysed.
@@ -86,10 +89,17 @@ pub fn store_layout(layout: &Layout) -> data::LayoutId {
     data::LayoutId { version: id.version, names_hash: id.names_hash, len: id.len as u32 }
 }
 
-/// The target pipelines are analysed for: this machine's vector width and
-/// threads (the trainer runs on the host whose samples it trains on).
-pub fn host_target() -> Target {
-    Target::host()
+/// The machine a host's pipelines are analysed for: its vector width and
+/// threads as the store records the host (the trainer need not run on the
+/// host whose samples it trains on). This machine is known exactly: its
+/// agents analysed for [`Target::host`], whose thread count (what the
+/// process may use) can be below the cores its fingerprint lists.
+pub fn target_of_host(store: &Store, host_key: &str) -> Result<Target, DatasetError> {
+    let host = store.host(host_key)?.ok_or_else(|| DatasetError::UnknownHost(host_key.to_string()))?;
+    if HostFingerprint::detect().is_ok_and(|this| this.key() == host_key) {
+        return Ok(Target::host());
+    }
+    Ok(Target::of_isa(&host.isa_features, host.logical_cores as usize))
 }
 
 /// Which set a pipeline belongs to.

@@ -163,8 +163,9 @@ pub struct RetrainOptions {
     pub current_terms: bool,
     /// Threads libtorch uses (`tch::set_num_threads`); `None` leaves its default.
     pub torch_threads: Option<i32>,
-    /// The target pipelines are rebuilt for (see [`crate::dataset::host_target`]).
-    pub target: Target,
+    /// The target pipelines are rebuilt for; `None`: the host's own, as the
+    /// store records it ([`crate::dataset::target_of_host`]).
+    pub target: Option<Target>,
     /// What a host's first weights must beat to be promoted.
     pub first_promotion: FirstPromotion,
 }
@@ -188,7 +189,7 @@ impl RetrainOptions {
             start: Start::Promoted,
             current_terms: false,
             torch_threads: None,
-            target: crate::dataset::host_target(),
+            target: None,
             first_promotion: FirstPromotion::NoWorseThanAnalytical,
         }
     }
@@ -316,7 +317,11 @@ pub fn retrain(
     options: &RetrainOptions,
     progress: Option<&ProgressBar>,
 ) -> Result<RetrainOutcome, RetrainError> {
-    let dataset = load(store, host_key, &options.target, options.held_out_percent)?;
+    let target = match options.target {
+        Some(target) => target,
+        None => crate::dataset::target_of_host(store, host_key)?,
+    };
+    let dataset = load(store, host_key, &target, options.held_out_percent)?;
     if dataset.train.is_empty() {
         return Err(RetrainError::NoTrainingData { host_key: host_key.to_string(), skipped: dataset.skipped });
     }
@@ -360,7 +365,7 @@ pub fn retrain(
     let (trained, epochs) = train_epochs(starts, &dataset, options, progress)?;
     let (network, output_scale) = scaled_to_fit(trained, &dataset.train, ScaleFit::Mean)?;
     let held_out = evaluate(&network, &dataset.held_out)?;
-    let machine = Machine::typical(options.target.threads);
+    let machine = Machine::typical(target.threads);
     let analytical_held_out = metrics_of(&analytical_predictions(&dataset.held_out, &machine));
     let metrics = StoredMetrics {
         held_out,

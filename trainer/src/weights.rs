@@ -188,6 +188,21 @@ impl WeightsFile {
         WeightsFile { header, parameters }
     }
 
+    /// The same parameters labelled with this build's layouts, where each
+    /// file layout differs from this build's in its version alone (the same
+    /// feature names, so each input means nearly what it meant): how weights
+    /// trained before a version that changed what a feature counts, not
+    /// which features there are, start a fine-tuning in the new version.
+    pub fn adopting_current_layouts(mut self) -> Result<WeightsFile, WeightsError> {
+        for (record, layout) in [(&mut self.header.pipeline_layout, &PIPELINE_LAYOUT), (&mut self.header.schedule_layout, &SCHEDULE_LAYOUT)]
+        {
+            let current = LayoutRecord::of(layout);
+            layout.check(current.version, record.names_hash, record.len as usize)?;
+            *record = current;
+        }
+        Ok(self)
+    }
+
     /// The network, after checking layouts, shape and every parameter.
     pub fn to_network(&self) -> Result<CostNetwork, WeightsError> {
         self.header.pipeline_layout.check(&PIPELINE_LAYOUT)?;

@@ -47,7 +47,7 @@ fn options(epochs: usize) -> RetrainOptions {
         start: Start::Promoted,
         current_terms: false,
         torch_threads: Some(1),
-        target: TARGET,
+        target: Some(TARGET),
         first_promotion: FirstPromotion::NoWorseThanAnalytical,
     }
 }

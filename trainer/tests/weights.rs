@@ -58,6 +58,25 @@ fn weights_of_another_feature_layout_are_refused_naming_it() {
 }
 
 #[test]
+fn weights_of_an_earlier_version_of_the_same_features_can_adopt_this_builds_layouts() {
+    let network = CostNetwork::random(1, 3);
+    let mut file = WeightsFile::of(&network, "earlier");
+    file.header.pipeline_layout.version -= 1;
+    file.header.schedule_layout.version -= 1;
+    assert!(matches!(file.to_network(), Err(WeightsError::Layout(_))));
+    let adopted = file.clone().adopting_current_layouts().expect("only the versions differ");
+    assert_eq!(adopted.to_network().expect("fits this build").values(), network.values());
+
+    // Other features (another names hash or length) are never adopted.
+    let mut other = file.clone();
+    other.header.schedule_layout.names_hash ^= 1;
+    assert!(matches!(other.adopting_current_layouts(), Err(WeightsError::Layout(_))));
+    let mut longer = file;
+    longer.header.pipeline_layout.len += 1;
+    assert!(matches!(longer.adopting_current_layouts(), Err(WeightsError::Layout(_))));
+}
+
+#[test]
 fn weights_of_another_network_shape_or_parameters_are_refused() {
     let mut file = WeightsFile::of(&CostNetwork::random(1, 0), "wide");
     file.header.shape = NetworkShape { head2_channels: 48, ..NetworkShape::CURRENT };

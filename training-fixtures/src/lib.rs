@@ -52,6 +52,13 @@ pub fn host() -> HostFingerprint {
     HostFingerprint::from_sources("processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: avx2 fma\n", vec![])
 }
 
+/// The machine of [`host`], as a trainer analyses its pipelines
+/// (`trainer::dataset::target_of_host`).
+pub fn target() -> Target {
+    let host = host();
+    Target::of_isa(&host.isa_features, host.logical_cores as usize)
+}
+
 /// The hash under which the pipeline of generator seed `seed` is stored: `random-{seed}`.
 pub fn pipeline_hash(seed: u64) -> String {
     format!("random-{seed}")

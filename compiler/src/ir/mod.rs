@@ -14,6 +14,7 @@ mod float_serde;
 pub mod log;
 pub mod printer;
 pub mod semantics;
+pub mod share;
 pub mod stmt;
 pub mod types;
 pub mod value;

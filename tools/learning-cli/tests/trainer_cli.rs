@@ -5,9 +5,8 @@
 
 use std::path::Path;
 use std::process::Command;
-use trainer::dataset::host_target;
 use trainer::WeightsFile;
-use training_fixtures::{host, store_copy};
+use training_fixtures::{host, store_copy, target};
 
 fn trainer(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_trainer")).args(args).output().expect("the trainer command runs");
@@ -16,7 +15,7 @@ fn trainer(args: &[&str]) -> (bool, String, String) {
 
 #[test]
 fn the_command_retrains_evaluates_calibrates_plots_and_exports() {
-    let (dir, path) = store_copy(host_target(), Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let (dir, path) = store_copy(target(), Path::new(env!("CARGO_TARGET_TMPDIR")));
     let db = path.to_str().expect("a UTF-8 path");
     let key = host().key();
     let (ok, out, err) = trainer(&["retrain", "--db", db, "--host", &key, "--epochs", "3", "--learning-rate", "0.001"]);
@@ -84,5 +83,5 @@ fn the_command_retrains_evaluates_calibrates_plots_and_exports() {
     }
     assert!(!ok && err.contains("has no parent"), "{err}");
     let (ok, _, err) = trainer(&["retrain", "--db", db, "--host", "0000000000000000", "--epochs", "1"]);
-    assert!(!ok && err.contains("no training pipelines for host 0000000000000000"), "{err}");
+    assert!(!ok && err.contains("the store knows no host 0000000000000000"), "{err}");
 }

@@ -4,7 +4,7 @@
 //! them in the training store; `bootstrap` alternates that with retraining,
 //! `autotune` with fine-tuning on one app.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use benchmark_agent::autotune::{autotune, AutotuneOptions};
 use benchmark_agent::bootstrap::bootstrap;
 use benchmark_agent::retime::{retime, RetimeOptions};
@@ -244,6 +244,16 @@ struct AutotuneArgs {
 struct RelayoutArgs {
     #[arg(long)]
     db: PathBuf,
+    /// The host whose machine the pipelines are analysed for (its vector
+    /// width and threads, as the store records it); by default the one host
+    /// with samples in the store.
+    #[arg(long)]
+    host: Option<String>,
+    /// Carry over the matrices of this earlier version of today's schedule
+    /// layout where a pipeline's probes reproduce them (for a version that
+    /// changed only what the DAG holds).
+    #[arg(long)]
+    carry_from_version: Option<u32>,
 }
 
 /// Rounds of generate, retrain, promote-if-no-worse; prints a table.
@@ -304,29 +314,49 @@ fn run_generate(GenerateArgs { work, round, weights }: GenerateArgs) -> Result<(
 }
 
 /// `datagen relayout`.
-fn run_relayout(RelayoutArgs { db }: RelayoutArgs) -> Result<()> {
+fn run_relayout(RelayoutArgs { db, host, carry_from_version }: RelayoutArgs) -> Result<()> {
     let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
+    let host = match host {
+        Some(host) => host,
+        None => sole_sampled_host(&store)?,
+    };
+    let target = trainer::dataset::target_of_host(&store, &host)?;
+    println!("analysing the pipelines for host {host}: {target:?}");
+    let carry = carry_from_version.map(benchmark_agent::relayout::Carry::from_version);
     let bar = indicatif::ProgressBar::new(store.pipelines()?.len() as u64);
     bar.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} pipelines {msg} [{elapsed}]")?);
-    let stats = benchmark_agent::relayout::relayout(&mut store, &compiler::Target::host(), |s| {
+    let stats = benchmark_agent::relayout::relayout(&mut store, &target, carry, |s| {
         bar.set_position(s.pipelines as u64);
         bar.set_message(format!("{} of {} schedules replayed", s.replayed, s.schedules));
     })?;
     bar.finish();
     println!(
-        "{} pipelines ({} could not be rebuilt), {} schedules: {} found again, {} not; \
-         of those found, {} already had today's features and {} of them came out identical; {} feature matrices added",
+        "{} pipelines ({} could not be rebuilt, {} changed), {} schedules: {} carried over from the earlier layout, \
+         {} found again by replay, {} neither; of those found, {} already had today's features and {} of them came out identical; \
+         {} feature matrices added",
         stats.pipelines,
         stats.unbuildable,
+        stats.changed,
         stats.schedules,
+        stats.carried,
         stats.replayed,
-        stats.schedules - stats.replayed,
+        stats.schedules - stats.carried - stats.replayed,
         stats.compared,
         stats.identical,
         stats.added
     );
 
     Ok(())
+}
+
+/// The one host with samples in `store`.
+fn sole_sampled_host(store: &Store) -> Result<String> {
+    let hosts: Vec<String> = store.summary()?.samples_per_host.into_iter().filter(|h| h.2 > 0).map(|h| h.0).collect();
+    match hosts.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!("the store has no samples, so no host to analyse its pipelines for: name one with --host"),
+        _ => bail!("the store has samples of {} hosts ({}): name the one to analyse for with --host", hosts.len(), hosts.join(", ")),
+    }
 }
 
 /// `datagen retime`.
@@ -453,7 +483,7 @@ fn run_autotune(
     let rehearsal = match &rehearse_db {
         Some(path) => {
             let other = Store::open(path).with_context(|| format!("opening {}", path.display()))?;
-            let dataset = trainer::dataset::load(&other, &host_key, &defaults.target, 0)?;
+            let dataset = trainer::dataset::load(&other, &host_key, &compiler::Target::host(), 0)?;
             println!("rehearsing {} pipelines of {} while fine-tuning", dataset.train.len(), path.display());
             dataset.train.into_iter().map(|p| p.samples).collect()
         }

@@ -9,7 +9,7 @@ use data::{HostFingerprint, PipelineSource, Store};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use trainer::dataset::{host_target, load, DEFAULT_HELD_OUT_PERCENT};
+use trainer::dataset::{load, target_of_host, DEFAULT_HELD_OUT_PERCENT};
 use trainer::metrics::{accuracy_by_gap, analytical_predictions, evaluate, metrics_of, predictions, Metrics, PipelineScore, Predictions};
 use trainer::network::MAX_MEMBERS;
 use trainer::plot::charts;
@@ -50,6 +50,9 @@ struct WeightsArgs {
     /// A weights file instead of a stored version.
     #[arg(long)]
     weights: Option<PathBuf>,
+    /// Read weights of an earlier version of this build's feature layouts (the same feature names) as if trained in this build's: how weights compare across a version that changed what features count.
+    #[arg(long)]
+    adopt_layouts: bool,
 }
 
 #[derive(Subcommand)]
@@ -97,6 +100,9 @@ struct RetrainArgs {
     /// Start from this weights file instead of the promoted weights, e.g. another machine's, to fine-tune them on this host's samples.
     #[arg(long)]
     start_from: Option<PathBuf>,
+    /// Relabel the starting weights with this build's feature layouts when they differ only in version (the same feature names): fine-tune across a version that changed what features count.
+    #[arg(long, requires = "start_from")]
+    adopt_layouts: bool,
     /// Weight this build's cost terms when starting from weights trained before a term existed: the new terms' coefficients start as from scratch, the rest as the weights leave them.
     #[arg(long, conflicts_with = "from_scratch")]
     current_terms: bool,
@@ -200,6 +206,7 @@ fn run_retrain(
         runs,
         from_scratch,
         start_from,
+        adopt_layouts,
         current_terms,
         weights_out,
         progress,
@@ -209,7 +216,9 @@ fn run_retrain(
     let mut db = open(&store.db)?;
     let start = match start_from {
         Some(path) => {
-            Start::Weights(Box::new(WeightsFile::read(&path).with_context(|| format!("the starting weights {}", path.display()))?))
+            let file = WeightsFile::read(&path).with_context(|| format!("the starting weights {}", path.display()))?;
+            let file = if adopt_layouts { file.adopting_current_layouts().context("adopting this build's layouts")? } else { file };
+            Start::Weights(Box::new(file))
         }
         None if from_scratch => Start::Scratch,
         None => Start::Promoted,
@@ -259,7 +268,7 @@ fn run_retrain(
 
 /// `trainer evaluate`.
 fn run_evaluate(EvaluateArgs { which, worst, by_gap }: EvaluateArgs) -> Result<()> {
-    let Judged { host, db, label, network, dataset, .. } = judged(&which)?;
+    let Judged { host, db, label, network, target, dataset, .. } = judged(&which)?;
     if dataset.held_out.is_empty() {
         bail!("no held-out pipelines with samples for host {host} in this build's feature layouts");
     }
@@ -270,7 +279,7 @@ fn run_evaluate(EvaluateArgs { which, worst, by_gap }: EvaluateArgs) -> Result<(
             print_metrics(&format!("{label}, member {k} alone"), &evaluate(&member, &dataset.held_out)?);
         }
     }
-    let machine = search::Machine::typical(host_target().threads);
+    let machine = search::Machine::typical(target.threads);
     let analytical = analytical_predictions(&dataset.held_out, &machine);
     print_metrics("analytical model (baseline)", &metrics_of(&analytical));
     if by_gap {
@@ -336,7 +345,7 @@ fn run_calibrate(CalibrateArgs { which, weights_out }: CalibrateArgs) -> Result<
 fn run_plot(PlotArgs { store, out }: PlotArgs) -> Result<()> {
     let host = host_key(store.host)?;
     let db = open(&store.db)?;
-    for path in charts(&db, &host, &host_target(), store.held_out_percent, &out)? {
+    for path in charts(&db, &host, &target_of_host(&db, &host)?, store.held_out_percent, &out)? {
         println!("{}", path.display());
     }
 
@@ -377,6 +386,8 @@ struct Judged {
     label: String,
     file: WeightsFile,
     network: CostNetwork,
+    /// The machine the host's pipelines are analysed for.
+    target: compiler::Target,
     /// The host's samples, split into training and held-out pipelines.
     dataset: Dataset,
 }
@@ -402,9 +413,11 @@ fn judged(which: &WeightsArgs) -> Result<Judged> {
             (format!("v{v} (promoted)"), stored(v)?)
         }
     };
+    let file = if which.adopt_layouts { file.adopting_current_layouts().context("adopting this build's layouts")? } else { file };
     let network = file.to_network()?;
-    let dataset = load(&db, &host, &host_target(), which.store.held_out_percent)?;
-    Ok(Judged { host, db, label, file, network, dataset })
+    let target = target_of_host(&db, &host)?;
+    let dataset = load(&db, &host, &target, which.store.held_out_percent)?;
+    Ok(Judged { host, db, label, file, network, target, dataset })
 }
 
 fn host_key(given: Option<String>) -> Result<String> {

@@ -1,11 +1,12 @@
-//! `schedule-client (--random SEED | --app NAME [--run]) [--server URL]
-//! [--budget-ms N] ...`: sends the random pipeline of a seed, or an app's
-//! pipeline with the estimates it runs at, to a scheduling server and
-//! prints the reply: the schedule's text, predicted runtime, per-stage
-//! costs, alternatives, model, statistics, and whether the reply's pipeline
-//! fingerprint matches the one computed here. With `--run`, the app is then
-//! compiled with the LLVM JIT and timed under the served schedule beside
-//! its naive and expert schedules ([`client`]).
+//! `schedule-client (--random SEED | --app NAME | --file PIPELINE.json)
+//! [--run] [--server URL] [--budget-ms N] ...`: sends the random pipeline of
+//! a seed, an app's pipeline with the estimates it runs at, or a pipeline of
+//! the user's own, to a scheduling server and prints the reply: the
+//! schedule's text, predicted runtime, per-stage costs, alternatives, model,
+//! statistics, and whether the reply's pipeline fingerprint matches the one
+//! computed here. With `--run`, the pipeline is then compiled with the LLVM
+//! JIT and timed under the served schedule beside its naive schedule (and an
+//! app's expert one), outputs compared ([`client`]).
 
 use anyhow::Context;
 use benchmark::{BenchRow, SamplingOptions};
@@ -17,7 +18,7 @@ use random_pipelines::{generate, GeneratorParams};
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(about = "Ask a scheduling server for a schedule of a random pipeline or an app, and time an app's")]
+#[command(about = "Ask a scheduling server for a schedule of a random pipeline, an app or a pipeline of your own, and time it")]
 struct Args {
     /// The server's address.
     #[arg(long, default_value = "http://127.0.0.1:50051")]
@@ -27,17 +28,22 @@ struct Args {
     #[arg(long)]
     tls_ca: Option<std::path::PathBuf>,
     /// Seed of the random pipeline to schedule.
-    #[arg(long, required_unless_present = "app", conflicts_with = "app")]
+    #[arg(long, required_unless_present_any = ["app", "file"], conflicts_with_all = ["app", "file"])]
     random: Option<u64>,
+    /// A pipeline of your own as JSON (a serialized `PipelineDef` with
+    /// estimates), run at its estimates with `--run`.
+    #[arg(long, conflicts_with = "app")]
+    file: Option<std::path::PathBuf>,
     /// An app to schedule (`apps::names`), sent with the estimates it runs at.
     #[arg(long)]
     app: Option<String>,
     /// The app's size: `paper` or `small`.
     #[arg(long, default_value = "paper", requires = "app")]
     app_size: apps::Size,
-    /// Compile and time the app under the served schedule beside its naive
-    /// and expert schedules (outputs checked to agree).
-    #[arg(long, requires = "app")]
+    /// Compile and time the app or file's pipeline under the served
+    /// schedule beside its naive schedule (and an app's expert one), outputs
+    /// checked to agree.
+    #[arg(long)]
     run: bool,
     /// Stages of the random pipeline (at least 2).
     #[arg(long, default_value_t = 6)]
@@ -129,20 +135,21 @@ fn reason_line(reason: &v1::Reason) -> String {
 
 fn print_timings(rows: &[BenchRow], predicted_seconds: f64) {
     println!(
-        "\nmeasured with the LLVM JIT on {} threads (best of the samples; the three outputs are identical):",
+        "\nmeasured with the LLVM JIT on {} threads (best of the samples; the outputs are identical):",
         codegen::runtime::num_threads()
     );
     println!("  {:<8} {:>10} {:>10} {:>8} {:>11}", "schedule", "min ms", "median ms", "samples", "compile ms");
     for r in rows {
         println!("  {:<8} {:>10.3} {:>10.3} {:>8} {:>11.1}", r.schedule, r.min_ms, r.median_ms, r.samples, r.compile_ms);
     }
-    if let [naive, expert, served] = rows {
+    let row = |name: &str| rows.iter().find(|r| r.schedule == name);
+    if let (Some(naive), Some(served)) = (row("naive"), row(client::SERVED)) {
+        let expert = row("expert").map(|e| format!(", {:.2}x the expert's time", served.min_ms / e.min_ms)).unwrap_or_default();
         println!(
-            "served: predicted {:.3} ms, measured {:.3} ms; {:.2}x faster than naive, {:.2}x the expert's time",
+            "served: predicted {:.3} ms, measured {:.3} ms; {:.2}x faster than naive{expert}",
             predicted_seconds * 1e3,
             served.min_ms,
             naive.min_ms / served.min_ms,
-            served.min_ms / expert.min_ms
         );
     }
 }
@@ -150,19 +157,30 @@ fn print_timings(rows: &[BenchRow], predicted_seconds: f64) {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let app = args.app.as_deref().map(|name| AppRequest::new(name, args.app_size, &compiler::Target::host())).transpose()?;
-    let (pipeline, expected) = match (&app, args.random) {
-        (Some(app), _) => (proto::v1::Pipeline::try_from(&app.pipeline)?, app.fingerprint),
+    let request = match (&args.app, &args.file) {
+        (Some(name), _) => Some(AppRequest::new(name, args.app_size, &compiler::Target::host())?),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let pipeline = serde_json::from_str(&text).with_context(|| format!("reading the pipeline in {}", path.display()))?;
+            Some(AppRequest::of_pipeline(pipeline)?)
+        }
+        (None, None) => None,
+    };
+    let (pipeline, expected) = match (&request, args.random) {
+        (Some(request), _) => (proto::v1::Pipeline::try_from(&request.pipeline)?, request.fingerprint),
         (None, Some(seed)) => {
+            if args.run {
+                anyhow::bail!("--run times an app or a file's pipeline, not a random one");
+            }
             let generated =
                 generate(&GeneratorParams { seed, max_stages: args.stages, input_size: (args.size, args.size, 3), ..Default::default() })?;
             (proto::v1::Pipeline::try_from(&generated.pipeline)?, proto::fingerprint(&generated.pipeline)?)
         }
-        (None, None) => anyhow::bail!("--random SEED or --app NAME"),
+        (None, None) => anyhow::bail!("--random SEED, --app NAME or --file PIPELINE.json"),
     };
     let endpoint = proto::transport::endpoint(&args.server, args.tls_ca.as_deref())?;
     let mut client = SchedulerClient::new(endpoint.connect().await.with_context(|| format!("connecting to {}", args.server))?);
-    let mut request = tonic::Request::new(ScheduleRequest {
+    let mut call = tonic::Request::new(ScheduleRequest {
         pipeline: Some(pipeline),
         target: None,
         budget_ms: args.budget_ms,
@@ -172,12 +190,12 @@ async fn main() -> anyhow::Result<()> {
         top_k: args.top_k,
         sliding: args.sliding,
     });
-    request.set_timeout(Duration::from_millis(args.deadline_ms));
-    let reply = client.schedule(request).await.map_err(|s| anyhow::anyhow!("{:?}: {}", s.code(), s.message()))?.into_inner();
+    call.set_timeout(Duration::from_millis(args.deadline_ms));
+    let reply = client.schedule(call).await.map_err(|s| anyhow::anyhow!("{:?}: {}", s.code(), s.message()))?.into_inner();
     print(&reply, &expected);
-    if let (Some(app), true) = (&app, args.run) {
-        let schedule = app.schedule_of(&reply)?;
-        let rows = app.time_beside_baselines(schedule, &SamplingOptions::default()).context("timing the schedules")?;
+    if let (Some(request), true) = (&request, args.run) {
+        let schedule = request.schedule_of(&reply)?;
+        let rows = request.time_beside_baselines(schedule, &SamplingOptions::default()).context("timing the schedules")?;
         print_timings(&rows, reply.predicted_seconds);
     }
     Ok(())
