@@ -109,14 +109,14 @@ pub fn relayout(
             None => None,
         };
         stats.changed += usize::from(carry.is_some() && carried.is_none());
-        let mut missing = vec![];
-        let replayed = match carried {
+        // Carried over, the rest need no replay but for the check of those
+        // already in today's layout.
+        let (mut missing, replayed): (_, Vec<&StoredSchedule>) = match carried {
             Some(carried) => {
                 stats.carried += carried.len();
-                missing = carried;
-                stored.iter().filter(|s| s.features.is_some()).collect()
+                (carried, stored.iter().filter(|s| s.features.is_some()).collect())
             }
-            None => stored.iter().collect::<Vec<_>>(),
+            None => (vec![], stored.iter().collect()),
         };
         let texts: Vec<&str> = replayed.iter().map(|s| s.source.as_str()).collect();
         for (schedule, features) in replayed.iter().zip(featurize_texts(&dag, &texts)) {
@@ -150,16 +150,17 @@ fn carried_over(
     probes: usize,
     layout: LayoutId,
 ) -> Option<Vec<(String, Features)>> {
-    let candidates: Vec<(&str, &Features)> = today
+    // Both lists are the pipeline's schedules in storage order.
+    let lacking: Vec<(&StoredSchedule, &Features)> = today
         .iter()
         .zip(earlier)
         .filter(|(t, e)| t.features.is_none() && t.hash == e.hash)
-        .filter_map(|(_, e)| Some((e.source.as_str(), e.features.as_ref()?)))
+        .filter_map(|(_, e)| Some((e, e.features.as_ref()?)))
         .collect();
     // Probe schedules that replay, trying a few more than asked for.
     let mut probed = 0;
-    for (text, old) in candidates.iter().take(probes * 3) {
-        let Some(new) = featurize_texts(dag, &[text]).pop().flatten() else { continue };
+    for (schedule, old) in lacking.iter().take(probes * 3) {
+        let Some(new) = featurize_texts(dag, &[&schedule.source]).pop().flatten() else { continue };
         if new.values != old.values || new.stages != old.stages {
             return None;
         }
@@ -168,12 +169,5 @@ fn carried_over(
             break;
         }
     }
-    (probed > 0).then(|| {
-        today
-            .iter()
-            .zip(earlier)
-            .filter(|(t, e)| t.features.is_none() && t.hash == e.hash)
-            .filter_map(|(t, e)| Some((t.hash.clone(), Features { layout, ..e.features.clone()? })))
-            .collect()
-    })
+    (probed > 0).then(|| lacking.into_iter().map(|(s, old)| (s.hash.clone(), Features { layout, ..old.clone() })).collect())
 }

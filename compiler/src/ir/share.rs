@@ -17,7 +17,7 @@
 //! no constant, itself included, so each stays its own node whatever path
 //! built it.
 
-use crate::ir::expr::{Expr, ExprNode};
+use crate::ir::expr::Expr;
 use crate::ir::visit::{for_each_child, mutate_expr_children, Mutator};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -76,9 +76,6 @@ fn shallow_hash(e: &Expr) -> u64 {
     });
     if leaf {
         e.to_string().hash(&mut h);
-    }
-    if let ExprNode::Call { args, .. } = e.node() {
-        args.len().hash(&mut h);
     }
     h.finish()
 }
