@@ -3,11 +3,14 @@
 //! candidates is priced in forward passes without gradients, of at most
 //! `MAX_ROWS_PER_PASS` rows each.
 //!
-//! A batch covers the stages any of its candidates has placed; each
-//! candidate's cost lists the stages it has placed (the others cost nothing
-//! yet: the search treats them optimistically). Candidates costed before a
-//! pipeline is set, or when libtorch fails, get an infinite cost, so they
-//! never win.
+//! The network prices each stage from its own row of schedule features and
+//! its pipeline's features alone, and a candidate's cost is the sum over the
+//! stages it has placed (the others cost nothing yet: the search treats
+//! them optimistically). A child differs from its parent in the rows of a
+//! few stages, so each distinct row is priced once per pipeline and
+//! remembered ([`Priced`]): a batch runs the network only on the rows no
+//! earlier batch had. Candidates costed before a pipeline is set, or when
+//! libtorch fails, get an infinite cost, so they never win.
 
 use crate::inputs::{PipelineInputs, ScheduleRow};
 use crate::network::CostNetwork;
@@ -16,10 +19,10 @@ use crate::trust::disagreement;
 use crate::weights::{WeightsError, WeightsFile};
 use featurizer::schedule_features::SCHEDULE_FEATURES;
 use featurizer::{Dag, StageIdx};
+use fnv::FnvHashMap;
 use search::cost_model::Cost;
 use search::featurize::StageFeatures;
 use search::CostModel;
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -33,12 +36,33 @@ pub struct LearnedModel {
 struct State {
     network: CostNetwork,
     pipeline: Option<PipelineInputs>,
+    /// The rows of this pipeline priced so far.
+    priced: FnvHashMap<RowKey, Priced>,
+    /// Rows the network priced since the pipeline was set.
+    rows_priced: usize,
 }
+
+/// A stage's row: the stage and its features' bits.
+type RowKey = (u32, [u32; SCHEDULE_FEATURES]);
+
+/// What the network predicts for one stage's row: the members' mean and
+/// each member's prediction, in seconds.
+struct Priced {
+    seconds: f64,
+    members: Box<[f64]>,
+}
+
+/// The most rows remembered per pipeline (about 40 MB with a 15-member
+/// ensemble); past it the memory starts over.
+const MAX_PRICED_ROWS: usize = 1 << 17;
 
 impl LearnedModel {
     /// A model of `network`, reported under the weights label `version`.
     pub fn new(network: CostNetwork, version: &str) -> LearnedModel {
-        LearnedModel { version: version.to_string(), state: Mutex::new(State { network, pipeline: None }) }
+        LearnedModel {
+            version: version.to_string(),
+            state: Mutex::new(State { network, pipeline: None, priced: FnvHashMap::default(), rows_priced: 0 }),
+        }
     }
 
     /// The model of a weights file's bytes (layouts and shape checked).
@@ -60,6 +84,12 @@ impl LearnedModel {
         &self.version
     }
 
+    /// The stage rows the network has priced since the pipeline was set
+    /// (each distinct row once, unless the memory of rows started over).
+    pub fn rows_priced(&self) -> usize {
+        self.state().rows_priced
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic elsewhere while holding the lock leaves the state whole.
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -76,62 +106,85 @@ impl CostModel for LearnedModel {
     }
 
     fn set_pipeline(&mut self, dag: &Dag) {
-        self.state().pipeline = Some(PipelineInputs::of(dag));
+        let mut state = self.state();
+        state.pipeline = Some(PipelineInputs::of(dag));
+        state.priced.clear();
+        state.rows_priced = 0;
     }
 
     fn evaluate(&self, batch: &[&StageFeatures]) -> Vec<Cost> {
-        let state = self.state();
+        let mut guard = self.state();
+        let state = &mut *guard;
         let Some(pipeline) = &state.pipeline else {
             return unpriced(batch);
         };
-        let candidates = (MAX_ROWS_PER_PASS / pipeline.stages().max(1)).max(1);
-        batch.chunks(candidates).flat_map(|chunk| evaluate_chunk(&state.network, pipeline, chunk)).collect()
+        let keyed: Vec<Vec<(StageIdx, RowKey)>> =
+            batch.iter().map(|f| f.iter().map(|(s, f)| (s, row_key(s, f.to_array()))).collect()).collect();
+        if keyed.iter().flatten().any(|(s, _)| s.index() >= pipeline.stages()) {
+            return unpriced(batch);
+        }
+        let mut missing = unpriced_rows(&keyed, &state.priced);
+        if state.priced.len() + missing.len() > MAX_PRICED_ROWS {
+            state.priced.clear();
+            missing = unpriced_rows(&keyed, &state.priced);
+        }
+        for chunk in missing.chunks(MAX_ROWS_PER_PASS) {
+            let Some(priced) = price_rows(&state.network, pipeline, chunk) else {
+                return unpriced(batch);
+            };
+            state.priced.extend(chunk.iter().copied().zip(priced));
+            state.rows_priced += chunk.len();
+        }
+        keyed
+            .iter()
+            .map(|rows| {
+                let priced: Vec<&Priced> = rows.iter().map(|(_, k)| &state.priced[k]).collect();
+                let per_stage = rows.iter().zip(&priced).map(|((s, _), p)| (*s, p.seconds)).collect();
+                let members = priced.first().map_or(0, |p| p.members.len());
+                let member_totals = (0..members).map(|m| priced.iter().map(|p| p.members[m]).sum::<f64>());
+                Cost { disagreement: disagreement(member_totals), ..Cost::of_stages(per_stage) }
+            })
+            .collect()
     }
 }
 
-/// The most rows (a candidate's stage) one forward pass takes: a search's
-/// batch of thousands of candidates in one pass made tensors of hundreds of
-/// megabytes, which the allocator mapped and unmapped anew at every batch
-/// (page faults took half of nl_means' search); passes of this many rows
-/// keep them to a few megabytes, reused: nl_means' search evaluates a
-/// candidate in 67 us instead of 118 (2026-12-06, EPYC Zen 4; 4096 rows:
-/// 80-92 us, 256: 70-72). Each row's cost is the same in any pass (the
+/// The distinct rows of `keyed` not in `priced`, in the order met.
+fn unpriced_rows(keyed: &[Vec<(StageIdx, RowKey)>], priced: &FnvHashMap<RowKey, Priced>) -> Vec<RowKey> {
+    let mut met = fnv::FnvHashSet::default();
+    keyed.iter().flatten().map(|(_, k)| *k).filter(|k| !priced.contains_key(k) && met.insert(*k)).collect()
+}
+
+/// The memory's key of stage `s`'s row `features`.
+fn row_key(s: StageIdx, features: [f64; SCHEDULE_FEATURES]) -> RowKey {
+    (s.index() as u32, features.map(|v| (v as f32).to_bits()))
+}
+
+/// The most rows (a stage's schedule features) one forward pass takes: a
+/// search's batch in one pass made tensors of hundreds of megabytes, which
+/// the allocator mapped and unmapped anew at every batch (page faults took
+/// half of nl_means' search); passes of at most this many rows keep them to
+/// a few megabytes, reused. Each row's cost is the same in any pass (the
 /// network prices a stage from its own row and its pipeline's).
 const MAX_ROWS_PER_PASS: usize = 1024;
 
-/// The costs of one chunk of a batch, in one forward pass.
-fn evaluate_chunk(network: &CostNetwork, pipeline: &PipelineInputs, batch: &[&StageFeatures]) -> Vec<Cost> {
-    let placed: BTreeSet<StageIdx> = batch.iter().flat_map(|f| f.keys()).collect();
-    if placed.is_empty() {
-        return batch.iter().map(|_| Cost::of_stages(vec![])).collect();
-    }
-    let stages: Vec<usize> = placed.iter().map(|s| s.index()).filter(|&s| s < pipeline.stages()).collect();
-    if stages.len() != placed.len() {
-        return unpriced(batch);
-    }
-    let unplaced = [0.0; SCHEDULE_FEATURES];
-    let all_rows: Vec<ScheduleRow> =
-        batch.iter().flat_map(|f| placed.iter().map(move |s| f.get(s).map_or(unplaced, |f| f.to_array().map(|v| v as f32)))).collect();
-    let rows: Vec<&ScheduleRow> = all_rows.iter().collect();
-    let input = pipeline.network_input(&stages, &rows);
+/// The predictions for `rows`, in one forward pass (`None` when libtorch
+/// fails).
+fn price_rows(network: &CostNetwork, pipeline: &PipelineInputs, rows: &[RowKey]) -> Option<Vec<Priced>> {
+    let stages: Vec<usize> = rows.iter().map(|(s, _)| *s as usize).collect();
+    let values: Vec<ScheduleRow> = rows.iter().map(|(_, bits)| bits.map(f32::from_bits)).collect();
+    let refs: Vec<&ScheduleRow> = values.iter().collect();
+    // One candidate whose stages are the rows: each row is priced alone.
+    let input = pipeline.network_input(&stages, &refs);
     let output = tch::no_grad(|| network.forward(&input));
     let (Ok(seconds), Ok(member_seconds)) = (to_f64s(&output.per_stage), to_f64s(&output.member_per_stage)) else {
-        return unpriced(batch);
+        return None;
     };
     let members = member_seconds.len() / seconds.len().max(1);
-    batch
-        .iter()
-        .enumerate()
-        .zip(seconds.chunks_exact(stages.len()))
-        .map(|((i, features), row)| {
-            let own: Vec<bool> = placed.iter().map(|s| features.contains_key(s)).collect();
-            let per_stage: Vec<(StageIdx, f64)> =
-                placed.iter().zip(row).zip(&own).filter(|(_, &o)| o).map(|((&s, &v), _)| (s, v)).collect();
-            let member_totals = (0..members).map(|m| {
-                let at = (m * batch.len() + i) * stages.len();
-                member_seconds[at..at + stages.len()].iter().zip(&own).filter(|(_, &o)| o).map(|(v, _)| v).sum::<f64>()
-            });
-            Cost { disagreement: disagreement(member_totals), ..Cost::of_stages(per_stage) }
-        })
-        .collect()
+    Some(
+        seconds
+            .iter()
+            .enumerate()
+            .map(|(i, &seconds)| Priced { seconds, members: (0..members).map(|m| member_seconds[m * rows.len() + i]).collect() })
+            .collect(),
+    )
 }

@@ -50,11 +50,57 @@ fn a_batch_of_several_passes_prices_each_candidate_as_alone() {
     let batch: Vec<&StageFeatures> = schedules.iter().collect();
     let costs = model.evaluate(&batch);
     assert_eq!(costs.len(), schedules.len());
+    let mut fresh = LearnedModel::new(CostNetwork::random(3, 4), "test");
     for (cost, features) in costs.iter().zip(&schedules) {
-        let alone = &model.evaluate(&[features])[0];
+        // A model that has priced nothing yet (setting the pipeline forgets
+        // every row priced).
+        fresh.set_pipeline(&dag);
+        let alone = &fresh.evaluate(&[features])[0];
+        assert_eq!(fresh.rows_priced(), features.len(), "a fresh model prices each of the candidate's rows");
         assert!(cost.per_stage.iter().map(|(s, _)| *s).eq(alone.per_stage.iter().map(|(s, _)| *s)));
         assert!((cost.total - alone.total).abs() <= 1e-5 * alone.total.abs().max(1e-12), "{} vs {}", cost.total, alone.total);
     }
+}
+
+/// Each distinct stage row is priced by the network once per pipeline: a
+/// batch priced again runs no row, a candidate that changes one stage's
+/// row runs that row alone, and remembered rows give the costs a fresh
+/// model gives.
+#[test]
+fn each_row_is_priced_once_per_pipeline() {
+    tch::set_num_threads(1);
+    let dag = dag(&pipeline(5, 7));
+    let schedules = candidates(&dag, 12);
+    let batch: Vec<&StageFeatures> = schedules.iter().collect();
+    let mut model = LearnedModel::new(CostNetwork::random(3, 8), "test");
+    model.set_pipeline(&dag);
+    let first = model.evaluate(&batch);
+    let distinct: std::collections::HashSet<_> =
+        schedules.iter().flat_map(|f| f.iter().map(|(s, f)| (s, f.to_array().map(|v| (v as f32).to_bits())))).collect();
+    assert_eq!(model.rows_priced(), distinct.len(), "each distinct row once");
+    let again = model.evaluate(&batch);
+    assert_eq!(model.rows_priced(), distinct.len(), "nothing priced again");
+    assert!(first.iter().zip(&again).all(|(a, b)| a.total == b.total && a.disagreement == b.disagreement));
+    // One stage's row changed: only it is priced.
+    let changed: StageFeatures = schedules[0]
+        .iter()
+        .enumerate()
+        .map(|(i, (s, mut f))| {
+            if i == 0 {
+                f.points_computed_total = 3.0 * f.points_computed_total + 1.0;
+            }
+            (s, f)
+        })
+        .collect();
+    model.evaluate(&[&changed]);
+    assert_eq!(model.rows_priced(), distinct.len() + 1, "the changed row alone");
+    let mut fresh = LearnedModel::new(CostNetwork::random(3, 8), "test");
+    fresh.set_pipeline(&dag);
+    for (cost, want) in again.iter().zip(fresh.evaluate(&batch)) {
+        assert!((cost.total - want.total).abs() <= 1e-5 * want.total.abs().max(1e-12), "{} vs {}", cost.total, want.total);
+    }
+    model.set_pipeline(&dag);
+    assert_eq!(model.rows_priced(), 0, "setting the pipeline forgets every row");
 }
 
 /// An ensemble's cost says how far its members disagree: the standard

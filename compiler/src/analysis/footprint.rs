@@ -13,9 +13,10 @@
 
 use crate::analysis::interval::{one_or_both, raw_bounds, with_lets, Interval, Scope};
 use crate::ir::expr::{CallTarget, CmpOp, Expr, ExprNode, Name};
+use crate::ir::share::Sharer;
 use crate::ir::stmt::{Stmt, StmtNode};
 use crate::simplify::simplify;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Which accesses a walk looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +149,13 @@ struct BoxWalker<'a, 's> {
     /// name of its own (see [`BoxWalker::bound_by_name`]), in the order
     /// they were named.
     named_bounds: Vec<(Name, Expr)>,
+    /// The named ends by value: an end equal to one named before takes its
+    /// name (the same let reached along many paths, or copies of it under
+    /// the loops of each tile, would otherwise name it anew each time, and
+    /// each walk of a producer inside would name every copy's ends again).
+    /// Keyed by the address of the end's shared node.
+    names_by_value: HashMap<usize, Name>,
+    sharer: Sharer,
     /// What the named ends are tagged with (see [`box_touched_naming`]).
     tag: String,
 }
@@ -188,6 +196,8 @@ impl BoxWalker<'_, '_> {
             consumer: None,
             unbounded: None,
             named_bounds: vec![],
+            names_by_value: HashMap::new(),
+            sharer: Sharer::default(),
             tag: String::new(),
         }
     }
@@ -243,9 +253,13 @@ impl BoxWalker<'_, '_> {
                 if e.as_var().is_some() || e.is_const() {
                     return e;
                 }
-                let n: Name = format!("{}.{which}{}", self.tag, self.named_bounds.len()).into();
-                self.named_bounds.push((n.clone(), e.clone()));
-                Expr::var(n, e.ty())
+                let e = self.sharer.share(&e);
+                let n = self.names_by_value.entry(e.address()).or_insert_with(|| {
+                    let n: Name = format!("{}.{which}{}", self.tag, self.named_bounds.len()).into();
+                    self.named_bounds.push((n.clone(), e.clone()));
+                    n
+                });
+                Expr::var(n.clone(), e.ty())
             })
         };
         let interval = Interval { min: name_end(interval.min, "lowest"), max: name_end(interval.max, "highest") };
@@ -474,4 +488,43 @@ fn refinements(cond: &Expr, scope: &Scope) -> Vec<(Name, Interval)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::expr::DefRef;
+    use crate::ir::stmt::ForKind;
+    use crate::ir::types::Type;
+
+    /// A value of `i` too large to expand: a sum of clamps against distinct
+    /// params, which no rule folds.
+    fn large(i: &Expr) -> Expr {
+        (0..100).map(|k| Expr::min(i.clone() + k, Expr::ivar(format!("n{k}")))).reduce(|a, b| a + b).expect("terms")
+    }
+
+    /// `copies` loops, each binding the same large let and reading `f` at
+    /// it (a Func's bounds reached along several paths: each tile loop's
+    /// guarded tail, each consumer computed inside).
+    fn copies(copies: usize) -> Stmt {
+        let i = Expr::ivar("i");
+        let read = Expr::call(CallTarget::Func(DefRef::unlinked("f".into(), 0)), vec![Expr::ivar("a")], Type::i32());
+        let one = Stmt::for_loop(
+            "i",
+            Expr::i32(0),
+            Expr::i32(10),
+            ForKind::Serial,
+            Stmt::let_stmt("a", large(&i), Stmt::store("out", Expr::i32(0), read)),
+        );
+        Stmt::block(vec![one; copies])
+    }
+
+    #[test]
+    fn an_end_reached_twice_keeps_its_name() {
+        let (one, named_once) = box_touched_naming(&copies(1), Access::FuncReads("f"), &mut Scope::default(), "f.required");
+        let (five, named) = box_touched_naming(&copies(5), Access::FuncReads("f"), &mut Scope::default(), "f.required");
+        assert_eq!(named_once.len(), 2, "the let's two ends are named");
+        assert!(named == named_once, "five copies of the let name {} ends, one copy {}", named.len(), named_once.len());
+        assert_eq!(five, one);
+    }
 }

@@ -32,7 +32,8 @@ use crate::ir::expr::{CmpOp, Expr, ExprNode, Name};
 use crate::ir::stmt::{ForKind, Stmt, StmtNode};
 use crate::ir::types::Type;
 use crate::ir::visit::{
-    expr_any_node, expr_uses_any, mutate_expr_children, mutate_stmt_children, names_bound, node_count, substitute, walk_expr, walk_stmt,
+    expr_any_node, expr_uses_any, free_vars, mutate_expr_children, mutate_stmt_children, names_bound, node_count, substitute, walk_expr,
+    walk_stmt,
 };
 use crate::ir::visit::{Mutator, Visitor};
 use crate::simplify::{can_prove, simplify};
@@ -301,13 +302,22 @@ impl Lets {
     /// `e` with the lets substituted, innermost first (a let's value may
     /// use the lets outside it), simplified (a dense vector index becomes a
     /// ramp); `None` if it grows past [`MAX_EXPANDED_INDEX_NODES`].
+    /// Only the lets the index mentions, directly or through the lets it
+    /// mentions, are substituted: most around a deep access (the bounds of
+    /// the Funcs computed outside it) are not, and substituting each in turn
+    /// walked the index once per let.
     fn expand(&self, e: &Expr) -> Option<Expr> {
         let mut out = e.clone();
+        let mut mentioned = free_vars(&out);
         for (name, value) in self.0.iter().rev() {
+            if !mentioned.remove(name) {
+                continue;
+            }
             out = substitute(name, value, &out);
             if node_count(&out) > MAX_EXPANDED_INDEX_NODES {
                 return None;
             }
+            mentioned.extend(free_vars(value));
         }
         Some(simplify(&out))
     }
