@@ -143,6 +143,21 @@ fn min_max_chains_keep_only_incomparable_operands() {
     assert_eq!(simplify(&shrinking), min(x.clone() - 1, y.clone() - 16));
 }
 
+/// `min` and `max` distribute over each other: operands that share their
+/// last operand merge, so the union of clamped reads is one clamp.
+#[test]
+fn operands_sharing_a_bound_merge() {
+    let (x, y, n) = (v("x"), v("y"), v("n"));
+    let union = min(min(max(x.clone() - 1, 0), max(x.clone() + 1, 0)), max(x.clone(), 0));
+    assert_eq!(simplify(&union), max(x.clone() - 1, 0));
+    let clamped = |e: Expr| min(max(e, 0), n.clone());
+    let highest = max(max(clamped(x.clone() + 1), clamped(x.clone() - 1)), clamped(x.clone()));
+    assert_eq!(simplify(&highest), min(max(x.clone() + 1, 0), n.clone()));
+    // Different bounds stay apart; a merged group takes its first member's place.
+    let mixed = min(min(max(x.clone(), 1), y.clone()), min(max(x.clone() + 2, 0), max(x.clone() + 1, 0)));
+    assert_eq!(simplify(&mixed), min(min(max(x.clone(), 1), y.clone()), max(x.clone() + 1, 0)));
+}
+
 #[test]
 fn rounded_up_multiples_compare_with_what_they_round() {
     // ((e + 15)/16)*16 lies in [e, e + 15].
