@@ -406,6 +406,10 @@ impl Simplifier {
     /// operand takes the place of the group's first.
     fn merge_shared_bounds(&mut self, op: BinOp, operands: Vec<Expr>) -> Vec<Expr> {
         let other = if op == BinOp::Min { BinOp::Max } else { BinOp::Min };
+        let of_other = |e: &Expr| matches!(e.node(), ExprNode::Binary { op: o, .. } if *o == other);
+        if operands.iter().filter(|e| of_other(e)).count() < 2 {
+            return operands;
+        }
         let split: Vec<Option<(Expr, Expr)>> = operands
             .iter()
             .map(|e| {
