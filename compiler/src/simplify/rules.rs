@@ -410,39 +410,29 @@ impl Simplifier {
         if operands.iter().filter(|e| of_other(e)).count() < 2 {
             return operands;
         }
-        let split: Vec<Option<(Expr, Expr)>> = operands
-            .iter()
-            .map(|e| {
-                let mut inner = vec![];
-                flatten_min_max(other, e, &mut inner);
-                let k = inner.pop().filter(|_| !inner.is_empty())?;
-                Some((inner.into_iter().reduce(|x, y| node(other, x, y)).expect("an operand"), k))
-            })
-            .collect();
-        let shared = |i: usize| split[i].as_ref().map(|(_, k)| k);
-        let first_with = |i: usize| (0..i).find(|&j| shared(j).is_some() && shared(j) == shared(i));
-        if (0..operands.len()).all(|i| shared(i).is_none() || first_with(i).is_none()) {
-            return operands;
-        }
-        let mut out = vec![];
-        for (i, e) in operands.iter().enumerate() {
-            let Some((_, k)) = &split[i] else {
-                out.push(e.clone());
+        // Each group: where its first member stands in `out`, the shared
+        // operand, and the members' other operands.
+        let mut out: Vec<Expr> = vec![];
+        let mut groups: Vec<(usize, Expr, Vec<Expr>)> = vec![];
+        for e in operands {
+            let mut inner = vec![];
+            flatten_min_max(other, &e, &mut inner);
+            let Some(k) = inner.pop().filter(|_| !inner.is_empty()) else {
+                out.push(e);
                 continue;
             };
-            if first_with(i).is_some() {
-                continue;
+            let rest = inner.into_iter().reduce(|x, y| node(other, x, y)).expect("an operand");
+            match groups.iter_mut().find(|(_, shared, _)| *shared == k) {
+                Some((_, _, members)) => members.push(rest),
+                None => {
+                    groups.push((out.len(), k, vec![rest]));
+                    out.push(e);
+                }
             }
-            let group: Vec<Expr> = (i..operands.len())
-                .filter(|&j| j == i || shared(j) == Some(k))
-                .map(|j| split[j].as_ref().expect("a member of the group").0.clone())
-                .collect();
-            if group.len() == 1 {
-                out.push(e.clone());
-                continue;
-            }
-            let merged = group.into_iter().reduce(|x, y| self.make_min_max(op, &x, &y)).expect("a group has members");
-            out.push(self.make_min_max(other, &merged, k));
+        }
+        for (at, k, members) in groups.into_iter().filter(|(_, _, m)| m.len() > 1) {
+            let merged = members.into_iter().reduce(|x, y| self.make_min_max(op, &x, &y)).expect("a group has members");
+            out[at] = self.make_min_max(other, &merged, &k);
         }
         out
     }
