@@ -366,6 +366,10 @@ pub enum UserError {
     /// The schedule is illegal.
     #[error(transparent)]
     Schedule(#[from] ScheduleError),
+    /// The schedule's GPU loops do not make kernels the GPU target can
+    /// run.
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
     /// Bounds inference cannot bound a region of a Func or of an input or
     /// output buffer (`what`) in one dimension.
     #[error(
@@ -434,10 +438,164 @@ impl UserError {
     pub fn func(&self) -> &str {
         match self {
             UserError::Schedule(e) => e.func(),
+            UserError::Gpu(e) => e.func(),
             UserError::Unbounded { func, .. }
             | UserError::UnboundedRead { func, .. }
             | UserError::InlinedTooLarge { func, .. }
             | UserError::UnrollExtent { func, .. } => func,
+        }
+    }
+}
+
+/// Why a schedule's GPU loops do not make kernels a GPU target can run,
+/// found after bounds inference, before any code is generated. Loops are
+/// named by Func and loop (`blur_x`, `xi`).
+#[derive(Clone, Debug, Error, PartialEq)]
+pub enum GpuError {
+    /// Code that is not in any kernel stores to a Func: the GPU path runs
+    /// no computation on the host.
+    #[error(
+        "Func {func} is computed on the host: under a GPU schedule every Func is computed in a kernel (map loops of it to gpu_blocks and gpu_threads, compute it at a loop of a kernel, or inline it)"
+    )]
+    HostComputation {
+        /// The Func (its buffer) stored to.
+        func: String,
+    },
+    /// A `gpu_threads` loop outside every `gpu_blocks` loop.
+    #[error("loop {var} of Func {func} is gpu_threads but is not inside a gpu_blocks loop")]
+    ThreadsOutsideBlocks {
+        /// The Func.
+        func: String,
+        /// The loop.
+        var: String,
+    },
+    /// A `gpu_blocks` loop inside a kernel other than directly inside its
+    /// outer block loops: inside a thread loop or below other code.
+    #[error(
+        "loop {var} of Func {func} is gpu_blocks inside the kernel of loop {kernel}: a kernel's block loops are its outermost loops, nested directly in one another"
+    )]
+    BlocksInsideKernel {
+        /// The Func.
+        func: String,
+        /// The loop.
+        var: String,
+        /// The outermost block loop of the kernel it is in.
+        kernel: String,
+    },
+    /// A `gpu_threads` loop inside a thread loop other than directly in the
+    /// nest of thread loops.
+    #[error(
+        "loop {var} of Func {func} is gpu_threads inside the thread loop {outer}: thread loops are nested directly in one another, at most three"
+    )]
+    ThreadsInsideThreads {
+        /// The Func.
+        func: String,
+        /// The loop.
+        var: String,
+        /// The thread loop around it.
+        outer: String,
+    },
+    /// More than three nested block or thread loops.
+    #[error("loop {var} of Func {func} is the fourth nested {what} loop; a GPU has three {what} dimensions")]
+    TooManyDimensions {
+        /// The Func.
+        func: String,
+        /// The loop.
+        var: String,
+        /// `block` or `thread`.
+        what: &'static str,
+    },
+    /// A thread loop whose extent is not a constant: a block's threads
+    /// are fixed at launch.
+    #[error(
+        "loop {var} of Func {func} is gpu_threads over {extent} iterations, not a constant: split it by a constant factor and map the inner loop to threads"
+    )]
+    ThreadExtentNotConstant {
+        /// The Func.
+        func: String,
+        /// The loop.
+        var: String,
+        /// Its extent, printed.
+        extent: String,
+    },
+    /// A block loop whose extent depends on an outer block loop or on
+    /// something computed in the kernel: the grid is fixed at launch.
+    #[error("loop {var} of Func {func} is gpu_blocks over {extent} iterations, which depends on an outer block loop; the grid must be known at launch")]
+    BlockExtentVaries {
+        /// The Func.
+        func: String,
+        /// The loop.
+        var: String,
+        /// Its extent, printed.
+        extent: String,
+    },
+    /// A parallel loop inside a kernel (only block and thread loops run
+    /// concurrently there).
+    #[error("loop {var} of Func {func} is parallel inside a kernel: map it to gpu_threads or make it serial")]
+    ParallelInsideKernel {
+        /// The Func.
+        func: String,
+        /// The loop.
+        var: String,
+    },
+    /// A block's threads over the target's limit.
+    #[error("the kernel of loop {kernel} has {threads} threads per block ({dims}); the target allows {limit}")]
+    TooManyThreads {
+        /// The kernel's outermost block loop.
+        kernel: String,
+        /// Threads per block.
+        threads: i64,
+        /// The block's shape, `x * y * z`.
+        dims: String,
+        /// The target's limit.
+        limit: u32,
+    },
+    /// A block's shared memory over the target's limit.
+    #[error("the kernel of loop {kernel} allocates {bytes} bytes of shared memory per block ({funcs}); the target allows {limit}")]
+    SharedMemoryExceeded {
+        /// The kernel's outermost block loop.
+        kernel: String,
+        /// Bytes of shared memory per block.
+        bytes: i64,
+        /// The Funcs stored there, with their bytes.
+        funcs: String,
+        /// The Func that takes the most of it.
+        largest: String,
+        /// The target's limit.
+        limit: u32,
+    },
+    /// Storage in a kernel whose size no constant bounds (within what a
+    /// kernel's memory can hold).
+    #[error(
+        "Func {func} is stored in {memory} memory of a kernel over {size} elements, which no constant of at most {max_bytes} bytes bounds: bound its region (a split by a constant factor, `bound`), compute it at a loop where the region is fixed, or give it a kernel of its own"
+    )]
+    StorageNotConstant {
+        /// The Func.
+        func: String,
+        /// `shared` or `local`.
+        memory: &'static str,
+        /// The number of elements, printed.
+        size: String,
+        /// The largest storage a kernel allocates.
+        max_bytes: i64,
+    },
+}
+
+impl GpuError {
+    /// The Func at fault (the kernel's outermost loop, for a limit of a
+    /// whole kernel).
+    pub fn func(&self) -> &str {
+        match self {
+            GpuError::HostComputation { func }
+            | GpuError::ThreadsOutsideBlocks { func, .. }
+            | GpuError::BlocksInsideKernel { func, .. }
+            | GpuError::ThreadsInsideThreads { func, .. }
+            | GpuError::TooManyDimensions { func, .. }
+            | GpuError::ThreadExtentNotConstant { func, .. }
+            | GpuError::BlockExtentVaries { func, .. }
+            | GpuError::ParallelInsideKernel { func, .. }
+            | GpuError::StorageNotConstant { func, .. } => func,
+            GpuError::TooManyThreads { kernel, .. } | GpuError::SharedMemoryExceeded { kernel, .. } => kernel,
         }
     }
 }
@@ -489,6 +647,9 @@ pub enum Pass {
     RegisterAccumulators,
     /// The simplifier, last.
     FinalSimplification,
+    /// GPU kernels checked against the GPU target, their thread loops
+    /// over one thread space (GPU schedules only).
+    GpuKernels,
 }
 
 impl Pass {
@@ -508,6 +669,7 @@ impl Pass {
             Pass::LoopPartitioning => "loop partitioning",
             Pass::RegisterAccumulators => "register accumulators",
             Pass::FinalSimplification => "final simplification",
+            Pass::GpuKernels => "GPU kernels",
         }
     }
 }

@@ -65,7 +65,7 @@ pub mod simplify;
 pub mod stack;
 pub mod target;
 
-pub use error::{InternalError, LangError, LowerError, ScheduleError, ScheduleErrorKind, UserError};
+pub use error::{GpuError, InternalError, LangError, LowerError, ScheduleError, ScheduleErrorKind, UserError};
 pub use exec::buffer::Buffer;
 pub use ir::expr::Expr;
 pub use ir::stmt::Stmt;
@@ -73,7 +73,7 @@ pub use ir::types::{ScalarType, Type};
 pub use ir::value::Scalar;
 pub use lang::pipeline::{FuncDef, FuncId, PipelineDef, StageId};
 pub use lang::{Func, ImageParam, Param, Pipeline, RDom, RVar, Var};
-pub use lower::{lower, lower_with, LowerOptions, Lowered};
+pub use lower::{lower, lower_gpu, lower_gpu_with, lower_with, GpuLowered, LowerOptions, Lowered};
 pub use schedule::legality::{check_at_estimates, EstimateError};
 pub use schedule::{LoopLevel, Schedule};
-pub use target::Target;
+pub use target::{GpuTarget, Target};

@@ -11,18 +11,19 @@
 //! (so that valgrind sees what compiled code does unguarded) and skips the
 //! interpreter.
 
+mod common;
+
 use codegen::compile;
+use common::{env, first_mismatch, interpret, params, region, without_estimates};
 use compiler::error::{LowerError, UserError};
-use compiler::exec::buffer::Buffer;
-use compiler::exec::interpret::{run_with_options, InterpretError, Options};
-use compiler::exec::realize::{bind_arguments, take_outputs, BoundArguments};
+use compiler::exec::interpret::InterpretError;
 use compiler::ir::value::Scalar;
 use compiler::lower::{lower_with, LowerOptions, Lowered};
 use compiler::schedule::random::{random_schedule, RandomScheduleOptions};
 use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use random_pipelines::{generate, GeneratorParams, RandomPipeline, VOCABULARY};
+use random_pipelines::{generate, RandomPipeline, VOCABULARY};
 use std::collections::BTreeMap;
 
 const RANDOM_SCHEDULES: usize = 3;
@@ -32,30 +33,6 @@ struct Stats {
     schedules: usize,
     interpreted: usize,
     interp_skipped: usize,
-}
-
-/// The interpreter's step budget per schedule
-/// (`RANDOM_PIPELINE_INTERP_STEPS`, default 1,000,000).
-fn interp_steps() -> u64 {
-    env("RANDOM_PIPELINE_INTERP_STEPS", 1_000_000)
-}
-
-/// `compiler::exec::realize::realize` under a step budget.
-fn interpret(
-    p: &RandomPipeline,
-    lowered: &compiler::lower::Lowered,
-    inputs: &BTreeMap<String, Buffer>,
-    regions: &[(&str, Vec<(i64, i64)>)],
-) -> Result<BTreeMap<String, Buffer>, InterpretError> {
-    let BoundArguments { mut buffers, scalars } =
-        bind_arguments(&p.pipeline, inputs, &BTreeMap::new(), regions).expect("the generator's inputs fit its pipeline");
-    let options = Options { max_steps: Some(interp_steps()), ..Options::default() };
-    run_with_options(&lowered.stmt, &mut buffers, &scalars, &options)?;
-    Ok(take_outputs(&p.pipeline, buffers, regions))
-}
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 fn all_root(p: &RandomPipeline) -> Schedule {
@@ -99,37 +76,6 @@ fn lower_computing_oversized_at_root(
         };
         s.funcs.insert(f.name.clone(), FuncSchedule { compute: LoopLevel::Root, ..Default::default() });
     }
-}
-
-fn without_estimates(p: &mut compiler::PipelineDef) {
-    p.funcs.iter_mut().for_each(|f| f.estimates.iter_mut().for_each(|e| *e = None));
-    p.inputs.iter_mut().for_each(|i| i.estimates.iter_mut().for_each(|e| *e = None));
-}
-
-fn params(seed: u64, vocabulary: u32) -> GeneratorParams {
-    GeneratorParams { seed, max_stages: 6 + (seed % 3) as usize, input_size: (24, 20, 3), vocabulary }
-}
-
-/// An 8x8x8 window, sometimes past the input's edges (every point is
-/// computable: inputs are read through boundary conditions). No extent is
-/// below the largest random split factor (8): a split of an output
-/// dimension that shifts inwards or rounds up needs that much room.
-fn region(seed: u64) -> Vec<(i64, i64)> {
-    vec![((seed % 13) as i64 - 3, 8), ((seed % 17) as i64 - 2, 8), (0, 8)]
-}
-
-fn first_mismatch(want: &Buffer, got: &Buffer) -> Option<String> {
-    for c in want.coordinates() {
-        let w = want.get(&c).unwrap();
-        let g = match got.get(&c) {
-            Ok(g) => g,
-            Err(e) => return Some(format!("at {c:?}: {e}")),
-        };
-        if !w.bit_eq(g) {
-            return Some(format!("at {c:?}: expected {w:?}, got {g:?}"));
-        }
-    }
-    None
 }
 
 /// Checks one seed; returns a description of each failure.
@@ -189,7 +135,7 @@ fn check_seed(seed: u64, vocabulary: u32, stats: &mut Stats) -> Vec<String> {
         // default inlines everything) would take minutes there, so it runs
         // under a step budget.
         let t = std::time::Instant::now();
-        let interpreted = (!unchecked).then(|| interpret(&p, &lowered, &inputs, &regions));
+        let interpreted = (!unchecked).then(|| interpret(&p, &lowered.stmt, &inputs, &regions));
         t_interp += t.elapsed();
         match interpreted {
             None => {}

@@ -5,8 +5,11 @@
 //! the linear canonical form (exact coefficients of each variable, from
 //! which load Jacobians are read), monotonicity (how an expression moves
 //! with a loop variable, for the sliding window) and the value bounds of
-//! Funcs (so that an index computed from a Func's value is bounded).
+//! Funcs (so that an index computed from a Func's value is bounded), and
+//! constant bounds through `min` and `max` (the sizes of storage a GPU
+//! kernel allocates).
 
+pub mod const_range;
 pub mod footprint;
 pub mod interval;
 pub mod linear;

@@ -20,6 +20,7 @@
 //! | partition loops of shift-inwards splits and tail guards | `partition_loops` |
 //! | keep register tiles' accumulators in stack slots | `register_accumulators` |
 //! | simplify | [`crate::simplify`] |
+//! | GPU kernels: check against the GPU target, one thread space (GPU only) | `gpu` |
 //!
 //! After every pass, in checked mode and in debug builds, `ir_check`
 //! checks that the statement is well formed for the stage reached.
@@ -27,13 +28,15 @@
 //! The passes are internal: the public surface is the driver ([`lower`],
 //! [`lower_with`], [`LowerOptions`]), its result ([`Lowered`], with the
 //! [`Footprint`] of each input and output, and each [`Pass`]'s statement
-//! when asked for) and the inlining limit ([`MAX_INLINED_NODES`]).
+//! when asked for), the inlining limit ([`MAX_INLINED_NODES`]), and for
+//! GPU schedules [`lower_gpu`] and its [`GpuLowered`] [`Kernel`]s.
 
 mod access_checks;
 mod bounds_inference;
 mod context;
 mod expand_math;
 mod flatten;
+mod gpu;
 mod inline;
 mod ir_check;
 mod loop_synthesis;
@@ -49,15 +52,17 @@ mod vectorize;
 
 pub use crate::error::Pass;
 pub use bounds_inference::Footprint;
+pub use gpu::{BlockDim, Kernel, SharedBuffer, THREAD_IDS};
 pub use inline::MAX_INLINED_NODES;
 pub use unroll::MAX_UNROLL;
 
-use crate::error::{InternalError, LowerError};
+use crate::error::{InternalError, LowerError, UserError};
 use crate::ir::expr::Name;
 use crate::ir::stmt::Stmt;
 use crate::lang::pipeline::PipelineDef;
 use crate::schedule::Schedule;
 use crate::simplify::simplify_stmt;
+use crate::target::GpuTarget;
 
 /// A lowered pipeline: the statement to run and what it was made from.
 #[derive(Clone, Debug)]
@@ -104,6 +109,34 @@ impl LowerOptions {
     }
 }
 
+/// A pipeline lowered under a GPU schedule: the statement with its
+/// kernels in the form they run in (see [`Kernel`]), and the kernels.
+#[derive(Clone, Debug)]
+pub struct GpuLowered {
+    /// The lowered pipeline; its statement's thread loops are over each
+    /// kernel's thread space. The IR interpreter runs it as the GPU would
+    /// (blocks and threads as loops, a barrier after each thread nest).
+    pub lowered: Lowered,
+    /// The GPU it was checked for.
+    pub target: GpuTarget,
+    /// The kernels, in the order they run.
+    pub kernels: Vec<Kernel>,
+}
+
+/// Lowers `p` under the GPU schedule `s` for `target`.
+pub fn lower_gpu(p: &PipelineDef, s: &Schedule, target: &GpuTarget) -> Result<GpuLowered, LowerError> {
+    lower_gpu_with(p, s, target, &LowerOptions::default())
+}
+
+/// Lowers `p` under the GPU schedule `s` for `target`, with options.
+pub fn lower_gpu_with(p: &PipelineDef, s: &Schedule, target: &GpuTarget, options: &LowerOptions) -> Result<GpuLowered, LowerError> {
+    crate::stack::on_large_stack(|| {
+        let mut kernels = vec![];
+        let lowered = run_passes(p, s, options, Some((target, &mut kernels)))?;
+        Ok(GpuLowered { lowered, target: *target, kernels })
+    })
+}
+
 /// Lowers `p` under schedule `s`.
 pub fn lower(p: &PipelineDef, s: &Schedule) -> Result<Lowered, LowerError> {
     lower_with(p, s, &LowerOptions::default())
@@ -113,7 +146,7 @@ pub fn lower(p: &PipelineDef, s: &Schedule) -> Result<Lowered, LowerError> {
 /// expression trees, which a long pipeline makes deep: they run on a
 /// thread with a large stack.
 pub fn lower_with(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
-    crate::stack::on_large_stack(|| run_passes(p, s, options))
+    crate::stack::on_large_stack(|| run_passes(p, s, options, None))
 }
 
 /// Runs the passes one by one: each is timed (a `tracing` debug event),
@@ -164,7 +197,12 @@ fn check_deadline(deadline: Option<std::time::Instant>, pass: Pass) -> Result<()
     }
 }
 
-fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<Lowered, LowerError> {
+fn run_passes(
+    p: &PipelineDef,
+    s: &Schedule,
+    options: &LowerOptions,
+    gpu: Option<(&GpuTarget, &mut Vec<Kernel>)>,
+) -> Result<Lowered, LowerError> {
     use ir_check::Stage;
     let mut d = Driver {
         pipeline: p,
@@ -220,7 +258,14 @@ fn run_passes(p: &PipelineDef, s: &Schedule, options: &LowerOptions) -> Result<L
     let stmt = d.pass(Pass::LoopPartitioning, Stage::Vectorized, stmt, |stmt| Ok(partition_loops::partition_loops(&stmt)))?;
     let stmt =
         d.pass(Pass::RegisterAccumulators, Stage::Vectorized, stmt, |stmt| Ok(register_accumulators::accumulate_in_registers(&stmt)))?;
-    let stmt = d.pass(Pass::FinalSimplification, Stage::Vectorized, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
+    let mut stmt = d.pass(Pass::FinalSimplification, Stage::Vectorized, stmt, |stmt| Ok(simplify_stmt(&stmt)))?;
+    if let Some((target, kernels)) = gpu {
+        stmt = d.pass(Pass::GpuKernels, Stage::Vectorized, stmt, |stmt| {
+            let (out, found) = gpu::outline(&stmt, target).map_err(UserError::from)?;
+            *kernels = found;
+            Ok(out)
+        })?;
+    }
     let passes = d.passes;
     Ok(Lowered { pipeline: p.clone(), schedule: s.clone(), stmt, footprints, options: options.clone(), sliding, passes })
 }

@@ -11,6 +11,7 @@
 pub mod allocations;
 pub mod legality;
 pub mod random;
+pub mod random_gpu;
 pub mod text;
 
 use crate::error::{ScheduleError, ScheduleErrorKind};
@@ -335,6 +336,14 @@ impl<'a> FuncBuilder<'a> {
     /// Runs the iterations of loop `var` in order (the default).
     pub fn serial(self, var: &str) -> Self {
         self.push(Directive::Serial { var: var.into() })
+    }
+
+    /// Tiles `x` and `y` by `x_size` by `y_size` threads, as Halide's
+    /// `gpu_tile`: the tile loops `bx`, `by` become GPU blocks and the
+    /// loops inside a tile, `tx`, `ty`, the threads of each block.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gpu_tile(self, x: &str, y: &str, bx: &str, by: &str, tx: &str, ty: &str, x_size: i64, y_size: i64) -> Self {
+        self.tile(x, y, bx, by, tx, ty, x_size, y_size).gpu_blocks(bx).gpu_blocks(by).gpu_threads(tx).gpu_threads(ty)
     }
 
     /// Maps loop `var` to GPU blocks.

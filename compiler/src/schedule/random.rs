@@ -36,7 +36,7 @@ impl Default for RandomScheduleOptions {
 
 const TAILS: [TailStrategy; 4] = [TailStrategy::Auto, TailStrategy::ShiftInwards, TailStrategy::GuardWithIf, TailStrategy::RoundUp];
 
-fn fresh(base: &str, taken: &mut Vec<Name>) -> Name {
+pub(super) fn fresh(base: &str, taken: &mut Vec<Name>) -> Name {
     let mut n = 0;
     loop {
         let candidate: Name = if n == 0 { base.into() } else { format!("{base}{n}").into() };
@@ -115,7 +115,7 @@ fn random_stage(f: &FuncDef, stage: usize, rng: &mut impl Rng, o: &RandomSchedul
 
 /// Loops (as levels) that enclose every use of `f`, given the Funcs already
 /// scheduled; outermost first.
-fn enclosing_levels(p: &PipelineDef, s: &Schedule, f: &FuncDef) -> Vec<LoopLevel> {
+pub(super) fn enclosing_levels(p: &PipelineDef, s: &Schedule, f: &FuncDef) -> Vec<LoopLevel> {
     let Ok(plan) = validate(p, s) else {
         return vec![];
     };

@@ -21,7 +21,7 @@ mod rules;
 mod tests;
 
 use crate::ir::expr::{BinOp, Expr, ExprNode, Name};
-use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::stmt::{ForKind, Stmt, StmtNode};
 use crate::ir::visit::{
     binder_counts, expr_uses_var, mutate_expr_children, mutate_stmt_children, stmt_children, substitute, substitute_stmt, walk_expr,
     walk_stmt, FreeVars, Mutator, Visitor,
@@ -65,9 +65,19 @@ pub fn can_prove_with(e: &Expr, ranges: &HashMap<Name, (i64, i64)>) -> bool {
 /// be derived (a bound at the limit of the type is reported as `None`, except
 /// the lower bound 0 of unsigned types).
 pub fn const_bounds(e: &Expr) -> (Option<i64>, Option<i64>) {
-    let e = simplify(e);
+    const_bounds_with(e, &HashMap::new())
+}
+
+/// [`const_bounds`] knowing that each variable of `ranges` lies in the
+/// closed interval `[lo, hi]`.
+pub fn const_bounds_with(e: &Expr, ranges: &HashMap<Name, (i64, i64)>) -> (Option<i64>, Option<i64>) {
+    let mut s = Simplifier::default();
+    for (name, (lo, hi)) in ranges {
+        s.push_range(name, Some(Interval::new(*lo as i128, *hi as i128)));
+    }
+    let e = s.mutate_expr(e);
     let t = e.ty().scalar;
-    let Some(b) = Simplifier::default().bounds(&e) else {
+    let Some(b) = s.bounds(&e) else {
         return (None, None);
     };
     let lo = (b.lo > t.int_min() || !t.is_signed_int()).then(|| i64::try_from(b.lo).ok()).flatten();
@@ -212,7 +222,9 @@ impl Simplifier {
         if extent_bounds.is_some_and(|b| b.hi <= 0) {
             return Stmt::no_op();
         }
-        if extent.is_const_int(1) {
+        // A GPU loop of one iteration stays a loop: it still says where a
+        // kernel or a thread nest is.
+        if extent.is_const_int(1) && !matches!(kind, ForKind::GpuBlock | ForKind::GpuThread) {
             return self.let_stmt(name, &min, body);
         }
         // The loop variable runs over [min, min + extent - 1].

@@ -1,0 +1,174 @@
+//! Random pipelines under random GPU schedules
+//! ([`compiler::schedule::random_gpu`]), lowered for a GPU target in
+//! checked mode (every access asserted), must compute on the IR
+//! interpreter exactly what the reference evaluator computes. The
+//! interpreter runs each kernel as the GPU does: blocks and threads as
+//! loops over the kernel's one thread space, each thread nest complete
+//! before the next (the barrier the code generator places after it). No
+//! GPU is needed: this checks lowering and kernel outlining on every run;
+//! the kernels' PTX is checked by `ptxas` in `codegen`'s tests and on a
+//! device by `scripts/gpu-check.sh`.
+//!
+//! `GPU_PIPELINE_SEEDS=N` checks seeds `GPU_PIPELINE_FIRST..+N` (default
+//! 0..200); `RANDOM_PIPELINE_STMT=1` adds the lowered statement to each
+//! failure report.
+
+mod common;
+
+use common::{env, first_mismatch, interpret, params, region, without_estimates};
+use compiler::error::{GpuError, LowerError, UserError};
+use compiler::exec::interpret::InterpretError;
+use compiler::ir::value::Scalar;
+use compiler::lower::{lower_gpu_with, LowerOptions};
+use compiler::schedule::random_gpu::{own_kernel, random_gpu_schedule};
+use compiler::schedule::LoopLevel;
+use compiler::{GpuTarget, ScheduleErrorKind};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use random_pipelines::{generate, VOCABULARY};
+use std::collections::BTreeMap;
+
+/// Random GPU schedules per seed.
+const SCHEDULES: usize = 2;
+
+#[derive(Default)]
+struct Stats {
+    schedules: usize,
+    kernels: usize,
+    interpreted: usize,
+    too_slow: usize,
+    too_large: usize,
+    own_kernels: usize,
+}
+
+/// Checks one seed; returns a description of each failure.
+fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
+    let mut p = match generate(&params(seed, VOCABULARY)) {
+        Ok(p) => p,
+        Err(e) => return vec![format!("seed {seed}: generation failed: {e}")],
+    };
+    without_estimates(&mut p.pipeline);
+    let inputs = p.make_inputs();
+    let region = region(seed);
+    let header = || format!("seed {seed}\n{}", p.text());
+    let expected = match compiler::exec::reference::realize(&p.pipeline, &inputs, &BTreeMap::<String, Scalar>::new(), &p.output, &region) {
+        Ok(b) => b,
+        Err(e) => return vec![format!("{}reference evaluation failed: {e}", header())],
+    };
+    let target = if seed.is_multiple_of(2) { GpuTarget::sm_90() } else { GpuTarget::sm_70() };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9) ^ 0x6E0);
+    let mut failures = vec![];
+    for k in 0..SCHEDULES {
+        let mut schedule = random_gpu_schedule(&p.pipeline, &mut rng);
+        stats.schedules += 1;
+        // A Func stored in a kernel over a region no constant bounds (a
+        // scan's prefix, a reduction over the whole input), or the largest
+        // of a kernel's shared memory over the limit, gets a kernel of its
+        // own, as the errors advise (and so do the Funcs computed at its
+        // loops, and those whose compute level no longer encloses their
+        // uses once it moved).
+        let mut moved_any = false;
+        let lowered = loop {
+            let lowered = lower_gpu_with(&p.pipeline, &schedule, &target, &LowerOptions::checked());
+            let func = match &lowered {
+                Err(LowerError::User(UserError::Gpu(GpuError::StorageNotConstant { func, .. })))
+                | Err(LowerError::User(UserError::Gpu(GpuError::SharedMemoryExceeded { largest: func, .. }))) => func.clone(),
+                Err(LowerError::User(UserError::Schedule(e)))
+                    if moved_any && e.kind() == ScheduleErrorKind::ComputeLevelDoesNotEncloseUses =>
+                {
+                    e.func().to_string()
+                }
+                _ => break lowered,
+            };
+            if schedule.get(&func).compute == LoopLevel::Root {
+                break lowered;
+            }
+            moved_any = true;
+            let mut moved = vec![func];
+            while let Some(name) = moved.pop() {
+                let f = p.pipeline.func(&name).expect("the error names a Func of the pipeline");
+                stats.own_kernels += 1;
+                schedule.funcs.insert(f.name.clone(), own_kernel(f, &mut rng));
+                let at_it = |l: &LoopLevel| matches!(l, LoopLevel::At { func, .. } if **func == *name);
+                moved.extend(
+                    schedule.funcs.iter().filter(|(_, fs)| at_it(&fs.compute) || at_it(fs.store_level())).map(|(n, _)| n.to_string()),
+                );
+            }
+        };
+        let fail = |what: String| format!("{}GPU schedule #{k}:\n{schedule}\n{what}", header());
+        let lowered = match lowered {
+            Ok(l) => l,
+            // The compiler's limit on an inlined definition's size: the
+            // schedule inlines too much, which says nothing of the GPU path.
+            Err(LowerError::User(UserError::InlinedTooLarge { .. })) => {
+                stats.too_large += 1;
+                continue;
+            }
+            Err(e) => {
+                failures.push(fail(format!("failed to lower: {e}")));
+                continue;
+            }
+        };
+        stats.kernels += lowered.kernels.len();
+        let fail = |what: String| match std::env::var("RANDOM_PIPELINE_STMT") {
+            Ok(_) => fail(format!("lowered:\n{}\n{what}", lowered.lowered.stmt)),
+            Err(_) => fail(what),
+        };
+        let regions = [(p.output.as_str(), region.clone())];
+        match interpret(&p, &lowered.lowered.stmt, &inputs, &regions) {
+            Err(InterpretError::StepBudgetExceeded { .. }) => stats.too_slow += 1,
+            Ok(mut out) => {
+                stats.interpreted += 1;
+                let got = out.remove(&p.output).expect("the output");
+                if let Some(m) = first_mismatch(&expected, &got) {
+                    failures.push(fail(format!("interpreter {m}")));
+                }
+            }
+            Err(e) => failures.push(fail(format!("interpreter failed: {e}"))),
+        }
+    }
+    failures
+}
+
+/// Seeds `first..first+count` with `seed % parts == part`.
+fn run_part(part: u64, parts: u64) {
+    let first = env("GPU_PIPELINE_FIRST", 0);
+    let count = env("GPU_PIPELINE_SEEDS", 200);
+    let mut failures = vec![];
+    let mut stats = Stats::default();
+    let mut checked = 0;
+    for seed in (first..first + count).filter(|s| s % parts == part) {
+        let f = check_seed(seed, &mut stats);
+        for fail in &f {
+            eprintln!("seed {seed}: {}", fail.lines().last().unwrap_or(""));
+        }
+        failures.extend(f);
+        checked += 1;
+    }
+    eprintln!(
+        "part {part}/{parts}: {checked} seeds, {} GPU schedules ({} kernels; {} Funcs moved to kernels of their own), interpreted {}, {} over the step budget, {} inlining too much; {} failures",
+        stats.schedules,
+        stats.kernels,
+        stats.own_kernels,
+        stats.interpreted,
+        stats.too_slow,
+        stats.too_large,
+        failures.len()
+    );
+    // A suite that interprets almost nothing checks nothing.
+    assert!(stats.interpreted * 2 >= stats.schedules, "only {} of {} schedules interpreted", stats.interpreted, stats.schedules);
+    if !failures.is_empty() {
+        panic!("{} failures; the first:\n{}", failures.len(), failures[0]);
+    }
+}
+
+// Two tests so that both cores work.
+#[test]
+fn gpu_schedules_agree_even_seeds() {
+    run_part(0, 2);
+}
+
+#[test]
+fn gpu_schedules_agree_odd_seeds() {
+    run_part(1, 2);
+}
