@@ -15,7 +15,10 @@
 //! - [`cache`] keeps compiled pipelines (bounded, least recently used out)
 //!   by a hash of pipeline, schedule, lowering options, target and compiler
 //!   version;
-//! - [`demo`] is the embedded default job of `hlc demo`.
+//! - [`demo`] is the embedded default job of `hlc demo`;
+//! - [`gpu`] compiles the kernels of a GPU-lowered pipeline to PTX through
+//!   LLVM's NVPTX back end, with their launch plans, and checks PTX with
+//!   NVIDIA's `ptxas` where it is installed.
 //!
 //! # Example
 //!
@@ -47,6 +50,7 @@ pub mod cache;
 pub mod demo;
 pub mod emit;
 pub mod float_mode;
+pub mod gpu;
 pub mod guard_pages;
 pub mod jit;
 pub mod runner;

@@ -4,10 +4,12 @@
 //! interpreter exactly what the reference evaluator computes. The
 //! interpreter runs each kernel as the GPU does: blocks and threads as
 //! loops over the kernel's one thread space, each thread nest complete
-//! before the next (the barrier the code generator places after it). No
-//! GPU is needed: this checks lowering and kernel outlining on every run;
-//! the kernels' PTX is checked by `ptxas` in `codegen`'s tests and on a
-//! device by `scripts/gpu-check.sh`.
+//! before the next (the barrier the code generator places after it). Each
+//! schedule's kernels are then compiled to PTX (sm_90 for even seeds,
+//! sm_70 for odd) and assembled by NVIDIA's `ptxas` (registers and spills
+//! counted), where `scripts/cuda-tools.sh` installed it. No GPU is
+//! needed: this checks lowering, kernel outlining and code generation on
+//! every run; `scripts/gpu-check.sh` runs the kernels on a device.
 //!
 //! `GPU_PIPELINE_SEEDS=N` checks seeds `GPU_PIPELINE_FIRST..+N` (default
 //! 0..200); `RANDOM_PIPELINE_STMT=1` adds the lowered statement to each
@@ -15,6 +17,7 @@
 
 mod common;
 
+use codegen::gpu::{compile_gpu, ptxas, ptxas_path};
 use common::{env, first_mismatch, interpret, params, region, without_estimates};
 use compiler::error::{GpuError, LowerError, UserError};
 use compiler::exec::interpret::InterpretError;
@@ -39,6 +42,9 @@ struct Stats {
     too_slow: usize,
     too_large: usize,
     own_kernels: usize,
+    assembled: usize,
+    max_registers: u32,
+    spilling: usize,
 }
 
 /// Checks one seed; returns a description of each failure.
@@ -126,6 +132,23 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
             }
             Err(e) => failures.push(fail(format!("interpreter failed: {e}"))),
         }
+        let module = match compile_gpu(&lowered) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(fail(format!("PTX code generation failed: {e}")));
+                continue;
+            }
+        };
+        if let Some(p) = ptxas_path() {
+            match ptxas(&p, &module.ptx, &target.arch()) {
+                Ok(report) => {
+                    stats.assembled += 1;
+                    stats.max_registers = stats.max_registers.max(report.max_registers().unwrap_or(0));
+                    stats.spilling += usize::from(report.spills());
+                }
+                Err(e) => failures.push(fail(format!("ptxas refused the PTX: {e}"))),
+            }
+        }
     }
     failures
 }
@@ -146,13 +169,17 @@ fn run_part(part: u64, parts: u64) {
         checked += 1;
     }
     eprintln!(
-        "part {part}/{parts}: {checked} seeds, {} GPU schedules ({} kernels; {} Funcs moved to kernels of their own), interpreted {}, {} over the step budget, {} inlining too much; {} failures",
+        "part {part}/{parts}: {checked} seeds, {} GPU schedules ({} kernels; {} Funcs moved to kernels of their own), interpreted {}, {} over the step budget, {} inlining too much; {}; {} failures",
         stats.schedules,
         stats.kernels,
         stats.own_kernels,
         stats.interpreted,
         stats.too_slow,
         stats.too_large,
+        match ptxas_path() {
+            Some(_) => format!("{} assembled by ptxas (at most {} registers, {} spilling)", stats.assembled, stats.max_registers, stats.spilling),
+            None => "ptxas not installed: PTX not assembled (scripts/cuda-tools.sh installs it)".to_string(),
+        },
         failures.len()
     );
     // A suite that interprets almost nothing checks nothing.

@@ -1,7 +1,8 @@
 //! Allocations: small constant-size buffers are 64-byte aligned stack
 //! slots in the entry block; the others come from the runtime's `hl_malloc`
 //! (returning [`ALLOCATION_FAILED`] when it fails) and are freed at the end
-//! of their scope and on every early exit.
+//! of their scope and on every early exit. (A GPU kernel's are in
+//! `kernel`.)
 
 use super::{BufferRef, FunctionEmitter, Result, ALLOCATION_FAILED};
 use compiler::ir::expr::{Expr, Name};
@@ -34,6 +35,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
     }
 
     pub(super) fn allocate(&mut self, buffer: &Name, elem: ScalarType, size: &Expr, body: &Stmt) -> Result<()> {
+        if self.kernel.is_some() {
+            return self.kernel_allocate(buffer, elem, size, body);
+        }
         let ctx = self.ctx();
         let mem = self.memory_type(elem);
         let bytes = elem.bytes() as i64;

@@ -6,7 +6,8 @@
 //! loops (where lowering has not expanded them) the runtime's `hl_log_f32`
 //! and `hl_pow_f32`: the same steps as the expansions and the evaluators,
 //! so the same bits (f32 `exp` is always expanded; `hl_exp_f32` serves a
-//! statement lowered without the expansion).
+//! statement lowered without the expansion). In a GPU kernel the
+//! transcendental functions are libdevice's (`__nv_sinf`, ...).
 
 use super::{CodegenError, FunctionEmitter, Result, Value};
 use compiler::ir::expr::{Expr, MathFn};
@@ -91,6 +92,11 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             };
         }
         let single = ty.scalar == ScalarType::F32;
+        if self.kernel.is_some() {
+            if let Some(name) = libdevice_function(f, single) {
+                return self.scalar_call(name, ty, &values);
+            }
+        }
         match f {
             MathFn::Exp if single => self.scalar_call("hl_exp_f32", ty, &[x]),
             MathFn::Log if single => self.scalar_call("hl_log_f32", ty, &[x]),
@@ -131,4 +137,25 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         let p = if f == MathFn::IsInf { FloatPredicate::OEQ } else { FloatPredicate::OLT };
         self.fcmp(p, magnitude, inf)
     }
+}
+
+/// The libdevice function a GPU kernel calls for `f` (f32 or f64), where
+/// NVPTX has no instruction for it: the transcendental functions. (f32
+/// `exp`, `log` and `pow` are expanded by lowering inside kernels.)
+fn libdevice_function(f: MathFn, single: bool) -> Option<&'static str> {
+    Some(match (f, single) {
+        (MathFn::Sin, true) => "__nv_sinf",
+        (MathFn::Sin, false) => "__nv_sin",
+        (MathFn::Cos, true) => "__nv_cosf",
+        (MathFn::Cos, false) => "__nv_cos",
+        (MathFn::Tanh, true) => "__nv_tanhf",
+        (MathFn::Tanh, false) => "__nv_tanh",
+        (MathFn::Exp, true) => "__nv_expf",
+        (MathFn::Exp, false) => "__nv_exp",
+        (MathFn::Log, true) => "__nv_logf",
+        (MathFn::Log, false) => "__nv_log",
+        (MathFn::Pow, true) => "__nv_powf",
+        (MathFn::Pow, false) => "__nv_pow",
+        _ => return None,
+    })
 }

@@ -22,7 +22,9 @@
 //! (arithmetic, comparisons, casts), `math` (math functions), `calls`
 //! (intrinsics and runtime calls), `memory` (loads, stores, addresses),
 //! `stmt` (statements and serial loops), `parallel` (outlined parallel
-//! loops) and `alloc` (stack and heap allocations).
+//! loops), `alloc` (stack and heap allocations) and `kernel` (a GPU
+//! kernel's entry, its block and thread indices, barriers and shared
+//! memory: the same statements and expressions, emitted for NVPTX).
 
 use super::CodegenError;
 use compiler::ir::expr::{Expr, Name};
@@ -41,6 +43,7 @@ mod alloc;
 mod arith;
 mod calls;
 mod expr;
+mod kernel;
 mod math;
 mod memory;
 mod parallel;
@@ -52,6 +55,8 @@ pub const ALLOCATION_FAILED: i32 = -1;
 
 /// Name of the emitted entry function.
 pub const ENTRY: &str = "pipeline";
+
+pub use kernel::{emit_kernel, KernelSignature};
 
 /// The buffers (inputs, then outputs) and params the entry function takes,
 /// in argument order.
@@ -102,6 +107,8 @@ struct FunctionEmitter<'ctx, 'm, 's> {
     /// definitions, so that an address can be computed in i64 from loop
     /// variables up (see [`Self::address`]).
     let_values: Vec<(Name, Expr)>,
+    /// Set when the function is a GPU kernel.
+    kernel: Option<kernel::KernelState<'ctx>>,
 }
 
 /// Emits the entry function of `stmt` into `module`; returns the assertion
@@ -155,6 +162,7 @@ impl<'ctx, 'm, 's> FunctionEmitter<'ctx, 'm, 's> {
             heap: vec![],
             in_index: false,
             let_values: vec![],
+            kernel: None,
         }
     }
 

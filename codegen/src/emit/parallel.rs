@@ -16,6 +16,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
     /// Outlines `body` into `i32 body(ptr closure, i32 i)` and calls the
     /// runtime's `hl_parallel_for` on it.
     pub(super) fn parallel_loop(&mut self, name: &Name, lo: IntValue<'ctx>, n: IntValue<'ctx>, body: &Stmt) -> Result<()> {
+        if self.kernel.is_some() {
+            return Err(CodegenError::Unsupported(format!("parallel loop {name} inside a GPU kernel")));
+        }
         let ctx = self.ctx();
         let ptr = ctx.ptr_type(AddressSpace::default());
         let i32t = ctx.i32_type();
@@ -85,7 +88,7 @@ fn sanitize(name: &str) -> String {
 }
 
 /// Names of the buffers a statement loads from, stores to (but does not allocate).
-fn buffers_used(s: &Stmt) -> BTreeSet<Name> {
+pub(super) fn buffers_used(s: &Stmt) -> BTreeSet<Name> {
     struct Used {
         names: BTreeSet<Name>,
         allocated: Vec<Name>,

@@ -56,6 +56,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
     }
 
     fn return_value(&mut self, v: IntValue<'ctx>) -> Result<()> {
+        if self.kernel.is_some() {
+            return self.kernel_return(v);
+        }
         for p in self.heap.clone().into_iter().rev() {
             self.free(p)?;
         }
@@ -126,6 +129,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             }
             StmtNode::Store { buffer, index, value } => self.store(buffer, index, value),
             StmtNode::Allocate { buffer, ty, size, body } => self.allocate(buffer, ty.scalar, size, body),
+            StmtNode::For { name, min, kind: kind @ (ForKind::GpuBlock | ForKind::GpuThread), body, .. } if self.kernel.is_some() => {
+                self.gpu_loop(name, min, *kind, body)
+            }
             StmtNode::For { name, min, extent, kind, body } => {
                 let (lo, n) = (self.expr(min)?.into_int_value(), self.expr(extent)?.into_int_value());
                 if matches!(kind, ForKind::Parallel | ForKind::GpuBlock) {

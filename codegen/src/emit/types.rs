@@ -4,28 +4,36 @@
 
 use super::{CodegenError, FunctionEmitter, Result, Value};
 use compiler::ir::types::{ScalarType, Type};
+use inkwell::context::Context;
 use inkwell::types::{BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValue, IntValue};
 
+/// The LLVM type of a scalar in registers.
+pub(super) fn scalar_type_in(c: &Context, s: ScalarType) -> BasicTypeEnum<'_> {
+    match s {
+        ScalarType::F32 => c.f32_type().into(),
+        ScalarType::F64 => c.f64_type().into(),
+        s => int_type_in(c, s.bits()).into(),
+    }
+}
+
+fn int_type_in(c: &Context, bits: u32) -> inkwell::types::IntType<'_> {
+    match bits {
+        1 => c.bool_type(),
+        8 => c.i8_type(),
+        16 => c.i16_type(),
+        32 => c.i32_type(),
+        _ => c.i64_type(),
+    }
+}
+
 impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
     pub(super) fn scalar_type(&self, s: ScalarType) -> BasicTypeEnum<'ctx> {
-        let c = self.ctx();
-        match s {
-            ScalarType::F32 => c.f32_type().into(),
-            ScalarType::F64 => c.f64_type().into(),
-            s => self.int_type(s.bits()).into(),
-        }
+        scalar_type_in(self.ctx(), s)
     }
 
     pub(super) fn int_type(&self, bits: u32) -> inkwell::types::IntType<'ctx> {
-        let c = self.ctx();
-        match bits {
-            1 => c.bool_type(),
-            8 => c.i8_type(),
-            16 => c.i16_type(),
-            32 => c.i32_type(),
-            _ => c.i64_type(),
-        }
+        int_type_in(self.ctx(), bits)
     }
 
     pub(super) fn llvm_type(&self, t: Type) -> BasicTypeEnum<'ctx> {

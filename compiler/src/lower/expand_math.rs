@@ -10,12 +10,15 @@
 //! on linear_blur's unvectorized schedule: 544 ms against 796 inlined);
 //! `exp`'s expansion has no division and few cases, and stays inline. The
 //! evaluators compute the same steps ([`crate::ir::exp::exp_f32`] and the
-//! two above), so the results are the same bits everywhere.
+//! two above), so the results are the same bits everywhere. GPU kernels
+//! (block loops) have no such process to call: inside them every f32
+//! `log` and `pow` is expanded too.
 //!
 //! Requires: a flattened statement whose expressions are still scalar
 //! (before vectorization), simplified (constants already folded).
 //! Guarantees: no f32 `exp` call remains, and no f32 `log` or `pow` call
-//! inside a vectorized loop; each is replaced by its expansion.
+//! inside a vectorized loop or a GPU kernel; each is replaced by its
+//! expansion.
 
 use crate::ir::exp::expansion;
 use crate::ir::expr::{CallTarget, Expr, ExprNode, MathFn};
@@ -57,7 +60,7 @@ impl Mutator for Expand {
 
     fn mutate_stmt(&mut self, s: &Stmt) -> Stmt {
         let outer = self.vectorized;
-        self.vectorized |= matches!(s.node(), StmtNode::For { kind: ForKind::Vectorized, .. });
+        self.vectorized |= matches!(s.node(), StmtNode::For { kind: ForKind::Vectorized | ForKind::GpuBlock, .. });
         let out = mutate_stmt_children(self, s);
         self.vectorized = outer;
         out
