@@ -1,8 +1,9 @@
 //! GPU code generation: the kernels of a GPU-lowered pipeline
 //! ([`compiler::lower::lower_gpu`]) become PTX for one architecture
 //! through LLVM's NVPTX back end, with a launch plan for each kernel (its
-//! grid and block, shared memory, arguments), serializable, so that
-//! kernels compiled where LLVM is can run on a GPU host that has none.
+//! grid and block, shared memory, arguments): a
+//! [`compiler::exec::kernels::GpuModule`], plain data, so that kernels
+//! compiled where LLVM is run on a GPU host that has none.
 //!
 //! Transcendental math links NVIDIA's libdevice (`HL_LIBDEVICE`, or
 //! `$HL_CUDA_TOOLS/nvvm/libdevice/libdevice.10.bc` as
@@ -10,52 +11,25 @@
 //! NVIDIA's assembler where one is installed: the check that the PTX is
 //! what a driver accepts, without a GPU.
 
-use crate::emit::{emit_kernel, KernelSignature};
+use crate::emit::emit_kernel;
 use crate::CodegenError;
+use compiler::exec::kernels::{GpuModule, KernelLaunch, KernelSignature};
 use compiler::ir::expr::{Expr, ExprNode, Name};
 use compiler::ir::stmt::{ForKind, Stmt, StmtNode};
 use compiler::ir::types::Type;
 use compiler::ir::visit::{names_bound, walk_expr, walk_stmt, Visitor};
-use compiler::lower::{GpuLowered, Kernel};
-use compiler::target::GpuTarget;
+use compiler::lower::GpuLowered;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetTriple};
 use inkwell::OptimizationLevel;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The PTX ISA version the kernels declare: 7.8 (CUDA 11.8 and later
 /// drivers), the first with sm_90.
 const PTX_FEATURES: &str = "+ptx78";
-
-/// One kernel of a [`GpuModule`] and how to launch it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KernelLaunch {
-    /// The PTX entry's name.
-    pub entry: String,
-    /// The kernel: its grid (block loop extents, evaluated on the host
-    /// where the host code reaches the kernel), threads per block and
-    /// shared memory.
-    pub kernel: Kernel,
-    /// Its arguments, in order.
-    pub signature: KernelSignature,
-    /// The message of each assertion, by the error code minus one.
-    pub asserts: Vec<String>,
-}
-
-/// The kernels of a pipeline compiled for one GPU architecture.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GpuModule {
-    /// The architecture.
-    pub target: GpuTarget,
-    /// The PTX of every kernel.
-    pub ptx: String,
-    /// The kernels, in the order the host code reaches them.
-    pub kernels: Vec<KernelLaunch>,
-}
 
 /// Compiles the kernels of `l` to PTX for `l.target`.
 pub fn compile_gpu(l: &GpuLowered) -> Result<GpuModule, CodegenError> {

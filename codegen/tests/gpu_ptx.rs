@@ -4,7 +4,8 @@
 //! it is installed (`scripts/cuda-tools.sh` installs it; the test says so
 //! and skips that step where it is not).
 
-use codegen::gpu::{compile_gpu, ptxas, ptxas_path, GpuModule};
+use codegen::gpu::{compile_gpu, ptxas, ptxas_path};
+use compiler::exec::kernels::GpuModule;
 use compiler::lower::lower_gpu;
 use compiler::schedule::Schedule;
 use compiler::GpuTarget;

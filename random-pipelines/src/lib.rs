@@ -16,6 +16,8 @@
 //! Modules: `gen` (the generator's state, size bookkeeping and small random
 //! choices), `expr` (random expressions), `stages` (the stage vocabulary and
 //! the driver); this file holds the parameters, the result and its text.
+//! [`cases`] holds the differential suites' cases: a seed's parameters and
+//! output window, and its random GPU schedules.
 //!
 //! # Example
 //!
@@ -43,6 +45,7 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+pub mod cases;
 mod expr;
 mod gen;
 mod stages;

@@ -14,7 +14,7 @@
 mod common;
 
 use codegen::compile;
-use common::{env, first_mismatch, interpret, params, region, without_estimates};
+use common::{env, first_mismatch, interpret};
 use compiler::error::{LowerError, UserError};
 use compiler::exec::interpret::InterpretError;
 use compiler::ir::value::Scalar;
@@ -23,7 +23,8 @@ use compiler::schedule::random::{random_schedule, RandomScheduleOptions};
 use compiler::schedule::{FuncSchedule, LoopLevel, Schedule};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use random_pipelines::{generate, RandomPipeline, VOCABULARY};
+use random_pipelines::cases::{pipeline, region};
+use random_pipelines::{RandomPipeline, VOCABULARY};
 use std::collections::BTreeMap;
 
 const RANDOM_SCHEDULES: usize = 3;
@@ -80,15 +81,14 @@ fn lower_computing_oversized_at_root(
 
 /// Checks one seed; returns a description of each failure.
 fn check_seed(seed: u64, vocabulary: u32, stats: &mut Stats) -> Vec<String> {
-    let mut p = match generate(&params(seed, vocabulary)) {
-        Ok(p) => p,
-        Err(e) => return vec![format!("seed {seed}: generation failed: {e}")],
-    };
     // The test runs each seed over its own 8x8x8 window, not at the
     // generator's estimates; without estimates, random schedules are drawn
     // as when the seeds below were found (no redraws for legality at the
     // estimates), so those seeds keep reproducing the same schedules.
-    without_estimates(&mut p.pipeline);
+    let p = match pipeline(seed, vocabulary) {
+        Ok(p) => p,
+        Err(e) => return vec![format!("seed {seed}: generation failed: {e}")],
+    };
     let inputs = p.make_inputs();
     let scalars: BTreeMap<String, Scalar> = BTreeMap::new();
     let region = region(seed);

@@ -1,5 +1,5 @@
 //! Random pipelines under random GPU schedules
-//! ([`compiler::schedule::random_gpu`]), lowered for a GPU target in
+//! ([`random_pipelines::cases::gpu_case`]), lowered for a GPU target in
 //! checked mode (every access asserted), must compute on the IR
 //! interpreter exactly what the reference evaluator computes. The
 //! interpreter runs each kernel as the GPU does: blocks and threads as
@@ -18,21 +18,12 @@
 mod common;
 
 use codegen::gpu::{compile_gpu, ptxas, ptxas_path};
-use common::{env, first_mismatch, interpret, params, region, without_estimates};
-use compiler::error::{GpuError, LowerError, UserError};
+use common::{env, first_mismatch, interpret};
+use compiler::error::{LowerError, UserError};
 use compiler::exec::interpret::InterpretError;
 use compiler::ir::value::Scalar;
-use compiler::lower::{lower_gpu_with, LowerOptions};
-use compiler::schedule::random_gpu::{own_kernel, random_gpu_schedule};
-use compiler::schedule::LoopLevel;
-use compiler::{GpuTarget, ScheduleErrorKind};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-use random_pipelines::{generate, VOCABULARY};
+use random_pipelines::cases::gpu_case;
 use std::collections::BTreeMap;
-
-/// Random GPU schedules per seed.
-const SCHEDULES: usize = 2;
 
 #[derive(Default)]
 struct Stats {
@@ -49,58 +40,22 @@ struct Stats {
 
 /// Checks one seed; returns a description of each failure.
 fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
-    let mut p = match generate(&params(seed, VOCABULARY)) {
-        Ok(p) => p,
+    let case = match gpu_case(seed) {
+        Ok(c) => c,
         Err(e) => return vec![format!("seed {seed}: generation failed: {e}")],
     };
-    without_estimates(&mut p.pipeline);
+    let p = &case.pipeline;
+    stats.own_kernels += case.moved;
     let inputs = p.make_inputs();
-    let region = region(seed);
     let header = || format!("seed {seed}\n{}", p.text());
-    let expected = match compiler::exec::reference::realize(&p.pipeline, &inputs, &BTreeMap::<String, Scalar>::new(), &p.output, &region) {
-        Ok(b) => b,
-        Err(e) => return vec![format!("{}reference evaluation failed: {e}", header())],
-    };
-    let target = if seed.is_multiple_of(2) { GpuTarget::sm_90() } else { GpuTarget::sm_70() };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9) ^ 0x6E0);
-    let mut failures = vec![];
-    for k in 0..SCHEDULES {
-        let mut schedule = random_gpu_schedule(&p.pipeline, &mut rng);
-        stats.schedules += 1;
-        // A Func stored in a kernel over a region no constant bounds (a
-        // scan's prefix, a reduction over the whole input), or the largest
-        // of a kernel's shared memory over the limit, gets a kernel of its
-        // own, as the errors advise (and so do the Funcs computed at its
-        // loops, and those whose compute level no longer encloses their
-        // uses once it moved).
-        let mut moved_any = false;
-        let lowered = loop {
-            let lowered = lower_gpu_with(&p.pipeline, &schedule, &target, &LowerOptions::checked());
-            let func = match &lowered {
-                Err(LowerError::User(UserError::Gpu(GpuError::StorageNotConstant { func, .. })))
-                | Err(LowerError::User(UserError::Gpu(GpuError::SharedMemoryExceeded { largest: func, .. }))) => func.clone(),
-                Err(LowerError::User(UserError::Schedule(e)))
-                    if moved_any && e.kind() == ScheduleErrorKind::ComputeLevelDoesNotEncloseUses =>
-                {
-                    e.func().to_string()
-                }
-                _ => break lowered,
-            };
-            if schedule.get(&func).compute == LoopLevel::Root {
-                break lowered;
-            }
-            moved_any = true;
-            let mut moved = vec![func];
-            while let Some(name) = moved.pop() {
-                let f = p.pipeline.func(&name).expect("the error names a Func of the pipeline");
-                stats.own_kernels += 1;
-                schedule.funcs.insert(f.name.clone(), own_kernel(f, &mut rng));
-                let at_it = |l: &LoopLevel| matches!(l, LoopLevel::At { func, .. } if **func == *name);
-                moved.extend(
-                    schedule.funcs.iter().filter(|(_, fs)| at_it(&fs.compute) || at_it(fs.store_level())).map(|(n, _)| n.to_string()),
-                );
-            }
+    let expected =
+        match compiler::exec::reference::realize(&p.pipeline, &inputs, &BTreeMap::<String, Scalar>::new(), &p.output, &case.region) {
+            Ok(b) => b,
+            Err(e) => return vec![format!("{}reference evaluation failed: {e}", header())],
         };
+    let mut failures = vec![];
+    for (k, (schedule, lowered)) in case.schedules.iter().enumerate() {
+        stats.schedules += 1;
         let fail = |what: String| format!("{}GPU schedule #{k}:\n{schedule}\n{what}", header());
         let lowered = match lowered {
             Ok(l) => l,
@@ -120,8 +75,8 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
             Ok(_) => fail(format!("lowered:\n{}\n{what}", lowered.lowered.stmt)),
             Err(_) => fail(what),
         };
-        let regions = [(p.output.as_str(), region.clone())];
-        match interpret(&p, &lowered.lowered.stmt, &inputs, &regions) {
+        let regions = [(p.output.as_str(), case.region.clone())];
+        match interpret(p, &lowered.lowered.stmt, &inputs, &regions) {
             Err(InterpretError::StepBudgetExceeded { .. }) => stats.too_slow += 1,
             Ok(mut out) => {
                 stats.interpreted += 1;
@@ -132,7 +87,7 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
             }
             Err(e) => failures.push(fail(format!("interpreter failed: {e}"))),
         }
-        let module = match compile_gpu(&lowered) {
+        let module = match compile_gpu(lowered) {
             Ok(m) => m,
             Err(e) => {
                 failures.push(fail(format!("PTX code generation failed: {e}")));
@@ -140,7 +95,7 @@ fn check_seed(seed: u64, stats: &mut Stats) -> Vec<String> {
             }
         };
         if let Some(p) = ptxas_path() {
-            match ptxas(&p, &module.ptx, &target.arch()) {
+            match ptxas(&p, &module.ptx, &case.target.arch()) {
                 Ok(report) => {
                     stats.assembled += 1;
                     stats.max_registers = stats.max_registers.max(report.max_registers().unwrap_or(0));

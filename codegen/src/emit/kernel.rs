@@ -16,9 +16,10 @@
 
 use super::types::scalar_type_in;
 use super::{BufferRef, CodegenError, FunctionEmitter, ModuleState, Result};
+use compiler::exec::kernels::KernelSignature;
 use compiler::ir::expr::{Expr, Name};
 use compiler::ir::stmt::{ForKind, Stmt};
-use compiler::ir::types::{ScalarType, Type};
+use compiler::ir::types::ScalarType;
 use compiler::lower::{Kernel, THREAD_IDS};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
@@ -32,17 +33,6 @@ const GLOBAL: u16 = 1;
 const SHARED: u16 = 3;
 /// LLVM's calling convention number of PTX kernels (`ptx_kernel`).
 const PTX_KERNEL: u32 = 71;
-
-/// What a kernel takes, in argument order: its buffers (global memory),
-/// then its scalars, then the error word.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct KernelSignature {
-    /// Each buffer's name and element type.
-    pub buffers: Vec<(Name, ScalarType)>,
-    /// Each scalar's name and type (buffer fields, params, values the host
-    /// computed before the launch).
-    pub scalars: Vec<(Name, Type)>,
-}
 
 /// The state of a function that is a kernel.
 pub(super) struct KernelState<'ctx> {

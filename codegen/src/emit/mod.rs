@@ -56,7 +56,7 @@ pub const ALLOCATION_FAILED: i32 = -1;
 /// Name of the emitted entry function.
 pub const ENTRY: &str = "pipeline";
 
-pub use kernel::{emit_kernel, KernelSignature};
+pub use kernel::emit_kernel;
 
 /// The buffers (inputs, then outputs) and params the entry function takes,
 /// in argument order.

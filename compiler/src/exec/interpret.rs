@@ -8,7 +8,9 @@
 //! as [`InterpretError::NotLowered`].
 //!
 //! Every loop runs serially and in order, whatever its [`ForKind`]
-//! (parallel, vectorized, unrolled and GPU loops included). Expressions are
+//! (parallel, vectorized, unrolled and GPU loops included), unless a
+//! [`KernelLauncher`] is given ([`run_with_launcher`]): then each kernel
+//! (an outermost GPU block loop) is handed to it. Expressions are
 //! evaluated by the evaluator shared with the reference evaluator,
 //! [`crate::exec::eval`], with its semantics (eager `&&`, `||` and `Select`,
 //! as in compiled code; lane-wise vector operations); this module supplies
@@ -22,8 +24,9 @@
 
 use crate::exec::buffer::{Buffer, BufferError};
 use crate::exec::eval::{self, convert, lane_mismatch, EvalContext, EvalError, Scope, Val};
+use crate::exec::kernels::{KernelHost, KernelLauncher};
 use crate::ir::expr::{Expr, Name};
-use crate::ir::stmt::{Stmt, StmtNode};
+use crate::ir::stmt::{ForKind, Stmt, StmtNode};
 use crate::ir::types::ScalarType;
 use crate::ir::value::{widest_type, Scalar};
 use crate::lang::pipeline::buffer_vars;
@@ -159,10 +162,38 @@ pub fn run_with_options(
     scalars: &BTreeMap<String, Scalar>,
     options: &Options,
 ) -> Result<u64, InterpretError> {
+    let mut interpreter = bind(buffers, scalars, options)?;
+    interpreter.exec(stmt)?;
+    Ok(interpreter.steps)
+}
+
+/// Runs a GPU pipeline's `stmt` like [`run_with_options`], handing each
+/// kernel (an outermost GPU block loop) to `launcher` instead of running
+/// it; the host code around the kernels runs here.
+pub fn run_with_launcher(
+    stmt: &Stmt,
+    buffers: &mut BTreeMap<String, Buffer>,
+    scalars: &BTreeMap<String, Scalar>,
+    options: &Options,
+    launcher: &mut dyn KernelLauncher,
+) -> Result<u64, InterpretError> {
+    let mut interpreter = bind(buffers, scalars, options)?;
+    interpreter.launcher = Some(launcher);
+    interpreter.exec(stmt)?;
+    Ok(interpreter.steps)
+}
+
+/// An interpreter over `buffers` with the params and the buffers' fields
+/// in scope.
+fn bind<'a, 'l>(
+    buffers: &'a mut BTreeMap<String, Buffer>,
+    scalars: &BTreeMap<String, Scalar>,
+    options: &Options,
+) -> Result<Interpreter<'a, 'l>, InterpretError> {
+    // The buffers' fields first, so that a scalar given by the same name
+    // (a kernel's argument: the region of a Func in a flat buffer of the
+    // caller) shadows it.
     let mut scope = Scope::default();
-    for (name, &v) in scalars {
-        scope.push(name.as_str().into(), widest_type(v), Val::Scalar(v));
-    }
     for (name, buffer) in buffers.iter() {
         for (d, dim) in buffer.dims.iter().enumerate() {
             let fields = [
@@ -178,9 +209,10 @@ pub fn run_with_options(
             }
         }
     }
-    let mut interpreter = Interpreter { buffers, allocations: Vec::new(), scope, steps: 0, options: *options };
-    interpreter.exec(stmt)?;
-    Ok(interpreter.steps)
+    for (name, &v) in scalars {
+        scope.push(name.as_str().into(), widest_type(v), Val::Scalar(v));
+    }
+    Ok(Interpreter { buffers, allocations: Vec::new(), scope, steps: 0, options: *options, launcher: None })
 }
 
 /// A flat index from an index value (saturating; out-of-range indices fail
@@ -189,7 +221,7 @@ fn flat_index(s: Scalar) -> i64 {
     s.as_i128().clamp(i64::MIN.into(), i64::MAX.into()) as i64
 }
 
-struct Interpreter<'a> {
+struct Interpreter<'a, 'l> {
     buffers: &'a mut BTreeMap<String, Buffer>,
     /// Buffers of enclosing `Allocate`s, innermost last.
     allocations: Vec<(Name, Buffer)>,
@@ -197,9 +229,11 @@ struct Interpreter<'a> {
     scope: Scope,
     steps: u64,
     options: Options,
+    /// Where kernels go, when not run here.
+    launcher: Option<&'l mut dyn KernelLauncher>,
 }
 
-impl Interpreter<'_> {
+impl Interpreter<'_, '_> {
     /// Counts one statement or loop iteration against the budget.
     fn step(&mut self) -> Result<(), InterpretError> {
         self.steps += 1;
@@ -212,6 +246,12 @@ impl Interpreter<'_> {
     fn exec(&mut self, s: &Stmt) -> Result<(), InterpretError> {
         self.step()?;
         match s.node() {
+            StmtNode::For { kind: ForKind::GpuBlock, .. } if self.launcher.is_some() => {
+                let launcher = self.launcher.take().expect("checked");
+                let result = launcher.launch(s, self);
+                self.launcher = Some(launcher);
+                result
+            }
             StmtNode::For { name, min, extent, body, .. } => {
                 let min = eval::eval_scalar(self, min, "For min")?.as_i128();
                 let extent = eval::eval_scalar(self, extent, "For extent")?.as_i128();
@@ -323,10 +363,24 @@ impl Interpreter<'_> {
     }
 }
 
+impl KernelHost for Interpreter<'_, '_> {
+    fn eval_scalar(&mut self, e: &Expr) -> Result<Scalar, InterpretError> {
+        eval::eval_scalar(self, e, "kernel argument")
+    }
+
+    fn host_buffer(&mut self, name: &Name) -> Result<&mut Buffer, InterpretError> {
+        self.buffer_mut(name)
+    }
+
+    fn run_here(&mut self, s: &Stmt) -> Result<(), InterpretError> {
+        self.exec(s)
+    }
+}
+
 /// Lowered IR: variables are loop variables, lets, params and buffer fields;
 /// memory is read by `Load`s; params, reduction variables and calls of Funcs
 /// and inputs are gone.
-impl EvalContext for Interpreter<'_> {
+impl EvalContext for Interpreter<'_, '_> {
     type Error = InterpretError;
 
     fn scope(&mut self) -> &mut Scope {
