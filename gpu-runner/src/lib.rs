@@ -14,8 +14,10 @@
 //!   host evaluated), so the plans are checked on every CI run.
 //!
 //! [`launch`] evaluates a launch plan where the host code reaches the
-//! kernel: grid, block and argument values.
+//! kernel: grid, block and argument values. [`check`] is the GPU
+//! differential check a GPU host runs on cases compiled elsewhere.
 
+pub mod check;
 pub mod cuda;
 pub mod emulated;
 pub mod launch;

@@ -1,7 +1,9 @@
 //! `hlc`: the command line of the compiler. `hlc demo` runs the embedded
 //! default job (schedule, lower, print and run a blur on the interpreter and
-//! through the LLVM JIT, checked against the reference evaluator). The
-//! benchmark is the `bench` command (`tools/apps-cli`).
+//! through the LLVM JIT, checked against the reference evaluator).
+//! `hlc gpu-cases` compiles random pipelines under random GPU schedules to
+//! PTX, the cases a GPU host checks (`hl-gpu check`, `scripts/gpu-check.sh`).
+//! The benchmark is the `bench` command (`tools/apps-cli`).
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -37,6 +39,23 @@ enum Command {
         #[arg(long)]
         emit_asm: Option<PathBuf>,
     },
+    /// Compiles the GPU differential suite's cases (random pipelines under
+    /// random GPU schedules, sm_90 for even seeds and sm_70 for odd) to
+    /// PTX and writes them as JSON lines, for `hl-gpu check` on a GPU host.
+    GpuCases {
+        /// The first seed.
+        #[arg(long, default_value_t = 0)]
+        first: u64,
+        /// How many seeds.
+        #[arg(long, default_value_t = 200)]
+        seeds: u64,
+        /// Only seeds whose target is this architecture (`sm_90`, `sm_70`).
+        #[arg(long)]
+        arch: Option<String>,
+        /// The file written.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 fn main() -> Result<()> {
@@ -44,6 +63,7 @@ fn main() -> Result<()> {
     sigpipe::reset();
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
     match Cli::parse().command {
+        Command::GpuCases { first, seeds, arch, out } => gpu_cases(first, seeds, arch.as_deref(), &out)?,
         Command::Demo { schedule, width, height, passes, emit_llvm, emit_asm } => {
             let schedule: Schedule = match schedule {
                 Some(path) => {
@@ -82,5 +102,31 @@ fn main() -> Result<()> {
             );
         }
     }
+    Ok(())
+}
+
+/// Writes the GPU differential suite's cases of seeds `first..first+seeds`.
+fn gpu_cases(first: u64, seeds: u64, arch: Option<&str>, out: &std::path::Path) -> Result<()> {
+    use std::io::Write;
+    let mut file = std::io::BufWriter::new(std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?);
+    let (mut written, mut refused) = (0, 0);
+    for seed in first..first + seeds {
+        let case = random_pipelines::cases::gpu_case(seed)?;
+        if arch.is_some_and(|a| a != case.target.arch()) {
+            continue;
+        }
+        for (k, (_, lowered)) in case.schedules.iter().enumerate() {
+            let Ok(l) = lowered else {
+                refused += 1;
+                continue;
+            };
+            let program = gpu_runner::GpuProgram::new(l, codegen::gpu::compile_gpu(l)?);
+            let check = gpu_runner::check::CheckCase { seed, schedule: k, region: case.region.clone(), program };
+            writeln!(file, "{}", serde_json::to_string(&check)?)?;
+            written += 1;
+        }
+    }
+    file.flush()?;
+    eprintln!("{written} cases written to {} ({refused} schedules the compiler refused)", out.display());
     Ok(())
 }
