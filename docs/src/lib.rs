@@ -40,3 +40,7 @@ pub struct Store;
 #[cfg(doctest)]
 #[doc = include_str!("../bench.md")]
 pub struct Bench;
+
+#[cfg(doctest)]
+#[doc = include_str!("../gpu.md")]
+pub struct Gpu;
