@@ -10,7 +10,8 @@
 //!   was run (see [`suite`]) into a development half and a held-out half
 //!   that is only ever run to report.
 //!
-//! Each has a small size for tests against the reference evaluator.
+//! Each has a small size for tests against the reference evaluator. The
+//! twelve apps also have GPU expert schedules ([`gpu::gpu_expert`]).
 //!
 //! One module per app. Each builds its algorithm for a [`Size`] (the
 //! algorithm does not change with the size, except where a size is part of
@@ -40,6 +41,7 @@ pub mod bilateral_grid;
 pub mod blur;
 pub mod camera_pipe;
 pub mod conv_layer;
+pub mod gpu;
 pub mod harris;
 pub mod hist_eq;
 pub mod iir_blur;
@@ -55,7 +57,7 @@ use compiler::schedule::Schedule;
 use compiler::target::Target;
 
 /// Which size to build an app at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Size {
     /// The size the seed papers use (their generators' estimates).
@@ -150,6 +152,23 @@ impl App {
         let out = pipeline.func(output).map(|f| f.estimates.clone()).unwrap_or_default();
         let output_region = region(&out, &|dim| MissingEstimate::Output { output: output.to_string(), dim })?;
         Ok(App { name: "pipeline", pipeline, expert: None, inputs, output: output_region, params: vec![] })
+    }
+
+    /// The app's inputs, filled with
+    /// [`compiler::exec::buffer::salted_pattern_input`] over their regions,
+    /// each salted with its position in the pipeline's inputs (so that two
+    /// inputs over one region differ): the inputs every timing and check
+    /// of the app uses, and Halide's benchmark too.
+    pub fn pattern_inputs(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, compiler::exec::buffer::Buffer>, compiler::exec::buffer::BufferError> {
+        let mut inputs = std::collections::BTreeMap::new();
+        for (salt, i) in self.pipeline.inputs.iter().enumerate() {
+            let empty = Region::new();
+            let region = self.input_region(&i.name).unwrap_or(&empty);
+            inputs.insert(i.name.to_string(), compiler::exec::buffer::salted_pattern_input(&i.name, i.ty, region, salt as u64)?);
+        }
+        Ok(inputs)
     }
 
     /// The output Func's name.

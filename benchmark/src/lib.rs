@@ -24,7 +24,7 @@
 
 #![warn(missing_docs)]
 
-use apps::{App, Region};
+use apps::App;
 use codegen::timing::Sampling;
 use codegen::RunError;
 use compiler::exec::buffer::{Buffer, BufferError};
@@ -161,17 +161,9 @@ pub fn naive_schedule(p: &PipelineDef) -> Schedule {
     s
 }
 
-/// The app's inputs, filled with [`salted_pattern_input`] over their
-/// regions, each salted with its position in the pipeline's inputs (so
-/// that two inputs over one region differ).
+/// The app's inputs ([`App::pattern_inputs`]).
 pub fn app_inputs(app: &App) -> Result<BTreeMap<String, Buffer>, BufferError> {
-    let mut inputs = BTreeMap::new();
-    for (salt, i) in app.pipeline.inputs.iter().enumerate() {
-        let empty = Region::new();
-        let region = app.input_region(&i.name).unwrap_or(&empty);
-        inputs.insert(i.name.to_string(), salted_pattern_input(&i.name, i.ty, region, salt as u64)?);
-    }
-    Ok(inputs)
+    app.pattern_inputs()
 }
 
 fn ms(d: Duration) -> f64 {

@@ -5,8 +5,7 @@
 //! the benchmark.
 
 use crate::{CompiledPipeline, RunError};
-use compiler::exec::buffer::{Buffer, BufferError};
-use compiler::ir::types::ScalarType;
+use compiler::exec::buffer::Buffer;
 use compiler::ir::value::Scalar;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -75,30 +74,4 @@ pub fn time_compiled(
     sample(options, || compiled.run_on(buffers, scalars))
 }
 
-/// The deterministic input pattern shared with the Halide benchmark: at
-/// absolute coordinates `c0, c1, ...`, `h = (((17*31 + c0)*31 + c1)*31 ...)`;
-/// integer inputs hold `h & 1023` (`h & 255` for 8-bit types), float
-/// inputs `(h & 1023) / 1024`.
-pub fn pattern_input(name: &str, ty: ScalarType, region: &[(i64, i64)]) -> Result<Buffer, BufferError> {
-    salted_pattern_input(name, ty, region, 0)
-}
-
-/// [`pattern_input`] with `h` starting from `17 + 7919 * salt`: a
-/// pipeline's second and further inputs take their position as the salt,
-/// so that two inputs over one region (a stereo pair, two frames) differ.
-/// The pattern is linear in the coordinates before the mask, so a salted
-/// input is the unsalted one shifted.
-pub fn salted_pattern_input(name: &str, ty: ScalarType, region: &[(i64, i64)], salt: u64) -> Result<Buffer, BufferError> {
-    let mut b = Buffer::new(name, ty, region)?;
-    let mask = if ty.bytes() == 1 { 255 } else { 1023 };
-    let start = 17i64.wrapping_add(7919i64.wrapping_mul(salt as i64));
-    b.fill(|c| {
-        let v = c.iter().fold(start, |h, &x| h.wrapping_mul(31).wrapping_add(x)) & mask;
-        if ty.is_float() {
-            Scalar::Float(v as f64 / 1024.0)
-        } else {
-            Scalar::Int(v)
-        }
-    });
-    Ok(b)
-}
+pub use compiler::exec::buffer::{pattern_input, salted_pattern_input};

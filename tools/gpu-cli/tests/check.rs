@@ -12,7 +12,8 @@ fn cases(seeds: std::ops::Range<u64>) -> Vec<String> {
         for (k, (_, lowered)) in case.schedules.iter().enumerate() {
             let l = lowered.as_ref().unwrap();
             let program = gpu_runner::GpuProgram::new(l, codegen::gpu::compile_gpu(l).unwrap());
-            let check = gpu_runner::check::CheckCase { seed, schedule: k, region: case.region.clone(), program };
+            let source = gpu_runner::check::Source::Random { seed, schedule: k, region: case.region.clone() };
+            let check = gpu_runner::check::CheckCase { source, program, expected_digest: None };
             lines.push(serde_json::to_string(&check).unwrap());
         }
     }
@@ -37,8 +38,40 @@ fn emulated_cases_agree_and_a_wrong_program_fails() {
     // Seed 2's program checked as if it were seed 3's: another pipeline's
     // inputs and reference.
     let wrong = good[0].replacen("\"seed\":2", "\"seed\":3", 1);
+    assert_ne!(wrong, good[0]);
     let out = check(&[wrong], "wrong");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{stdout}");
     assert!(stdout.contains("seed 3 schedule 0"), "{stdout}");
+}
+
+/// An app's case checked by the digest of its expected output (as at the
+/// paper's size): the right digest agrees, another fails the check.
+#[test]
+fn an_app_case_is_checked_by_its_digest() {
+    let app = apps::build("blur", apps::Size::Small, &compiler::Target::host()).unwrap();
+    let schedule = apps::gpu::gpu_expert(&app).unwrap();
+    let l = compiler::lower::lower_gpu(&app.pipeline, &schedule, &compiler::GpuTarget::sm_90()).unwrap();
+    let program = gpu_runner::GpuProgram::new(&l, codegen::gpu::compile_gpu(&l).unwrap());
+    let want = compiler::exec::reference::realize(
+        &app.pipeline,
+        &app.pattern_inputs().unwrap(),
+        &Default::default(),
+        app.output_name(),
+        &app.output,
+    )
+    .unwrap();
+    let source = gpu_runner::check::Source::App { name: "blur".into(), size: apps::Size::Small };
+    let case = |d: u64| {
+        let c = gpu_runner::check::CheckCase { source: source.clone(), program: program.clone(), expected_digest: Some(d) };
+        serde_json::to_string(&c).unwrap()
+    };
+    let right = gpu_runner::check::digest(&want);
+    let out = check(&[case(right)], "digest");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("| blur (small) | 1 |"), "{stdout}");
+    let out = check(&[case(right ^ 1)], "wrong-digest");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("digest"));
 }

@@ -52,6 +52,10 @@ enum Command {
         /// Only seeds whose target is this architecture (`sm_90`, `sm_70`).
         #[arg(long)]
         arch: Option<String>,
+        /// Also the twelve apps under their GPU expert schedules, at this
+        /// size (`paper` or `small`), for this architecture (`sm_90`).
+        #[arg(long, value_names = ["SIZE", "ARCH"], num_args = 2)]
+        apps: Option<Vec<String>>,
         /// The file written.
         #[arg(long)]
         out: PathBuf,
@@ -63,7 +67,7 @@ fn main() -> Result<()> {
     sigpipe::reset();
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
     match Cli::parse().command {
-        Command::GpuCases { first, seeds, arch, out } => gpu_cases(first, seeds, arch.as_deref(), &out)?,
+        Command::GpuCases { first, seeds, arch, apps, out } => gpu_cases(first, seeds, arch.as_deref(), apps.as_deref(), &out)?,
         Command::Demo { schedule, width, height, passes, emit_llvm, emit_asm } => {
             let schedule: Schedule = match schedule {
                 Some(path) => {
@@ -106,10 +110,35 @@ fn main() -> Result<()> {
 }
 
 /// Writes the GPU differential suite's cases of seeds `first..first+seeds`.
-fn gpu_cases(first: u64, seeds: u64, arch: Option<&str>, out: &std::path::Path) -> Result<()> {
+fn gpu_cases(first: u64, seeds: u64, arch: Option<&str>, apps: Option<&[String]>, out: &std::path::Path) -> Result<()> {
     use std::io::Write;
     let mut file = std::io::BufWriter::new(std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?);
     let (mut written, mut refused) = (0, 0);
+    if let Some([size, arch]) = apps {
+        let size: apps::Size = size.parse()?;
+        let target = compiler::GpuTarget::named(arch)?;
+        for name in apps::names() {
+            let app = apps::build(name, size, &compiler::Target::host()).expect("a listed app");
+            let schedule = apps::gpu::gpu_expert(&app).expect("the twelve apps have GPU schedules");
+            let l = compiler::lower::lower_gpu(&app.pipeline, &schedule, &target)?;
+            let program = gpu_runner::GpuProgram::new(&l, codegen::gpu::compile_gpu(&l)?);
+            let source = gpu_runner::check::Source::App { name: name.to_string(), size };
+            // At the paper's size the GPU host compares a digest of what the
+            // CPU expert schedule computes here (the reference would take
+            // minutes there).
+            let expected_digest = match size {
+                apps::Size::Paper => {
+                    let expert = app.expert.as_ref().expect("the twelve apps have expert schedules");
+                    let compiled = codegen::compile(&compiler::lower(&app.pipeline, expert)?)?;
+                    let out = compiled.run(&app.pattern_inputs()?, &Default::default(), &[(app.output_name(), app.output.clone())])?;
+                    Some(gpu_runner::check::digest(&out[app.output_name()]))
+                }
+                apps::Size::Small => None,
+            };
+            writeln!(file, "{}", serde_json::to_string(&gpu_runner::check::CheckCase { source, program, expected_digest })?)?;
+            written += 1;
+        }
+    }
     for seed in first..first + seeds {
         let case = random_pipelines::cases::gpu_case(seed)?;
         if arch.is_some_and(|a| a != case.target.arch()) {
@@ -121,7 +150,8 @@ fn gpu_cases(first: u64, seeds: u64, arch: Option<&str>, out: &std::path::Path) 
                 continue;
             };
             let program = gpu_runner::GpuProgram::new(l, codegen::gpu::compile_gpu(l)?);
-            let check = gpu_runner::check::CheckCase { seed, schedule: k, region: case.region.clone(), program };
+            let source = gpu_runner::check::Source::Random { seed, schedule: k, region: case.region.clone() };
+            let check = gpu_runner::check::CheckCase { source, program, expected_digest: None };
             writeln!(file, "{}", serde_json::to_string(&check)?)?;
             written += 1;
         }

@@ -5,9 +5,10 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use gpu_runner::check::{check_case, kind_of, CheckCase, Outcome};
+use gpu_runner::check::{check_case, CheckCase, Outcome, Source};
 use gpu_runner::cuda::{describe_device, CudaDevice};
 use gpu_runner::emulated::Emulator;
+use gpu_runner::Device;
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
@@ -59,13 +60,11 @@ fn main() -> Result<()> {
             let mut text = String::new();
             std::io::stdin().read_to_string(&mut text)?;
             let case = CheckCase::from_json(&text).context("reading the case")?;
+            let module = &case.program.module;
             let outcome = if emulate {
-                check_case(&case, &mut Emulator::new(case.program.module.clone()))
+                check_case(&case, &mut || Ok(Box::new(Emulator::new(module.clone())) as Box<dyn Device>))
             } else {
-                match CudaDevice::open(&case.program.module) {
-                    Ok(mut device) => check_case(&case, &mut device),
-                    Err(e) => Outcome::Failed { kind: kind_of(&e).into(), message: e.to_string() },
-                }
+                check_case(&case, &mut || Ok(Box::new(CudaDevice::open(module)?) as Box<dyn Device>))
             };
             println!("{}", serde_json::to_string(&outcome)?);
         }
@@ -88,6 +87,7 @@ fn check(path: &PathBuf, timeout: Duration, emulate: bool) -> Result<()> {
     let (mut agreed, mut launches, mut kernel_ms) = (0, 0, 0.0);
     let mut failures: BTreeMap<String, usize> = BTreeMap::new();
     let mut total = 0;
+    let mut apps = vec![];
     let started = Instant::now();
     for line in std::io::BufReader::new(file).lines() {
         let line = line?;
@@ -97,23 +97,40 @@ fn check(path: &PathBuf, timeout: Duration, emulate: bool) -> Result<()> {
         total += 1;
         let case = CheckCase::from_json(&line).with_context(|| format!("case {total} of {}", path.display()))?;
         let outcome = run_child(&me, &line, timeout, emulate)?;
+        let is_app = matches!(case.source, Source::App { .. });
         match outcome {
             Outcome::Agreed { launches: l, kernel_ms: ms } => {
                 agreed += 1;
                 launches += l;
                 kernel_ms += ms;
+                if is_app {
+                    apps.push(format!("| {} | {l} | {ms:.3} | agreed |", case.source));
+                }
             }
             Outcome::Mismatch(at) => {
-                println!("seed {} schedule {}: mismatch {at}", case.seed, case.schedule);
+                println!("{}: mismatch {at}", case.source);
                 *failures.entry("Mismatch".into()).or_default() += 1;
+                if is_app {
+                    apps.push(format!("| {} | | | mismatch |", case.source));
+                }
             }
             Outcome::Failed { kind, message } => {
-                println!("seed {} schedule {}: {kind}: {message}", case.seed, case.schedule);
+                println!("{}: {kind}: {message}", case.source);
+                if is_app {
+                    apps.push(format!("| {} | | | {kind} |", case.source));
+                }
                 *failures.entry(kind).or_default() += 1;
             }
         }
     }
     println!("device: {device}");
+    if !apps.is_empty() {
+        println!("| app | kernels launched | kernel time, best of 3 (ms) | output |");
+        println!("|---|---|---|---|");
+        for row in &apps {
+            println!("{row}");
+        }
+    }
     println!("| cases | agreed with the reference | kernels launched | kernel time (ms) | failures | wall (s) |");
     println!("|---|---|---|---|---|---|");
     let failed: usize = failures.values().sum();
