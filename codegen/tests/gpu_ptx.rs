@@ -7,23 +7,7 @@
 use codegen::gpu::{compile_gpu, ptxas, ptxas_path};
 use compiler::exec::kernels::GpuModule;
 use compiler::lower::lower_gpu;
-use compiler::schedule::Schedule;
 use compiler::GpuTarget;
-
-/// blur_y in 16x8 tiles of threads, blur_x staged per tile in shared
-/// memory and computed by the same threads.
-fn staged_blur() -> Schedule {
-    let mut s = Schedule::new();
-    s.func("blur_y").gpu_tile("x", "y", "xo", "yo", "xi", "yi", 16, 8);
-    s.func("blur_x")
-        .compute_at("blur_y", "xo")
-        .split("x", "xo", "xi", 16)
-        .split("y", "yo", "yi", 4)
-        .reorder(&["xi", "yi", "xo", "yo"])
-        .gpu_threads("xi")
-        .gpu_threads("yi");
-    s
-}
 
 /// Assembles `m` with ptxas when there is one; returns its report.
 fn assemble(m: &GpuModule) -> Option<String> {
@@ -41,7 +25,7 @@ fn assemble(m: &GpuModule) -> Option<String> {
 fn the_staged_blur_compiles_for_volta_and_hopper() {
     let blur = compiler::examples::blur();
     for target in [GpuTarget::sm_70(), GpuTarget::sm_90()] {
-        let l = lower_gpu(&blur, &staged_blur(), &target).unwrap();
+        let l = lower_gpu(&blur, &compiler::examples::blur_gpu_schedule(), &target).unwrap();
         let m = compile_gpu(&l).unwrap();
         assert_eq!(m.kernels.len(), 1);
         let k = &m.kernels[0];

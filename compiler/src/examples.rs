@@ -1,5 +1,6 @@
 //! Small pipelines written in the language, shared by the compiler's demo,
-//! the apps catalog, the guides and the tests.
+//! the apps catalog, the guides and the tests (and the blur's GPU
+//! schedule, shared by the GPU path's tests).
 
 use crate::ir::types::ScalarType;
 use crate::lang::pipeline::PipelineDef;
@@ -23,6 +24,29 @@ pub fn blur() -> PipelineDef {
     blur_y.set_estimate(0, 0, 1536).set_estimate(1, 0, 2560);
     input.set_estimate(0, -1, 1538).set_estimate(1, -1, 2562);
     Pipeline::new(&[&blur_y]).expect("the blur is well formed")
+}
+
+/// A GPU schedule of [`blur`], as Halide's CUDA schedules write one:
+/// `blur_y` in tiles of 16x8 threads, one block each; per tile, `blur_x`
+/// staged in the block's shared memory and computed by the same threads,
+/// 4 of its 10 rows at a time.
+///
+/// ```
+/// let l = compiler::lower_gpu(&compiler::examples::blur(), &compiler::examples::blur_gpu_schedule(), &compiler::GpuTarget::sm_90())?;
+/// assert_eq!(l.kernels[0].threads, [16, 8]);
+/// # Ok::<(), compiler::LowerError>(())
+/// ```
+pub fn blur_gpu_schedule() -> crate::schedule::Schedule {
+    let mut s = crate::schedule::Schedule::new();
+    s.func("blur_y").gpu_tile("x", "y", "xo", "yo", "xi", "yi", 16, 8);
+    s.func("blur_x")
+        .compute_at("blur_y", "xo")
+        .split("x", "xo", "xi", 16)
+        .split("y", "yo", "yi", 4)
+        .reorder(&["xi", "yi", "xo", "yo"])
+        .gpu_threads("xi")
+        .gpu_threads("yi");
+    s
 }
 
 /// Resampling by float factors, as users write it: `f(x, y)` reads `input`

@@ -26,25 +26,10 @@ fn agrees(case: &common::Case, l: &GpuLowered) {
     assert_eq!(got[&case.output], want);
 }
 
-/// blur_y in 16x8 tiles of threads, blur_x staged per tile in shared
-/// memory and computed by the same threads (rows 4 at a time).
-fn staged_blur() -> Schedule {
-    let mut s = Schedule::new();
-    s.func("blur_y").gpu_tile("x", "y", "xo", "yo", "xi", "yi", 16, 8);
-    s.func("blur_x")
-        .compute_at("blur_y", "xo")
-        .split("x", "xo", "xi", 16)
-        .split("y", "yo", "yi", 4)
-        .reorder(&["xi", "yi", "xo", "yo"])
-        .gpu_threads("xi")
-        .gpu_threads("yi");
-    s
-}
-
 #[test]
 fn a_tiled_blur_is_one_kernel_with_its_producer_in_shared_memory() {
     let case = common::blur();
-    let l = gpu_lower(&case, &staged_blur()).unwrap();
+    let l = gpu_lower(&case, &compiler::examples::blur_gpu_schedule()).unwrap();
     assert_eq!(l.kernels.len(), 1);
     let k = &l.kernels[0];
     assert_eq!(&*k.name, "blur_y.s0.yo");
@@ -150,7 +135,7 @@ fn shared_memory_over_the_limit_names_the_funcs() {
 #[test]
 fn blocks_inside_a_kernel_are_refused() {
     let case = common::blur();
-    let mut s = staged_blur();
+    let mut s = compiler::examples::blur_gpu_schedule();
     s.func("blur_x").gpu_blocks("yo");
     let e = gpu_lower(&case, &s).unwrap_err();
     assert_eq!(e, GpuError::BlocksInsideKernel { func: "blur_x".into(), var: "yo".into(), kernel: "blur_y.s0.yo".into() });
@@ -189,7 +174,7 @@ fn a_fourth_block_dimension_is_refused() {
 #[test]
 fn a_parallel_loop_inside_a_kernel_is_refused() {
     let case = common::blur();
-    let mut s = staged_blur();
+    let mut s = compiler::examples::blur_gpu_schedule();
     s.func("blur_x").parallel("yo");
     let e = gpu_lower(&case, &s).unwrap_err();
     assert_eq!(e, GpuError::ParallelInsideKernel { func: "blur_x".into(), var: "yo".into() });

@@ -7,28 +7,14 @@ use codegen::gpu::compile_gpu;
 use compiler::exec::buffer::Buffer;
 use compiler::exec::reference;
 use compiler::lower::lower_gpu;
-use compiler::schedule::Schedule;
 use compiler::{GpuTarget, Scalar, ScalarType};
 use gpu_runner::cuda::{describe_device, CudaDevice};
 use gpu_runner::emulated::Emulator;
 use gpu_runner::{run, Device, GpuProgram};
 use std::collections::BTreeMap;
 
-fn staged_blur() -> Schedule {
-    let mut s = Schedule::new();
-    s.func("blur_y").gpu_tile("x", "y", "xo", "yo", "xi", "yi", 16, 8);
-    s.func("blur_x")
-        .compute_at("blur_y", "xo")
-        .split("x", "xo", "xi", 16)
-        .split("y", "yo", "yi", 4)
-        .reorder(&["xi", "yi", "xo", "yo"])
-        .gpu_threads("xi")
-        .gpu_threads("yi");
-    s
-}
-
 fn blur_program(target: GpuTarget) -> GpuProgram {
-    let l = lower_gpu(&compiler::examples::blur(), &staged_blur(), &target).unwrap();
+    let l = lower_gpu(&compiler::examples::blur(), &compiler::examples::blur_gpu_schedule(), &target).unwrap();
     let module = compile_gpu(&l).unwrap();
     GpuProgram::new(&l, module)
 }
