@@ -144,6 +144,16 @@ fn run_part(part: u64, parts: u64) {
     }
 }
 
+/// Seeds that once failed: 10493 (a kernel's storage bounded by a product
+/// of two loose bounds past 64 bits, which wrapped to 48 elements; the
+/// kernel stored past them).
+#[test]
+fn seeds_that_once_failed() {
+    let mut stats = Stats::default();
+    let failures: Vec<String> = [10493].into_iter().flat_map(|seed| check_seed(seed, &mut stats)).collect();
+    assert!(failures.is_empty(), "{} failures; the first:\n{}", failures.len(), failures[0]);
+}
+
 // Two tests so that both cores work.
 #[test]
 fn gpu_schedules_agree_even_seeds() {

@@ -56,11 +56,13 @@ fn range(e: &Expr, ranges: &HashMap<Name, (i64, i64)>, budget: &mut u32) -> (Opt
         ExprNode::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => combine(*op, range(a, ranges, budget), range(b, ranges, budget)),
         ExprNode::Binary { op: BinOp::Mul, a, b } if min_max_term(e).is_none() => {
             let ((alo, ahi), (blo, bhi)) = (range(a, ranges, budget), range(b, ranges, budget));
-            match (alo, ahi, blo, bhi) {
-                (Some(p), Some(q), Some(r), Some(s)) => {
-                    let products = [p * r, p * s, q * r, q * s];
-                    (products.iter().min().copied(), products.iter().max().copied())
-                }
+            // Products past 64 bits bound nothing.
+            let products = match (alo, ahi, blo, bhi) {
+                (Some(p), Some(q), Some(r), Some(s)) => [p.checked_mul(r), p.checked_mul(s), q.checked_mul(r), q.checked_mul(s)],
+                _ => [None; 4],
+            };
+            match products {
+                [Some(a), Some(b), Some(c), Some(d)] => (Some(a.min(b).min(c).min(d)), Some(a.max(b).max(c).max(d))),
                 _ => const_bounds_with(e, ranges),
             }
         }
@@ -146,6 +148,10 @@ mod tests {
         let shrinking = Expr::i32(3) - t * Expr::i32(3);
         assert_eq!(const_range(&shrinking, &none).1, None);
         assert_eq!(const_range(&shrinking, &HashMap::from([("t".into(), (0, 7))])).1, Some(3));
-        assert_eq!(const_range(&(b.clone() - e), &none), (None, None));
+        assert_eq!(const_range(&(b.clone() - e.clone()), &none), (None, None));
+        // A product whose bounds overflow 64 bits is not bounded by them.
+        let huge = Expr::min(Expr::max(b.clone(), Expr::i32(0)), Expr::i32(i32::MAX.into()));
+        let cube = huge.clone() * huge.clone() * huge.clone() * huge;
+        assert_eq!(const_range(&cube, &none).1, None);
     }
 }

@@ -397,7 +397,8 @@ impl Mutator for Sizes {
             }
             StmtNode::Allocate { buffer, ty, size, body } => {
                 let bytes = ty.scalar.bytes() as i64;
-                let Some(elems) = self.lets.constant_bound(size, &self.loops).filter(|n| n * bytes <= MAX_STORAGE_BYTES) else {
+                let fits = |n: &i64| n.checked_mul(bytes).is_some_and(|b| b <= MAX_STORAGE_BYTES);
+                let Some(elems) = self.lets.constant_bound(size, &self.loops).filter(fits) else {
                     let shared = !self.in_threads && (has_thread_loop(body) || !has_store(body));
                     let memory = if shared { "shared" } else { "local" };
                     self.error = Some(GpuError::StorageNotConstant {
