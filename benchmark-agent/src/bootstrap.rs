@@ -1,14 +1,15 @@
 //! Bootstrapped retraining, run locally: rounds of (generate samples with
 //! the current model, retrain on everything stored, promote if the held-out
-//! metrics are no worse). Round 0 samples with the analytical model (or
-//! whatever is promoted already); each round's promoted weights steer the
-//! next round's sampling, as in Adams et al.'s autotuning loop.
+//! metrics are no worse). Round 0 samples with whatever is promoted already,
+//! else the nearest known host's weights of the zoo given, else the
+//! analytical model; each round's promoted weights steer the next round's
+//! sampling, as in Adams et al.'s autotuning loop.
 
 use crate::generate::{generate, GenerateOptions, GenerateStats};
 use crate::AgentError;
 use codegen::runner::Runner;
 use data::{HostFingerprint, Store};
-use trainer::{choose_model, RetrainOptions};
+use trainer::{choose_model, RetrainOptions, Zoo};
 
 /// One round's results.
 #[derive(Clone, Debug)]
@@ -33,9 +34,14 @@ pub struct RoundReport {
 
 /// Runs `rounds` rounds from `first_round`; round `r` generates the seeds
 /// `first_seed + r * per_round ..` (or batches of the app). `each` is told
-/// after every round.
+/// after every round. Sampling takes the nearest known host's weights
+/// (`nearest`'s, or the store's of another host) until the host has
+/// promoted weights of its own; `None`: the analytical model until then (retraining starts from
+/// them only if `retrain_options` says so: [`trainer::Start`]).
+#[allow(clippy::too_many_arguments)]
 pub fn bootstrap(
     store: &mut Store,
+    nearest: Option<&Zoo>,
     runner: &mut Runner,
     generate_options: &GenerateOptions,
     retrain_options: &RetrainOptions,
@@ -47,7 +53,7 @@ pub fn bootstrap(
     let mut reports = vec![];
     for round in first_round..first_round + rounds {
         let threads = retrain_options.target.unwrap_or_else(compiler::Target::host).threads;
-        let chosen = choose_model(None, Some(store), &host_key, threads)?;
+        let chosen = choose_model(None, Some(store), &host_key, nearest, threads)?;
         let mut model = chosen.model;
         let options = GenerateOptions {
             round,

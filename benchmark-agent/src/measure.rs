@@ -111,6 +111,13 @@ pub fn remeasure(runner: &mut Runner, workload: &Workload, sources: &[String], p
 /// different times in `a`), the fraction ordered the same way by both: the
 /// ceiling of a model's pairwise accuracy on data measured like them.
 pub fn pairwise_agreement(a: &[Option<f64>], b: &[Option<f64>]) -> f64 {
+    let (pairs, agreeing) = agreeing_pairs(a, b);
+    agreeing as f64 / pairs.max(1) as f64
+}
+
+/// The pairs [`pairwise_agreement`] counts, and how many of them `a` and
+/// `b` order alike (to pool the agreement over several pipelines).
+pub fn agreeing_pairs(a: &[Option<f64>], b: &[Option<f64>]) -> (usize, usize) {
     let both: Vec<(f64, f64)> = a.iter().zip(b).filter_map(|(a, b)| Some(((*a)?, (*b)?))).collect();
     let (mut pairs, mut agreeing) = (0usize, 0usize);
     for (i, x) in both.iter().enumerate() {
@@ -121,12 +128,12 @@ pub fn pairwise_agreement(a: &[Option<f64>], b: &[Option<f64>]) -> f64 {
             }
         }
     }
-    agreeing as f64 / pairs.max(1) as f64
+    (pairs, agreeing)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::pairwise_agreement;
+    use super::{agreeing_pairs, pairwise_agreement};
 
     #[test]
     fn agreement_counts_pairs_ordered_alike_by_both_measurements() {
@@ -134,5 +141,6 @@ mod tests {
         assert_eq!(pairwise_agreement(&stored, &[Some(1.1), Some(2.2), Some(2.9)]), 1.0);
         assert_eq!(pairwise_agreement(&stored, &[Some(3.0), Some(2.0), Some(1.0)]), 0.0);
         assert_eq!(pairwise_agreement(&stored, &[Some(1.0), None, Some(0.5)]), 0.0, "only pairs measured twice count");
+        assert_eq!(agreeing_pairs(&stored, &[Some(1.0), Some(3.0), Some(2.0)]), (3, 2));
     }
 }

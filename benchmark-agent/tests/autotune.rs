@@ -35,7 +35,7 @@ fn autotuning_fine_tunes_on_the_apps_samples_resumes_to_the_same_weights_and_can
     let mut store = Store::open(dir.path().join("train.sqlite")).unwrap();
     let mut runner = Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() });
     let host = HostFingerprint::detect().unwrap().key();
-    let start = choose_network(None, Some(&store), &host).unwrap();
+    let start = choose_network(None, Some(&store), &host, None).unwrap();
     let first = autotune(&mut store, &mut runner, start, &options(), |_| {}).unwrap();
 
     let rounds = &first.rounds;
@@ -73,7 +73,7 @@ fn autotuning_fine_tunes_on_the_apps_samples_resumes_to_the_same_weights_and_can
 
     // Again on the same store: every batch is stored already, and the
     // rounds fine-tune on the same samples to the same weights.
-    let start = choose_network(None, Some(&store), &host).unwrap();
+    let start = choose_network(None, Some(&store), &host, None).unwrap();
     let second = autotune(&mut store, &mut runner, start, &options(), |_| {}).unwrap();
     assert!(second.rounds.iter().all(|r| r.timed == 0), "no batch timed twice");
     assert_eq!(second.rounds.iter().map(|r| r.app_samples).collect::<Vec<_>>(), rounds.iter().map(|r| r.app_samples).collect::<Vec<_>>());
@@ -94,7 +94,7 @@ fn autotuning_fine_tunes_on_the_apps_samples_resumes_to_the_same_weights_and_can
     generate_samples(&mut random, &mut Analytical::new(Machine::typical(2)), &mut runner, &generate, |_| {}).unwrap();
     let rehearsal: Vec<_> = load(&random, &host, &compiler::Target::host(), 0).unwrap().train.into_iter().map(|p| p.samples).collect();
     assert!(!rehearsal.is_empty());
-    let start = choose_network(None, Some(&store), &host).unwrap();
+    let start = choose_network(None, Some(&store), &host, None).unwrap();
     let rehearsed = autotune(&mut store, &mut runner, start, &AutotuneOptions { rehearsal, ..options() }, |_| {}).unwrap();
     assert!(rehearsed.rounds.iter().all(|r| r.timed == 0), "the same app samples");
     assert_ne!(rehearsed.network.expect("a fine-tuned network").values(), tuned.values());

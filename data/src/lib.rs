@@ -34,6 +34,7 @@ pub mod blob;
 mod error;
 mod export;
 pub mod fingerprint;
+pub mod host_distance;
 mod model;
 mod query;
 mod queue;
@@ -47,6 +48,7 @@ mod write;
 pub use error::StoreError;
 pub use export::EXPORT_COLUMNS;
 pub use fingerprint::{detect_gpu_devices, CacheInfo, HostFingerprint};
+pub use host_distance::{HostDistance, IsaFamily};
 pub use model::{
     ExportRow, FailureClass, Features, LayoutId, NewWeights, Outcome, PipelineInfo, PipelineRecord, PipelineSamples, PipelineSource,
     Report, ReportOutcome, Runtime, SampleRecord, ScheduleRecord, ScheduleSample, Summary, Weights, WeightsInfo,

@@ -70,6 +70,14 @@ impl Store {
         version.map(|v| self.weights(narrow(v, "weights version")?)).transpose()
     }
 
+    /// The promoted weights of every host key, in the order of the keys
+    /// (weights promoted for any host left out).
+    pub fn promoted_weights_of_every_host(&self) -> Result<Vec<Weights>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT version FROM weights WHERE promoted = 1 AND host_key IS NOT NULL ORDER BY host_key")?;
+        let versions: Vec<i64> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        versions.into_iter().map(|v| self.weights(narrow(v, "weights version")?)).collect()
+    }
+
     /// Makes `version` the promoted weights of its host key, demoting the one promoted before.
     pub fn promote(&mut self, version: u32) -> Result<(), StoreError> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;

@@ -141,6 +141,11 @@ fn weights_are_promoted_one_per_host_and_roll_back_to_their_parent() {
     assert_eq!(w3.info.schedule_layout, SCHEDULE_LAYOUT);
     assert_eq!(w3.info.metrics["held_out_kendall_tau"], 0.71);
     assert_eq!(store.weights_list().unwrap().iter().filter(|w| w.promoted).count(), 2);
+    let v4 = store.insert_weights(&new(None, Some("h0"))).unwrap();
+    store.promote(v4).unwrap();
+    let every: Vec<(Option<String>, u32)> =
+        store.promoted_weights_of_every_host().unwrap().into_iter().map(|w| (w.info.host_key, w.info.version)).collect();
+    assert_eq!(every, [(Some("h0".to_string()), v4), (Some("h1".to_string()), v3)], "by key, the weights for any host left out");
 
     assert_eq!(store.rollback(None).unwrap(), v1);
     assert_eq!(store.promoted_weights(None).unwrap().unwrap().info.version, v1);

@@ -62,6 +62,10 @@ pub struct SchedulerSettings {
     /// place of the store's promoted weights (`None`: the store's, else the
     /// analytical model).
     pub weights: Option<std::path::PathBuf>,
+    /// Weights of known hosts: a host with no promoted weights of its own
+    /// is ranked with the nearest one's among them and the store's of other
+    /// hosts ([`trainer::zoo`]; `None`: with the analytical model).
+    pub nearest: Option<Arc<trainer::Zoo>>,
 }
 
 impl SchedulerSettings {
@@ -76,6 +80,7 @@ impl SchedulerSettings {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             host_key,
             weights: None,
+            nearest: None,
         }
     }
 }
@@ -166,6 +171,7 @@ struct Job {
     weights_version: Option<u32>,
     /// The server's weights file, if it was given one.
     weights: Option<std::path::PathBuf>,
+    nearest: Option<Arc<trainer::Zoo>>,
     top_k: usize,
 }
 
@@ -196,6 +202,7 @@ impl SchedulerService {
             options,
             weights_version: r.weights_version,
             weights: self.settings.weights.clone(),
+            nearest: self.settings.nearest.clone(),
             top_k: (r.top_k as usize).min(MAX_TOP_K),
         })
     }
@@ -361,8 +368,9 @@ fn choose(store: Option<&Mutex<Store>>, job: &Job) -> Result<(Box<dyn CostModel>
             Ok((Box::new(model), format!("learned weights v{version}, as requested")))
         }
         None => {
-            let chosen = trainer::choose_model(job.weights.as_deref(), store.as_deref(), &job.host_key, job.target.threads)
-                .map_err(|e| Status::failed_precondition(format!("no cost model: {e}")))?;
+            let chosen =
+                trainer::choose_model(job.weights.as_deref(), store.as_deref(), &job.host_key, job.nearest.as_deref(), job.target.threads)
+                    .map_err(|e| Status::failed_precondition(format!("no cost model: {e}")))?;
             Ok((chosen.model, chosen.why))
         }
     }

@@ -8,7 +8,8 @@
 //! training store: the host's samples rebuilt, checked and split by
 //! pipeline ([`dataset`]), held-out metrics ([`metrics`]), training,
 //! storing and the promotion rule ([`mod@retrain`]), and the charts of the
-//! `trainer` command ([`plot`]); which model a search uses ([`choose`]).
+//! `trainer` command ([`plot`]); which model a search uses ([`choose`]), the
+//! nearest known host's weights among them ([`zoo`]).
 //!
 //! Linking libtorch needs `LIBTORCH` (see `scripts/env.sh`); the search
 //! crate does not depend on this one.
@@ -45,8 +46,9 @@ pub mod terms;
 pub mod train;
 pub mod trust;
 pub mod weights;
+pub mod zoo;
 
-pub use choose::{choose_model, choose_network, ChooseError, Chosen, ChosenNetwork};
+pub use choose::{choose_model, choose_network, nearest_known_host, ChooseError, Chosen, ChosenNetwork, NearestHost};
 pub use dataset::{store_layout, Dataset, DatasetError, StoredPipeline};
 pub use inputs::{schedule_rows, PipelineInputs, PipelineSamples, SampleError, ScheduleRow, ScheduleSample};
 pub use learned::LearnedModel;
@@ -55,3 +57,4 @@ pub use network::{CostNetwork, NetworkShape};
 pub use retrain::{retrain, FirstPromotion, RetrainError, RetrainOptions, RetrainOutcome, Start};
 pub use train::{fine_tune, ordering_accuracy, predict, StepReport, TrainError, TrainOptions, Trainer};
 pub use weights::{WeightsError, WeightsFile, WeightsHeader};
+pub use zoo::{Zoo, ZooEntry};

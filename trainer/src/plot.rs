@@ -125,7 +125,8 @@ pub fn predicted_vs_measured(path: &Path, predictions: &[Predictions], title: &s
     root.present().map_err(|e| err(&e))
 }
 
-/// Mean training loss and held-out pairwise accuracy per epoch.
+/// Mean training loss and held-out pairwise accuracy (of the pairs more
+/// than [`crate::metrics::FAR_APART`] times apart) per epoch.
 pub fn loss_curve(path: &Path, epochs: &[EpochRecord], title: &str) -> Result<(), PlotError> {
     register_font()?;
     let err = |e: &dyn std::fmt::Display| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() };
@@ -134,13 +135,17 @@ pub fn loss_curve(path: &Path, epochs: &[EpochRecord], title: &str) -> Result<()
     let root = root.titled(title, (FONT_FAMILY, 22)).map_err(|e| err(&e))?;
     let panels = root.split_evenly((2, 1));
     let loss: Vec<(f64, f64)> = epochs.iter().filter_map(|e| Some((e.epoch as f64, e.mean_loss?))).collect();
-    let accuracy: Vec<(f64, f64)> = epochs.iter().map(|e| (e.epoch as f64, e.held_out.pairwise_accuracy)).collect();
+    let accuracy: Vec<(f64, f64)> = epochs.iter().map(|e| (e.epoch as f64, e.held_out.pairwise_accuracy_far)).collect();
     line_panel(&panels[0], "mean training loss", "epoch", &loss).map_err(|e| err(&e))?;
-    line_panel(&panels[1], "held-out pairwise accuracy", "epoch", &accuracy).map_err(|e| err(&e))?;
+    let far = format!("held-out pairwise accuracy, pairs > {}x apart", crate::metrics::FAR_APART);
+    line_panel(&panels[1], &far, "epoch", &accuracy).map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))
 }
 
-/// Held-out pairwise accuracy, R² of log runtime and top-1 regret by weights version.
+/// Held-out top-1 score, pairwise accuracy of the pairs more than
+/// [`crate::metrics::FAR_APART`] times apart and R² of log runtime by
+/// weights version (the first two of the versions whose stored metrics
+/// hold them).
 pub fn metrics_by_version(path: &Path, versions: &[(u32, Metrics)]) -> Result<(), PlotError> {
     register_font()?;
     let err = |e: &dyn std::fmt::Display| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() };
@@ -148,10 +153,13 @@ pub fn metrics_by_version(path: &Path, versions: &[(u32, Metrics)]) -> Result<()
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let root = root.titled("held-out metrics by weights version", (FONT_FAMILY, 22)).map_err(|e| err(&e))?;
     let panels = root.split_evenly((3, 1));
-    let series = |f: fn(&Metrics) -> f64| -> Vec<(f64, f64)> { versions.iter().map(|(v, m)| (f64::from(*v), f(m))).collect() };
-    line_panel(&panels[0], "pairwise accuracy", "weights version", &series(|m| m.pairwise_accuracy)).map_err(|e| err(&e))?;
-    line_panel(&panels[1], "R² of log runtime", "weights version", &series(|m| m.r2_log_runtime)).map_err(|e| err(&e))?;
-    line_panel(&panels[2], "top-1 regret", "weights version", &series(|m| m.top1_regret)).map_err(|e| err(&e))?;
+    let series = |f: fn(&Metrics) -> f64, all: bool| -> Vec<(f64, f64)> {
+        versions.iter().filter(|(_, m)| all || m.has_top1_score()).map(|(v, m)| (f64::from(*v), f(m))).collect()
+    };
+    let far = format!("pairwise accuracy, pairs > {}x apart", crate::metrics::FAR_APART);
+    line_panel(&panels[0], "top-1 score", "weights version", &series(|m| m.top1_score, false)).map_err(|e| err(&e))?;
+    line_panel(&panels[1], &far, "weights version", &series(|m| m.pairwise_accuracy_far, false)).map_err(|e| err(&e))?;
+    line_panel(&panels[2], "R² of log runtime", "weights version", &series(|m| m.r2_log_runtime, true)).map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))
 }
 

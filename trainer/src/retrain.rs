@@ -53,6 +53,9 @@ pub enum RetrainError {
     /// A store call failed.
     #[error("training store: {0}")]
     Store(#[from] StoreError),
+    /// Looking for the nearest known host's weights to start from failed.
+    #[error("finding the nearest known host's weights: {0}")]
+    Nearest(#[from] crate::ChooseError),
     /// No pipeline of the host is left for the training set.
     #[error("no training pipelines for host {host_key} in this build's feature layouts (pipelines skipped: {skipped:?}); are there measured samples for this host?")]
     NoTrainingData {
@@ -108,6 +111,11 @@ pub enum Start {
     /// From these weights, whatever host they learned (fine-tuning weights
     /// of another machine on this host's samples); they keep their members.
     Weights(Box<WeightsFile>),
+    /// From the host's promoted weights; when there are none, from the
+    /// weights of the nearest known host (this zoo's, or the store's
+    /// promoted weights of another host: [`crate::nearest_known_host`]),
+    /// as [`Start::Weights`]; from scratch when no known host is near.
+    PromotedElseNearest(std::sync::Arc<crate::Zoo>),
 }
 
 /// What the first weights of a host (no comparable weights promoted) must
@@ -283,23 +291,32 @@ pub enum Baseline<'a> {
 }
 
 /// Whether weights with `new` held-out metrics are promoted over
-/// `baseline`: neither pairwise accuracy lower nor regret higher.
+/// `baseline`: by what users get, neither a lower top-1 score (the speed
+/// of the picks) nor a lower pairwise accuracy on the pairs more than
+/// [`crate::metrics::FAR_APART`] times apart (the orders timing noise
+/// cannot blur).
 pub fn should_promote(new: &Metrics, baseline: Baseline) -> (bool, String) {
     let (current, name) = match baseline {
         Baseline::Promoted(m) => (m, "the promoted weights"),
         Baseline::Analytical(m) => (m, "the analytical model (no comparable weights promoted)"),
         Baseline::None => return (true, "no comparable promoted weights, and the first weights are promoted unconditionally".to_string()),
     };
-    let accuracy_ok = new.pairwise_accuracy >= current.pairwise_accuracy;
-    let regret_ok = new.top1_regret <= current.top1_regret;
+    let score_ok = new.top1_score >= current.top1_score;
+    let far_ok = new.pairwise_accuracy_far >= current.pairwise_accuracy_far;
     let comparison = format!(
-        "held-out pairwise accuracy {:.4} vs {:.4}, top-1 regret {:.4} vs {:.4}",
-        new.pairwise_accuracy, current.pairwise_accuracy, new.top1_regret, current.top1_regret
+        "held-out top-1 score {:.4} vs {:.4}, pairwise accuracy of pairs > {}x apart {:.4} vs {:.4} (all pairs {:.4} vs {:.4})",
+        new.top1_score,
+        current.top1_score,
+        crate::metrics::FAR_APART,
+        new.pairwise_accuracy_far,
+        current.pairwise_accuracy_far,
+        new.pairwise_accuracy,
+        current.pairwise_accuracy
     );
-    match (accuracy_ok, regret_ok) {
+    match (score_ok, far_ok) {
         (true, true) => (true, format!("no worse than {name}: {comparison}")),
-        (false, _) => (false, format!("lower pairwise accuracy than {name}: {comparison}")),
-        (true, false) => (false, format!("higher regret than {name}: {comparison}")),
+        (false, _) => (false, format!("a lower top-1 score than {name}: {comparison}")),
+        (true, false) => (false, format!("a lower accuracy on pairs far apart than {name}: {comparison}")),
     }
 }
 
@@ -346,9 +363,20 @@ pub fn retrain(
             Ok::<_, RetrainError>(Incumbent { version, held_out })
         })
         .transpose()?;
+    let start = match &options.start {
+        Start::PromotedElseNearest(zoo) if promoted.is_none() => match crate::nearest_known_host(Some(store), host_key, zoo)? {
+            Ok(nearest) => {
+                info!(host_key, "no promoted weights: fine-tuning {}", nearest.describe());
+                Start::Weights(Box::new(nearest.entry.file))
+            }
+            Err(_) => Start::Promoted,
+        },
+        Start::PromotedElseNearest(_) => Start::Promoted,
+        other => other.clone(),
+    };
     let runs = options.runs.max(1);
     let in_terms = |network: CostNetwork| if options.current_terms { network.with_current_terms() } else { network };
-    let start_of_run = |run: usize| match (&options.start, &incumbent_network) {
+    let start_of_run = |run: usize| match (&start, &incumbent_network) {
         (Start::Weights(file), _) => file.to_network().map(in_terms).map_err(RetrainError::StartingWeights),
         (Start::Promoted, Some(network)) => Ok(in_terms(network.clone())),
         _ => calibrated(CostNetwork::starting_from_analytical(options.members, run_seed(options.seed, run)), &dataset.train),
@@ -382,8 +410,12 @@ pub fn retrain(
         output_scale,
     };
     let noting_terms = |from: String| if options.current_terms { format!("{from}, in terms version {TERMS_VERSION}") } else { from };
-    let started_from = match (&options.start, &incumbent_network) {
-        (Start::Weights(file), _) => noting_terms(format!(", started from weights {:?}", file.header.version)),
+    let started_from = match (&start, &incumbent_network) {
+        (Start::Weights(file), _) => {
+            // The label's first clause ("host KEY"): whole labels nest one in another round after round.
+            let first = file.header.version.split(", ").next().unwrap_or_default();
+            noting_terms(format!(", started from weights of {first}"))
+        }
         (Start::Promoted, Some(_)) => noting_terms(String::new()),
         _ => String::new(),
     };
@@ -395,7 +427,7 @@ pub fn retrain(
         options.ranking_weight,
         if members == 1 { "" } else { "s" }
     );
-    let weights = WeightsFile::of(&network, &label);
+    let weights = WeightsFile::of(&network, &label).learned_on(store.host(host_key)?);
     let version = store.insert_weights(&NewWeights {
         parent: promoted,
         blob: weights.encode(),

@@ -16,14 +16,21 @@
 //! count), the u32 terms version, u32 parameter count, then per parameter
 //! its name, u32 rank, u32 extents (the member count first) and f32 values
 //! (row-major); last, the u64 FNV-1a hash of everything before it.
+//! Between the terms version and the parameter count, format 4 records the
+//! host the weights learned (u32 length + its fingerprint as JSON, length 0
+//! for none), so that a file says which machine it is for and a host with
+//! no weights of its own can take those of the nearest one
+//! ([`crate::zoo`]).
 //!
-//! Older formats are still read. Format 2, from before the terms were
+//! Older formats are still read (without a host). Format 3 is format 4
+//! without the host. Format 2, from before the terms were
 //! versioned, has no terms version: its weights weight the terms of
 //! version 1. Format 1, from before ensembles, lacks the terms version
 //! too, and has five shape sizes and no member dimension: one member.
 
 use crate::network::{CostNetwork, NetworkShape, PARAMETERS};
 use crate::terms::TERMS_VERSION;
+use data::HostFingerprint;
 use featurizer::{Layout, LayoutMismatch, PIPELINE_LAYOUT, SCHEDULE_LAYOUT};
 use std::hash::Hasher;
 use std::path::{Path, PathBuf};
@@ -31,13 +38,18 @@ use thiserror::Error;
 
 const MAGIC: [u8; 4] = *b"HRCM";
 /// Version of the file format (not of the weights).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
+/// The last format without the host the weights learned.
+const HOSTLESS_FORMAT: u32 = 3;
 /// The format of single-network files, before ensembles.
 const SINGLE_NETWORK_FORMAT: u32 = 1;
 /// The last format without a terms version (its weights weight version 1's
 /// terms).
 const UNVERSIONED_TERMS_FORMAT: u32 = 2;
 const MAX_STRING_BYTES: usize = 1024;
+/// The longest host fingerprint, as JSON (a fingerprint's own limits keep
+/// it far shorter).
+const MAX_HOST_BYTES: usize = 64 * 1024;
 const MAX_PARAMETERS: usize = 64;
 const MAX_RANK: usize = 8;
 const CHECKSUM_BYTES: usize = 8;
@@ -143,6 +155,9 @@ pub struct WeightsHeader {
     pub shape: NetworkShape,
     /// The version of the hand-designed terms the coefficients weight.
     pub terms_version: u32,
+    /// The host whose samples the weights learned (`None` where unknown:
+    /// files of format 3 and before, weights trained outside a store).
+    pub host: Option<HostFingerprint>,
 }
 
 /// One parameter tensor.
@@ -174,6 +189,7 @@ impl WeightsFile {
             schedule_layout: LayoutRecord::of(&SCHEDULE_LAYOUT),
             shape: network.shape(),
             terms_version: network.terms_version(),
+            host: None,
         };
         let members = network.members() as u32;
         let parameters = PARAMETERS
@@ -186,6 +202,12 @@ impl WeightsFile {
             })
             .collect();
         WeightsFile { header, parameters }
+    }
+
+    /// The same weights, recorded as learned on `host`.
+    pub fn learned_on(mut self, host: Option<HostFingerprint>) -> WeightsFile {
+        self.header.host = host;
+        self
     }
 
     /// The same parameters labelled with this build's layouts, where each
@@ -203,8 +225,9 @@ impl WeightsFile {
         Ok(self)
     }
 
-    /// The network, after checking layouts, shape and every parameter.
-    pub fn to_network(&self) -> Result<CostNetwork, WeightsError> {
+    /// Ok when the weights fit this build: its feature layouts, network
+    /// shape and terms, every parameter named, shaped and finite.
+    pub fn fits(&self) -> Result<(), WeightsError> {
         self.header.pipeline_layout.check(&PIPELINE_LAYOUT)?;
         self.header.schedule_layout.check(&SCHEDULE_LAYOUT)?;
         let terms_version = self.header.terms_version;
@@ -231,6 +254,14 @@ impl WeightsFile {
             };
             return Err(WeightsError::Parameter { name: name.to_string(), problem });
         }
+        Ok(())
+    }
+
+    /// The network, after checking layouts, shape and every parameter ([`WeightsFile::fits`]).
+    pub fn to_network(&self) -> Result<CostNetwork, WeightsError> {
+        self.fits()?;
+        let members = self.header.shape.members as usize;
+        let terms_version = self.header.terms_version;
         let values: [Vec<f32>; 6] = std::array::from_fn(|i| self.parameters[i].values.clone());
         CostNetwork::from_values(members, &values)
             .map(|network| network.with_terms_version(terms_version))
@@ -251,6 +282,8 @@ impl WeightsFile {
         }
         self.header.shape.to_array().into_iter().for_each(|s| put_u32(&mut out, s));
         put_u32(&mut out, self.header.terms_version);
+        let host = self.header.host.as_ref().map(|h| serde_json::to_string(h).expect("a fingerprint serializes"));
+        put_string(&mut out, host.as_deref().unwrap_or(""));
         put_u32(&mut out, self.parameters.len() as u32);
         for p in &self.parameters {
             put_string(&mut out, &p.name);
@@ -290,6 +323,7 @@ impl WeightsFile {
             *s = r.u32("the network shape")?;
         }
         let terms_version = if format <= UNVERSIONED_TERMS_FORMAT { 1 } else { r.u32("the terms version")? };
+        let host = if format <= HOSTLESS_FORMAT { None } else { r.host()? };
         let count = r.u32("the parameter count")? as usize;
         if count > MAX_PARAMETERS {
             return Err(WeightsError::Corrupt(format!("{count} parameters")));
@@ -305,7 +339,8 @@ impl WeightsFile {
         if r.at != r.bytes.len() {
             return Err(WeightsError::Corrupt(format!("{} bytes after the last parameter", r.bytes.len() - r.at)));
         }
-        let header = WeightsHeader { version, pipeline_layout, schedule_layout, shape: NetworkShape::from_array(shape), terms_version };
+        let header =
+            WeightsHeader { version, pipeline_layout, schedule_layout, shape: NetworkShape::from_array(shape), terms_version, host };
         Ok(WeightsFile { header, parameters })
     }
 
@@ -367,12 +402,28 @@ impl Reader<'_> {
     }
 
     fn string(&mut self, what: &str) -> Result<String, WeightsError> {
+        self.string_of_at_most(MAX_STRING_BYTES, what)
+    }
+
+    fn string_of_at_most(&mut self, max: usize, what: &str) -> Result<String, WeightsError> {
         let len = self.u32(what)? as usize;
-        if len > MAX_STRING_BYTES {
+        if len > max {
             return Err(WeightsError::Corrupt(format!("{what} is {len} bytes long")));
         }
         let bytes = self.take(len, what)?.to_vec();
         String::from_utf8(bytes).map_err(|_| WeightsError::Corrupt(format!("{what} is not UTF-8")))
+    }
+
+    /// The host the weights learned: none, or a fingerprint that passes its checks.
+    fn host(&mut self) -> Result<Option<HostFingerprint>, WeightsError> {
+        let what = "the host";
+        let text = self.string_of_at_most(MAX_HOST_BYTES, what)?;
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let host: HostFingerprint = serde_json::from_str(&text).map_err(|e| WeightsError::Corrupt(format!("{what}: {e}")))?;
+        host.check().map_err(|e| WeightsError::Corrupt(format!("{what}: {e}")))?;
+        Ok(Some(host))
     }
 
     fn layout(&mut self) -> Result<LayoutRecord, WeightsError> {

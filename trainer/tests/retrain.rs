@@ -167,7 +167,7 @@ fn retraining_learns_and_promotes_only_weights_that_are_no_worse() {
     let tuned = retrain(&mut store, &key, &given, None).expect("retraining");
     assert_eq!((tuned.metrics.members, tuned.weights.parameters.clone()), (3, worse.weights.parameters.clone()));
     assert_eq!(tuned.metrics.held_out, worse.metrics.held_out);
-    assert!(tuned.weights.header.version.contains("started from weights \"host "), "{}", tuned.weights.header.version);
+    assert!(tuned.weights.header.version.contains("started from weights of host "), "{}", tuned.weights.header.version);
     assert!(!tuned.promoted, "{}", tuned.reason);
     assert_eq!(store.rollback(Some(&key)).expect("a rollback"), first.version);
     assert_eq!(store.promoted_weights(Some(&key)).expect("a query").map(|w| w.info.version), Some(first.version));
@@ -211,7 +211,7 @@ fn scaling_to_the_training_runtimes_fits_their_scale_and_keeps_every_order() {
     assert!(mean_log_ratio(&fitted, &dataset.train).abs() < 1e-4);
     assert!((mean_log_ratio(&slow, &dataset.train) - (base_factor.ln() - 3f64.ln())).abs() < 1e-4);
     let (before, after) = (evaluate(&slow, &dataset.held_out).expect("metrics"), evaluate(&fitted, &dataset.held_out).expect("metrics"));
-    assert_eq!((after.pairwise_accuracy, after.top1_regret), (before.pairwise_accuracy, before.top1_regret));
+    assert_eq!((after.pairwise_accuracy, after.top1_score), (before.pairwise_accuracy, before.top1_score));
     assert!(after.r2_log_runtime > before.r2_log_runtime, "R² {} → {}", before.r2_log_runtime, after.r2_log_runtime);
     // Weights that already fit are left as they are.
     let (again, unit) = scaled_to_fit(fitted.clone(), &dataset.train, ScaleFit::Mean).expect("a fit");
@@ -219,26 +219,31 @@ fn scaling_to_the_training_runtimes_fits_their_scale_and_keeps_every_order() {
 }
 
 #[test]
-fn promotion_needs_both_accuracy_and_regret_no_worse() {
-    let m = |pairwise_accuracy, top1_regret| Metrics {
+fn promotion_needs_both_the_top1_score_and_the_far_pairs_no_worse() {
+    let m = |top1_score, pairwise_accuracy_far| Metrics {
         pipelines: 3,
         samples: 30,
         pairs: 100,
         r2_log_runtime: 0.5,
-        pairwise_accuracy,
-        top1_regret,
+        pairwise_accuracy: 0.7,
+        top1_regret: 0.2,
         pairs_apart: 60,
-        pairwise_accuracy_apart: pairwise_accuracy,
+        pairwise_accuracy_apart: 0.8,
+        top1_score,
+        pairs_far: 40,
+        pairwise_accuracy_far,
     };
-    assert!(should_promote(&m(0.1, 9.0), Baseline::None).0);
-    for baseline in [Baseline::Promoted(&m(0.8, 0.1)), Baseline::Analytical(&m(0.8, 0.1))] {
-        assert!(should_promote(&m(0.8, 0.1), baseline).0);
-        assert!(should_promote(&m(0.9, 0.05), baseline).0);
-        assert!(!should_promote(&m(0.79, 0.05), baseline).0);
-        assert!(!should_promote(&m(0.9, 0.11), baseline).0);
+    assert!(should_promote(&m(0.1, 0.1), Baseline::None).0);
+    for baseline in [Baseline::Promoted(&m(0.8, 0.9)), Baseline::Analytical(&m(0.8, 0.9))] {
+        assert!(should_promote(&m(0.8, 0.9), baseline).0);
+        assert!(should_promote(&m(0.85, 0.95), baseline).0);
+        assert!(!should_promote(&m(0.79, 0.95), baseline).0);
+        assert!(!should_promote(&m(0.85, 0.89), baseline).0);
     }
-    let (promoted, reason) = should_promote(&m(0.7, 0.05), Baseline::Analytical(&m(0.8, 0.1)));
-    assert!(!promoted && reason.starts_with("lower pairwise accuracy than the analytical model"), "{reason}");
+    let (promoted, reason) = should_promote(&m(0.7, 0.95), Baseline::Analytical(&m(0.8, 0.9)));
+    assert!(!promoted && reason.starts_with("a lower top-1 score than the analytical model"), "{reason}");
+    let (promoted, reason) = should_promote(&m(0.9, 0.85), Baseline::Promoted(&m(0.8, 0.9)));
+    assert!(!promoted && reason.starts_with("a lower accuracy on pairs far apart than the promoted weights"), "{reason}");
 }
 
 #[test]

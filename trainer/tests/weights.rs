@@ -145,8 +145,9 @@ fn an_ensemble_round_trips_with_its_member_count() {
 }
 
 /// `file` in format 1 (before ensembles: five shape sizes, parameters
-/// without a member dimension) or 2 (before the terms were versioned: no
-/// terms version); `file` is one member of terms version 1.
+/// without a member dimension), 2 (before the terms were versioned: no
+/// terms version) or 3 (before the host: no host); `file` is one member
+/// of terms version 1.
 fn in_old_format(file: &WeightsFile, format: u32) -> Vec<u8> {
     let u32s = |out: &mut Vec<u8>, values: &[u32]| values.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
     let string = |out: &mut Vec<u8>, text: &str| {
@@ -164,6 +165,9 @@ fn in_old_format(file: &WeightsFile, format: u32) -> Vec<u8> {
     }
     let single = format == 1;
     u32s(&mut bytes, &file.header.shape.to_array()[..if single { 5 } else { 6 }]);
+    if format == 3 {
+        u32s(&mut bytes, &[file.header.terms_version]);
+    }
     u32s(&mut bytes, &[file.parameters.len() as u32]);
     for p in &file.parameters {
         let extents = if single { &p.extents[1..] } else { &p.extents[..] };
@@ -176,15 +180,16 @@ fn in_old_format(file: &WeightsFile, format: u32) -> Vec<u8> {
     bytes
 }
 
-/// Files of the older formats still load: format 1 as one member, and
-/// both as weights of the terms of version 1 (they were trained before
-/// the dependent steps existed, and price as they did).
+/// Files of the older formats still load: format 1 as one member,
+/// formats 1 and 2 as weights of the terms of version 1 (they were trained
+/// before the dependent steps existed, and price as they did), and all
+/// three without the host they learned.
 #[test]
-fn files_of_formats_1_and_2_still_load_with_the_terms_of_version_1() {
+fn files_of_formats_1_to_3_still_load_with_the_terms_they_weight_and_no_host() {
     let network = CostNetwork::random(1, 13).with_terms_version(1);
     let file = WeightsFile::of(&network, "old format");
     assert_eq!(file.header.terms_version, 1);
-    for format in [1, 2] {
+    for format in [1, 2, 3] {
         let decoded = WeightsFile::decode(&in_old_format(&file, format)).unwrap_or_else(|e| panic!("format {format}: {e}"));
         assert_eq!(decoded, file, "format {format}");
         let loaded = decoded.to_network().expect("fits");
@@ -199,6 +204,25 @@ fn files_of_formats_1_and_2_still_load_with_the_terms_of_version_1() {
     let e = WeightsFile::decode(&future.encode()).expect("decodes").to_network().err().expect("refused");
     assert!(matches!(e, WeightsError::Terms { found: 99 }), "{e:?}");
     assert!(e.to_string().contains("cost terms of version 99"), "{e}");
+}
+
+/// A file records the host its weights learned, and one whose host does
+/// not pass the fingerprint's checks is refused as corrupt.
+#[test]
+fn the_host_the_weights_learned_round_trips_and_is_checked() {
+    let host = data::HostFingerprint::from_sources(
+        "processor : 0\nmodel name : Test CPU\nflags : sse sse2 avx avx2 fma\n",
+        vec![data::CacheInfo { level: 1, kind: "Data".into(), size_bytes: 32768 }],
+    );
+    let file = WeightsFile::of(&CostNetwork::random(1, 3), "on a host").learned_on(Some(host.clone()));
+    let decoded = WeightsFile::decode(&file.encode()).expect("decodes");
+    assert_eq!(decoded.header.host.as_ref(), Some(&host));
+    assert_eq!(decoded, file);
+    assert_eq!(WeightsFile::decode(&WeightsFile::of(&CostNetwork::random(1, 3), "nowhere").encode()).expect("decodes").header.host, None);
+
+    let bad = data::HostFingerprint { isa_features: vec!["avx2".into(), "avx".into()], ..host };
+    let e = WeightsFile::decode(&file.learned_on(Some(bad)).encode()).expect_err("refused");
+    assert!(matches!(e, WeightsError::Corrupt(_)) && e.to_string().contains("the host"), "{e}");
 }
 
 /// Every set of weights shipped beside the training stores they were

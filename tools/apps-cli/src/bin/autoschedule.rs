@@ -48,9 +48,15 @@ struct Args {
     #[arg(long)]
     weights: Option<std::path::PathBuf>,
     /// A training store: rank with its newest promoted weights for this
-    /// host, when it has some (else the analytical model).
+    /// host, when it has some (else the nearest known host's weights, its
+    /// other hosts' among them).
     #[arg(long)]
     db: Option<std::path::PathBuf>,
+    /// Never rank with another host's weights: without weights of this
+    /// host's own (`--weights`, `--db`), rank with the analytical model
+    /// rather than the nearest known host's (the shipped weights').
+    #[arg(long)]
+    no_nearest_host: bool,
     /// With `--run`, also time these schedules (text form, one file each).
     #[arg(long, requires = "run")]
     also: Vec<std::path::PathBuf>,
@@ -109,7 +115,8 @@ fn main() -> Result<()> {
     };
     let store = args.db.as_ref().map(|path| data::Store::open(path).with_context(|| format!("opening {}", path.display()))).transpose()?;
     let host_key = data::HostFingerprint::detect()?.key();
-    let chosen = trainer::choose_model(args.weights.as_deref(), store.as_ref(), &host_key, target.threads)?;
+    let nearest = (!args.no_nearest_host).then(trainer::Zoo::shipped);
+    let chosen = trainer::choose_model(args.weights.as_deref(), store.as_ref(), &host_key, nearest, target.threads)?;
     println!("# ranked with the {} model", chosen.why);
     let mut model = chosen.model;
     let progress = indicatif::ProgressBar::new_spinner().with_message("searching");

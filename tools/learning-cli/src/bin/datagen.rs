@@ -15,7 +15,7 @@ use data::{HostFingerprint, Store};
 use search::BeamOptions;
 use std::path::PathBuf;
 use std::time::Duration;
-use trainer::{choose_model, choose_network, RetrainOptions, TrainOptions};
+use trainer::{choose_model, choose_network, RetrainOptions, TrainOptions, Zoo};
 
 /// The searches that sample schedules (and replay them) allocate many small
 /// nodes from several threads: mimalloc does that faster than glibc's malloc.
@@ -103,9 +103,30 @@ struct GenerateArgs {
     #[arg(long, default_value_t = 0)]
     round: u32,
     /// Rank with these weights (a trainer weights file); default: the
-    /// store's promoted weights for this host, else the analytical model.
+    /// store's promoted weights for this host, else the nearest known
+    /// host's, else the analytical model.
     #[arg(long)]
     weights: Option<PathBuf>,
+    #[command(flatten)]
+    nearest: Nearest,
+}
+
+/// Whether a host without weights of its own takes the nearest known host's.
+#[derive(ClapArgs)]
+struct Nearest {
+    /// Never rank with (or fine-tune) another host's weights: without
+    /// weights of this host's own, rank with the analytical model (and
+    /// train from scratch).
+    #[arg(long)]
+    no_nearest_host: bool,
+}
+
+impl Nearest {
+    /// The weights a host without its own may take (the shipped ones and
+    /// the store's of other hosts), unless it may take none.
+    fn zoo(&self) -> Option<std::sync::Arc<Zoo>> {
+        (!self.no_nearest_host).then(|| std::sync::Arc::new(Zoo::shipped().clone()))
+    }
 }
 
 /// Time a stored random pipeline's schedules again, `repeats` times:
@@ -115,8 +136,9 @@ struct GenerateArgs {
 struct RemeasureArgs {
     #[arg(long)]
     db: PathBuf,
-    #[arg(long)]
-    seed: u64,
+    /// The stored pipelines' seeds (several: the agreement is also pooled over their pairs).
+    #[arg(long, required = true, num_args = 1..)]
+    seed: Vec<u64>,
     #[arg(long, default_value_t = 0)]
     round: u32,
     #[arg(long, default_value = "local")]
@@ -234,6 +256,8 @@ struct AutotuneArgs {
     /// With --sliding: probes per batch that favour line buffers (take one wherever the search offers it).
     #[arg(long, default_value_t = 0, requires = "sliding")]
     line_buffer_probes: usize,
+    #[command(flatten)]
+    nearest: Nearest,
 }
 
 /// Featurize a store again in today's feature layouts: each stored
@@ -269,6 +293,8 @@ struct BootstrapArgs {
     /// Training epochs per round.
     #[arg(long, default_value_t = 50)]
     epochs: usize,
+    #[command(flatten)]
+    nearest: Nearest,
 }
 
 fn main() -> Result<()> {
@@ -286,10 +312,10 @@ fn main() -> Result<()> {
 }
 
 /// `datagen generate`.
-fn run_generate(GenerateArgs { work, round, weights }: GenerateArgs) -> Result<()> {
+fn run_generate(GenerateArgs { work, round, weights, nearest }: GenerateArgs) -> Result<()> {
     let (mut store, options) = open(&work, round)?;
     let host_key = HostFingerprint::detect()?.key();
-    let chosen = choose_model(weights.as_deref(), Some(&store), &host_key, compiler::Target::host().threads)?;
+    let chosen = choose_model(weights.as_deref(), Some(&store), &host_key, nearest.zoo().as_deref(), compiler::Target::host().threads)?;
     println!("ranking with the {} model", chosen.why);
     let mut model = chosen.model;
     let bar = indicatif::ProgressBar::new(work.pipelines);
@@ -392,31 +418,52 @@ fn run_retime(RetimeArgs { db, tag, first_seed, pipelines, round, agent, timing_
 }
 
 /// `datagen remeasure`.
-fn run_remeasure(RemeasureArgs { db, seed, round, agent, passes, repeats }: RemeasureArgs) -> Result<()> {
+fn run_remeasure(RemeasureArgs { db, seed: seeds, round, agent, passes, repeats }: RemeasureArgs) -> Result<()> {
     let store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
-    let id = benchmark_agent::generate::work_id(&agent, round, None, seed);
     let host_key = HostFingerprint::detect()?.key();
-    let stored = store.report_runtimes(&id, &host_key)?;
-    anyhow::ensure!(!stored.is_empty(), "no measured samples of work {id} on this host");
-    let (_, source) = store.report_pipeline(&id, &host_key)?.context("the report's pipeline is stored")?;
-    let workload = benchmark_agent::Workload::from_stored_source(&source)
-        .with_context(|| format!("work {id} timed an app, not a random pipeline"))??;
-    let sources: Vec<String> = stored.iter().map(|(_, source, _)| source.clone()).collect();
-    let mut measurements = vec![stored.iter().map(|(_, _, s)| Some(*s)).collect::<Vec<_>>()];
     let mut runner = runner();
-    for _ in 0..repeats {
-        measurements.push(benchmark_agent::measure::remeasure(&mut runner, &workload, &sources, passes));
+    let name = |k: usize| if k == 0 { "stored".to_string() } else { format!("again {k}") };
+    let comparisons: Vec<(usize, usize)> = (0..=repeats).flat_map(|a| (a + 1..=repeats).map(move |b| (a, b))).collect();
+    let mut pooled = vec![(0usize, 0usize); comparisons.len()];
+    for &seed in &seeds {
+        let id = benchmark_agent::generate::work_id(&agent, round, None, seed);
+        let stored = store.report_runtimes(&id, &host_key)?;
+        anyhow::ensure!(!stored.is_empty(), "no measured samples of work {id} on this host");
+        let (_, source) = store.report_pipeline(&id, &host_key)?.context("the report's pipeline is stored")?;
+        let workload = benchmark_agent::Workload::from_stored_source(&source)
+            .with_context(|| format!("work {id} timed an app, not a random pipeline"))??;
+        let sources: Vec<String> = stored.iter().map(|(_, source, _)| source.clone()).collect();
+        let mut measurements = vec![stored.iter().map(|(_, _, s)| Some(*s)).collect::<Vec<_>>()];
+        for _ in 0..repeats {
+            measurements.push(benchmark_agent::measure::remeasure(&mut runner, &workload, &sources, passes));
+        }
+        if seeds.len() > 1 {
+            println!("seed {seed}:");
+        }
+        println!("| schedule | stored (ms) |{}", (1..=repeats).map(|k| format!(" again {k} (ms) |")).collect::<String>());
+        println!("|---|---:|{}", "---:|".repeat(repeats));
+        for (i, (hash, _, _)) in stored.iter().enumerate() {
+            let times: String =
+                measurements.iter().map(|m| m[i].map_or(" failed |".to_string(), |s| format!(" {:.3} |", s * 1e3))).collect();
+            println!("| {} |{times}", &hash[..12]);
+        }
+        for (&(a, b), total) in comparisons.iter().zip(&mut pooled) {
+            let agreement = benchmark_agent::measure::pairwise_agreement(&measurements[a], &measurements[b]);
+            println!("pairs ordered the same way by {} and {}: {agreement:.3}", name(a), name(b));
+            let (pairs, agreeing) = benchmark_agent::measure::agreeing_pairs(&measurements[a], &measurements[b]);
+            *total = (total.0 + pairs, total.1 + agreeing);
+        }
     }
-    println!("| schedule | stored (ms) |{}", (1..=repeats).map(|k| format!(" again {k} (ms) |")).collect::<String>());
-    println!("|---|---:|{}", "---:|".repeat(repeats));
-    for (i, (hash, _, _)) in stored.iter().enumerate() {
-        let times: String = measurements.iter().map(|m| m[i].map_or(" failed |".to_string(), |s| format!(" {:.3} |", s * 1e3))).collect();
-        println!("| {} |{times}", &hash[..12]);
-    }
-    for (a, b) in (0..=repeats).flat_map(|a| (a + 1..=repeats).map(move |b| (a, b))) {
-        let name = |k: usize| if k == 0 { "stored".to_string() } else { format!("again {k}") };
-        let agreement = benchmark_agent::measure::pairwise_agreement(&measurements[a], &measurements[b]);
-        println!("pairs ordered the same way by {} and {}: {agreement:.3}", name(a), name(b));
+    if seeds.len() > 1 {
+        for (&(a, b), &(pairs, agreeing)) in comparisons.iter().zip(&pooled) {
+            let agreement = agreeing as f64 / pairs.max(1) as f64;
+            println!(
+                "over the {} pipelines' {pairs} pairs, ordered the same way by {} and {}: {agreement:.3}",
+                seeds.len(),
+                name(a),
+                name(b)
+            );
+        }
     }
 
     Ok(())
@@ -472,12 +519,13 @@ fn run_autotune(
         pick_timing_passes,
         sliding,
         line_buffer_probes,
+        nearest,
     }: AutotuneArgs,
 ) -> Result<()> {
     let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
     let app = apps::build(&app, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {app}"))?;
     let host_key = HostFingerprint::detect()?.key();
-    let start = choose_network(weights.as_deref(), Some(&store), &host_key)?;
+    let start = choose_network(weights.as_deref(), Some(&store), &host_key, nearest.zoo().as_deref())?;
     println!("autotuning {} from the {} model", app.name, start.why);
     let defaults = RetrainOptions::for_host();
     let rehearsal = match &rehearse_db {
@@ -552,7 +600,10 @@ fn run_autotune(
         println!("the fastest schedule measured ({:.3} ms) written to {}", seconds * 1e3, path.display());
     }
     if let (Some(path), Some(network)) = (weights_out, &tuned.network) {
-        trainer::WeightsFile::of(network, &tuned.label).write(&path).with_context(|| format!("writing {}", path.display()))?;
+        trainer::WeightsFile::of(network, &tuned.label)
+            .learned_on(Some(HostFingerprint::detect()?))
+            .write(&path)
+            .with_context(|| format!("writing {}", path.display()))?;
         println!("fine-tuned weights written to {}", path.display());
     }
 
@@ -560,15 +611,20 @@ fn run_autotune(
 }
 
 /// `datagen bootstrap`.
-fn run_bootstrap(BootstrapArgs { work, rounds, first_round, epochs }: BootstrapArgs) -> Result<()> {
+fn run_bootstrap(BootstrapArgs { work, rounds, first_round, epochs, nearest }: BootstrapArgs) -> Result<()> {
     let (mut store, options) = open(&work, first_round)?;
-    let retrain = RetrainOptions { epochs, torch_threads: Some(1), ..RetrainOptions::for_host() };
-    println!("| round | sampled with | pipelines | timed | failed | samples/h | store samples | weights | promoted | held-out pairwise | top-1 regret | R² log |");
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|");
-    bootstrap(&mut store, &mut runner(), &options, &retrain, first_round, rounds, |r| {
+    let zoo = nearest.zoo();
+    let start = zoo.clone().map_or(trainer::Start::Promoted, trainer::Start::PromotedElseNearest);
+    let retrain = RetrainOptions { epochs, torch_threads: Some(1), start, ..RetrainOptions::for_host() };
+    println!(
+        "| round | sampled with | pipelines | timed | failed | samples/h | store samples | weights | promoted | held-out top-1 score | pairs > {}x apart | all pairs | R² log |",
+        trainer::metrics::FAR_APART
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|");
+    bootstrap(&mut store, zoo.as_deref(), &mut runner(), &options, &retrain, first_round, rounds, |r| {
         let g = &r.generated;
         println!(
-            "| {} | {} | {} | {} | {} | {:.0} | {} | v{} | {} | {:.3} | {:.3} | {:.3} |",
+            "| {} | {} | {} | {} | {} | {:.0} | {} | v{} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
             r.round,
             r.sampled_with,
             g.pipelines,
@@ -578,8 +634,9 @@ fn run_bootstrap(BootstrapArgs { work, rounds, first_round, epochs }: BootstrapA
             r.samples_in_store,
             r.version,
             if r.promoted { "yes" } else { "no" },
+            r.held_out.top1_score,
+            r.held_out.pairwise_accuracy_far,
             r.held_out.pairwise_accuracy,
-            r.held_out.top1_regret,
             r.held_out.r2_log_runtime
         );
     })?;

@@ -41,6 +41,12 @@ struct Args {
     /// weights; checked at start.
     #[arg(long)]
     weights: Option<PathBuf>,
+    /// Never rank with (or retrain from) another host's weights: a host
+    /// with no promoted weights of its own is ranked with the analytical
+    /// model (and trained from scratch), not with the nearest known host's
+    /// (the shipped weights and the store's of other hosts).
+    #[arg(long)]
+    no_nearest_host: bool,
     /// Searches that may run at once (default: the number of cores).
     #[arg(long)]
     max_concurrent: Option<usize>,
@@ -83,9 +89,12 @@ struct RetrainArgs {
 }
 
 impl RetrainArgs {
-    fn settings(&self) -> Option<RetrainSettings> {
+    /// Retraining starts from the host's promoted weights, else from the
+    /// nearest host's of `zoo`.
+    fn settings(&self, nearest: Option<std::sync::Arc<trainer::Zoo>>) -> Option<RetrainSettings> {
         let after_samples = self.retrain_after?;
         let options = trainer::RetrainOptions {
+            start: nearest.map_or(trainer::Start::Promoted, trainer::Start::PromotedElseNearest),
             epochs: self.retrain_epochs,
             held_out_percent: self.held_out_percent,
             torch_threads: Some(self.torch_threads),
@@ -216,7 +225,8 @@ async fn main() -> anyhow::Result<()> {
     let agents = args.agents.settings()?;
     anyhow::ensure!(agents.is_none() || store.is_some(), "the agent service (--agent-token or ${TOKEN_ENV}) needs a training store (--db)");
     tracing::info!(agents = agents.is_some(), "agent service");
-    let retrainer = match (args.retraining.settings(), &store) {
+    let nearest = (!args.no_nearest_host).then(|| std::sync::Arc::new(trainer::Zoo::shipped().clone()));
+    let retrainer = match (args.retraining.settings(nearest.clone()), &store) {
         (Some(settings), Some(store)) => {
             anyhow::ensure!(agents.is_some(), "--retrain-after needs the agent service (--agent-token or ${TOKEN_ENV})");
             tracing::info!(after_samples = settings.after_samples, epochs = settings.options.epochs, "retraining in the loop");
@@ -226,11 +236,16 @@ async fn main() -> anyhow::Result<()> {
         (None, _) => None,
     };
     if let Some(path) = &args.weights {
-        let chosen = trainer::choose_network(Some(path), None, &host_key).with_context(|| format!("the weights {}", path.display()))?;
+        let chosen =
+            trainer::choose_network(Some(path), None, &host_key, None).with_context(|| format!("the weights {}", path.display()))?;
         tracing::info!(weights = %chosen.why, "ranking calls that name no weights version");
     }
-    let settings =
-        SchedulerSettings { max_in_flight: args.max_in_flight as usize, weights: args.weights.clone(), ..SchedulerSettings::new(host_key) };
+    let settings = SchedulerSettings {
+        max_in_flight: args.max_in_flight as usize,
+        weights: args.weights.clone(),
+        nearest,
+        ..SchedulerSettings::new(host_key)
+    };
     let tls_on = tls.is_some();
     let config = ServerConfig { settings, store, max_concurrent, agents, retrainer, tls };
     // Bound once the configuration is known to be whole: a server that logs
