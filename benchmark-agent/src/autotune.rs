@@ -248,14 +248,14 @@ pub fn autotune(
 }
 
 /// Keeps `text` as the fastest schedule when it is faster than `best`'s.
-fn keep_if_fastest(best: &mut Option<(String, f64)>, text: &str, seconds: f64) {
+pub(crate) fn keep_if_fastest(best: &mut Option<(String, f64)>, text: &str, seconds: f64) {
     if best.as_ref().is_none_or(|(_, fastest)| seconds < *fastest) {
         *best = Some((text.to_string(), seconds));
     }
 }
 
 /// The cost model of the current network, or the analytical model.
-fn model_of(network: &Option<CostNetwork>, label: &str, target: &Target) -> Box<dyn CostModel> {
+pub(crate) fn model_of(network: &Option<CostNetwork>, label: &str, target: &Target) -> Box<dyn CostModel> {
     match network {
         Some(network) => Box::new(LearnedModel::new(network.clone(), label)),
         None => Box::new(Analytical::new(Machine::typical(target.threads))),

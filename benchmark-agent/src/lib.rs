@@ -11,7 +11,9 @@
 //! it with retraining ([`bootstrap`]); [`retime`] times a store's schedules
 //! again after the compiler changed. [`remote`] is the networked agent
 //! (the `benchmark-agent` binary): the same measuring, with work leased
-//! from a scheduling server and reports sent to it.
+//! from a scheduling server and reports sent to it. [`tune`] tunes one
+//! pipeline on request within a time budget (the `Tune` RPC and the
+//! `tune` command).
 //!
 //! # Example
 //!
@@ -39,6 +41,7 @@ pub mod remote;
 pub mod retime;
 pub mod sampling;
 pub mod spool;
+pub mod tune;
 pub mod workload;
 
 pub use generate::{generate, GenerateOptions, GenerateStats};
@@ -72,4 +75,13 @@ pub enum AgentError {
     /// Cost-model weights could not be read or used.
     #[error("cost-model weights: {0}")]
     Weights(#[from] trainer::WeightsError),
+    /// Another thread panicked holding the training store.
+    #[error("the training store's lock is poisoned (a thread panicked holding it)")]
+    StorePoisoned,
+    /// The search was abandoned before it answered.
+    #[error("the search was abandoned before it answered")]
+    Abandoned,
+    /// A schedule read back from the store does not parse.
+    #[error("a stored schedule does not parse: {0}")]
+    StoredSchedule(String),
 }

@@ -1,11 +1,14 @@
 //! The scheduling service: a gRPC server (tonic) whose `Schedule` RPC
 //! turns a wire pipeline into a schedule with the autoscheduler and the
-//! learned cost model, beside gRPC health checking and reflection.
+//! learned cost model, and whose `Tune` RPC tunes one on the server's own
+//! host, beside gRPC health checking and reflection.
 //!
 //! [`deadline`] turns a call's `grpc-timeout` into the search budget,
 //! [`scheduler`] implements the RPC (conversion, admission, search slots, model
 //! choice, the search on a thread of its own, the early answer, the
-//! reply), [`priority`] keeps search threads below the server's own in CPU
+//! reply), [`tuning`] the `Tune` RPC (the pipeline's schedules timed in the
+//! server's isolated runner, the model fine-tuned on them round after
+//! round, progress streamed), [`priority`] keeps search threads below the server's own in CPU
 //! priority, [`agent`] the
 //! benchmark agents' protocol (register, lease, heartbeat, report, fetch
 //! weights) over the store's work queue, [`retraining`] retrains a host's
@@ -13,8 +16,9 @@
 //! bounds what crosses the wire and records each call's outcome, [`server`]
 //! puts the services together with message size limits and graceful
 //! shutdown ([`spawn`] runs one inside a program). The client side for the apps is
-//! the `client` crate: the server links neither the apps nor the code
-//! generator.
+//! the `client` crate. The server links the code generator for `Tune`
+//! alone (through `benchmark-agent`'s tuning loop): it times schedules in
+//! the isolated runner's child process, never in its own.
 //!
 //! It lives in its own crate rather than in `search` (as the design's
 //! table has it) because it needs `trainer` (the learned model), which
@@ -71,6 +75,7 @@ pub mod priority;
 pub mod retraining;
 pub mod scheduler;
 pub mod server;
+pub mod tuning;
 
 pub use agent::{AgentGate, AgentService, AgentSettings, WorkSource};
 pub use messages::{MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, MAX_STATUS_MESSAGE_BYTES};
@@ -78,6 +83,7 @@ pub use retraining::{RetrainFailure, RetrainSettings, Retrained, Retrainer, Retr
 pub use scheduler::SchedulerService;
 pub use scheduler::SchedulerSettings;
 pub use server::{serve, spawn, tls_identity, Running, ServeError, ServerConfig};
+pub use tuning::TuneSettings;
 
 /// The message a panic carried, when it was a string.
 pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> Option<&str> {

@@ -66,6 +66,8 @@ pub struct SchedulerSettings {
     /// is ranked with the nearest one's among them and the store's of other
     /// hosts ([`trainer::zoo`]; `None`: with the analytical model).
     pub nearest: Option<Arc<trainer::Zoo>>,
+    /// How the `Tune` RPC tunes (`None`: it is refused).
+    pub tuning: Option<crate::tuning::TuneSettings>,
 }
 
 impl SchedulerSettings {
@@ -81,6 +83,7 @@ impl SchedulerSettings {
             host_key,
             weights: None,
             nearest: None,
+            tuning: Some(crate::tuning::TuneSettings::default()),
         }
     }
 }
@@ -94,6 +97,8 @@ pub struct SchedulerService {
     in_flight: Arc<Semaphore>,
     /// The cores the searches share.
     cores: usize,
+    /// The `Tune` RPC's state (`None`: refused).
+    tuning: Option<crate::tuning::Tuning>,
 }
 
 impl SchedulerService {
@@ -108,7 +113,8 @@ impl SchedulerService {
         crate::priority::lower_search_pool();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let in_flight = Arc::new(Semaphore::new(settings.max_in_flight));
-        SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, in_flight, cores }
+        let tuning = settings.tuning.clone().map(crate::tuning::Tuning::new);
+        SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, in_flight, cores, tuning }
     }
 
     /// The gate that admits calls before their messages are decoded
@@ -497,6 +503,29 @@ impl Scheduler for SchedulerService {
         }
         .instrument(span)
         .await
+    }
+
+    type TuneStream = crate::tuning::TuneStream;
+
+    async fn tune(&self, request: Request<v1::TuneRequest>) -> Result<Response<Self::TuneStream>, Status> {
+        let arrived = Instant::now();
+        // Admitted like any call before its message was decoded; a tuning
+        // then runs alone ([`crate::tuning`]).
+        let _admitted = match request.extensions().get::<Admitted>().and_then(Admitted::take) {
+            Some(permit) => permit,
+            None => self.admission().admit()?,
+        };
+        let tuning =
+            self.tuning.as_ref().ok_or_else(|| Status::unimplemented("this server does not tune (it was started without tuning)"))?;
+        let context = crate::tuning::TuneContext {
+            host_key: self.settings.host_key.clone(),
+            store: self.store.clone(),
+            weights: self.settings.weights.clone(),
+            nearest: self.settings.nearest.clone(),
+        };
+        let job = tuning.job(&request, &context, arrived)?;
+        info!(budget_ms = job.budget().as_millis() as u64, "tuning");
+        Ok(Response::new(tuning.start(job, context, arrived)?))
     }
 }
 

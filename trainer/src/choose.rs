@@ -98,7 +98,8 @@ pub fn choose_network(
             let network =
                 nearest.entry.file.to_network().map_err(|source| ChooseError::File { path: nearest.entry.origin.clone(), source })?;
             let why = format!("{} ({own})", nearest.describe());
-            Ok(ChosenNetwork { network: Some(network), version: nearest.entry.file.header.version.clone(), why })
+            // The origin names the weights shortly (labels nest the labels of their parents).
+            Ok(ChosenNetwork { network: Some(network), version: nearest.entry.origin.clone(), why })
         }
     }
 }
