@@ -45,7 +45,7 @@ pub const ROUNDS_SHARE: f64 = 0.8;
 pub struct TuneOptions {
     /// Wall time for everything: searches, timings, fine-tuning.
     pub budget: Duration,
-    /// Each round's search for the one-shot answer (and its seed).
+    /// The one-shot answer's search (and the seed of every round's).
     pub search: BeamOptions,
     /// How each round's schedules are sampled (`schedules` of them).
     pub sampling: SamplingOptions,
@@ -66,15 +66,16 @@ pub struct TuneOptions {
 }
 
 impl TuneOptions {
-    /// Defaults for a budget: searches of 1 s (at most a tenth of the
-    /// budget), 8 schedules a round timed twice, 5 epochs a round at
-    /// learning rate 3e-4, the answer timed 5 times beside the one-shot's.
+    /// Defaults for a budget: the one-shot search at the default budget
+    /// of `autoschedule` and the bench (5 s, at most a tenth of the
+    /// budget), each round's sampling search 1 s (at most a twentieth), 8
+    /// schedules a round timed twice, 5 epochs a round at learning rate
+    /// 3e-4, the answer timed 5 times beside the one-shot's.
     pub fn within(budget: Duration) -> TuneOptions {
-        let search_budget = Duration::from_millis(1000).min(budget / 10);
         TuneOptions {
             budget,
-            search: BeamOptions { budget: search_budget, strict_budget: true, ..BeamOptions::default() },
-            sampling: SamplingOptions { schedules: 8, budget: search_budget, ..SamplingOptions::default() },
+            search: BeamOptions { budget: Duration::from_secs(5).min(budget / 10), strict_budget: true, ..BeamOptions::default() },
+            sampling: SamplingOptions { schedules: 8, budget: Duration::from_secs(1).min(budget / 20), ..SamplingOptions::default() },
             timing_passes: 2,
             final_timing_passes: 5,
             epochs: 5,

@@ -147,7 +147,7 @@ impl Tuning {
         if r.search_budget_ms > 0 {
             let search = Duration::from_millis(r.search_budget_ms).min(budget / 4);
             options.search.budget = search;
-            options.sampling.budget = search;
+            options.sampling.budget = search.min(options.sampling.budget);
         }
         if r.candidates > 0 {
             options.sampling.schedules = r.candidates.min(MAX_CANDIDATES) as usize;
