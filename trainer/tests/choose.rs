@@ -18,18 +18,7 @@ fn the_promoted_weights_of_the_host_are_used_else_the_analytical_model() {
     assert_eq!(chosen.why, "analytical (no promoted weights for host host-a)");
     assert_eq!(chosen.model.name(), "analytical");
 
-    let version = store
-        .insert_weights(&NewWeights {
-            parent: None,
-            blob: weights_blob(),
-            pipeline_layout: store_layout(&PIPELINE_LAYOUT),
-            schedule_layout: store_layout(&SCHEDULE_LAYOUT),
-            training_set: "test".into(),
-            metrics: serde_json::json!({}),
-            host_key: Some("host-a".into()),
-        })
-        .unwrap();
-    store.promote(version).unwrap();
+    let version = promote_for(&mut store, "host-a");
     let chosen = choose_model(None, Some(&store), "host-a", None, 2).unwrap();
     assert_eq!(chosen.why, format!("learned weights v{version}, promoted for host host-a"));
     assert!(chosen.model.name().starts_with("learned"), "{}", chosen.model.name());
