@@ -284,6 +284,10 @@ pub struct RetrainOutcome {
 pub enum Baseline<'a> {
     /// The host's promoted weights, measured on the same held-out set.
     Promoted(&'a Metrics),
+    /// The nearest known host's weights, which rank the host's searches
+    /// while it has none of its own (and which retraining started from),
+    /// measured on the same held-out set.
+    Nearest(&'a Metrics),
     /// The analytical model on the same held-out set (no comparable weights promoted).
     Analytical(&'a Metrics),
     /// Nothing to beat ([`FirstPromotion::Unconditional`]).
@@ -298,6 +302,7 @@ pub enum Baseline<'a> {
 pub fn should_promote(new: &Metrics, baseline: Baseline) -> (bool, String) {
     let (current, name) = match baseline {
         Baseline::Promoted(m) => (m, "the promoted weights"),
+        Baseline::Nearest(m) => (m, "the nearest host's weights, which rank this host's searches until it has its own"),
         Baseline::Analytical(m) => (m, "the analytical model (no comparable weights promoted)"),
         Baseline::None => return (true, "no comparable promoted weights, and the first weights are promoted unconditionally".to_string()),
     };
@@ -363,10 +368,16 @@ pub fn retrain(
             Ok::<_, RetrainError>(Incumbent { version, held_out })
         })
         .transpose()?;
+    // Without promoted weights, the nearest host's (when asked for) are
+    // both the start and what the new weights must beat: they rank the
+    // host's searches until it has its own.
+    let mut nearest_held_out = None;
     let start = match &options.start {
         Start::PromotedElseNearest(zoo) if promoted.is_none() => match crate::nearest_known_host(Some(store), host_key, zoo)? {
             Ok(nearest) => {
                 info!(host_key, "no promoted weights: fine-tuning {}", nearest.describe());
+                let network = nearest.entry.file.to_network().map_err(RetrainError::StartingWeights)?;
+                nearest_held_out = Some(evaluate(&network, &dataset.held_out)?);
                 Start::Weights(Box::new(nearest.entry.file))
             }
             Err(_) => Start::Promoted,
@@ -437,10 +448,11 @@ pub fn retrain(
         metrics: serde_json::to_value(&metrics)?,
         host_key: Some(host_key.to_string()),
     })?;
-    let baseline = match (incumbent.as_ref().and_then(|i| i.held_out.as_ref()), options.first_promotion) {
-        (Some(promoted), _) => Baseline::Promoted(promoted),
-        (None, FirstPromotion::NoWorseThanAnalytical) => Baseline::Analytical(&metrics.analytical_held_out),
-        (None, FirstPromotion::Unconditional) => Baseline::None,
+    let baseline = match (incumbent.as_ref().and_then(|i| i.held_out.as_ref()), &nearest_held_out, options.first_promotion) {
+        (Some(promoted), _, _) => Baseline::Promoted(promoted),
+        (None, _, FirstPromotion::Unconditional) => Baseline::None,
+        (None, Some(nearest), FirstPromotion::NoWorseThanAnalytical) => Baseline::Nearest(nearest),
+        (None, None, FirstPromotion::NoWorseThanAnalytical) => Baseline::Analytical(&metrics.analytical_held_out),
     };
     let (promote, reason) = should_promote(&metrics.held_out, baseline);
     if promote {

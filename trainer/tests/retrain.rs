@@ -307,3 +307,33 @@ fn runs_of_a_retraining_are_joined_into_one_ensemble() {
     let too_many = retrain(&mut store, &key, &RetrainOptions { runs: 40, ..scratch }, None).expect_err("too many members");
     assert_eq!(too_many.to_string(), "40 runs of 2 members make 80 members; a network holds at most 64");
 }
+
+/// A host without promoted weights, asked to start from the nearest known
+/// host's, fine-tunes those and is promoted only if no worse than they are
+/// on its held-out set: they rank its searches until it has its own.
+#[test]
+fn a_host_without_weights_fine_tunes_the_nearest_hosts_and_must_beat_them() {
+    let (_dir, path) = copy_of_store();
+    let mut store = Store::open(&path).expect("the store");
+    let other = data::HostFingerprint::from_sources("processor\t: 0\nmodel name\t: Other CPU\nflags\t\t: avx2 fma avx512f\n", vec![]);
+    store.upsert_host(&other).expect("a host");
+    let theirs = WeightsFile::of(&CostNetwork::starting_from_analytical(1, 7), "the other host's").learned_on(Some(other.clone()));
+    let version = store
+        .insert_weights(&data::NewWeights {
+            parent: None,
+            blob: theirs.encode(),
+            pipeline_layout: trainer::store_layout(&featurizer::PIPELINE_LAYOUT),
+            schedule_layout: trainer::store_layout(&featurizer::SCHEDULE_LAYOUT),
+            training_set: "elsewhere".into(),
+            metrics: serde_json::json!({}),
+            host_key: Some(other.key()),
+        })
+        .expect("stored");
+    store.promote(version).expect("promoted");
+
+    let nearest = RetrainOptions { start: Start::PromotedElseNearest(std::sync::Arc::new(trainer::Zoo::empty())), ..options(3) };
+    let outcome = retrain(&mut store, &host().key(), &nearest, None).expect("retraining");
+    assert!(outcome.reason.contains("the nearest host's weights"), "{}", outcome.reason);
+    assert!(outcome.weights.header.version.contains("started from weights of the other host's"), "{}", outcome.weights.header.version);
+    assert_eq!(outcome.weights.header.host.as_ref().map(|h| h.key()), Some(host().key()), "the new weights record their own host");
+}
