@@ -124,6 +124,15 @@ impl SchedulerService {
         Admission { in_flight: self.in_flight.clone(), max: self.settings.max_in_flight }
     }
 
+    /// The call's admission: taken before its message was decoded
+    /// ([`Admission`]), or now.
+    fn admitted<T>(&self, request: &Request<T>) -> Result<OwnedSemaphorePermit, Status> {
+        match request.extensions().get::<Admitted>().and_then(Admitted::take) {
+            Some(permit) => Ok(permit),
+            None => self.admission().admit(),
+        }
+    }
+
     /// Searches running per core now (this one included, its slot held).
     fn sharing(&self) -> f64 {
         (self.max_concurrent - self.slots.available_permits()) as f64 / self.cores as f64
@@ -230,11 +239,7 @@ impl SchedulerService {
         let deadline =
             request.metadata().get("grpc-timeout").and_then(|v| v.to_str().ok()).and_then(parse_grpc_timeout).map(|d| started + d);
         let span = tracing::Span::current();
-        // Admitted before its message was decoded ([`Admission`]), or now.
-        let admitted = match request.extensions().get::<Admitted>().and_then(Admitted::take) {
-            Some(permit) => permit,
-            None => self.admission().admit()?,
-        };
+        let admitted = self.admitted(&request)?;
         // The wire message goes as soon as it is converted: a call holds
         // the compiler's pipeline, never the (larger) decoded message.
         let mut job = self.job(&request.into_inner())?;
@@ -509,12 +514,8 @@ impl Scheduler for SchedulerService {
 
     async fn tune(&self, request: Request<v1::TuneRequest>) -> Result<Response<Self::TuneStream>, Status> {
         let arrived = Instant::now();
-        // Admitted like any call before its message was decoded; a tuning
-        // then runs alone ([`crate::tuning`]).
-        let _admitted = match request.extensions().get::<Admitted>().and_then(Admitted::take) {
-            Some(permit) => permit,
-            None => self.admission().admit()?,
-        };
+        // Admitted like any call; a tuning then runs alone ([`crate::tuning`]).
+        let _admitted = self.admitted(&request)?;
         let tuning =
             self.tuning.as_ref().ok_or_else(|| Status::unimplemented("this server does not tune (it was started without tuning)"))?;
         let context = crate::tuning::TuneContext {

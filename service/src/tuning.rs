@@ -210,7 +210,10 @@ fn run(
             gone.store(true, Ordering::Relaxed);
         }
     };
-    let mut runner = Runner::new(runner);
+    // One timing may not outlast a tenth of the budget (but gets 5 s), so
+    // the last one started before the deadline ends near it.
+    let timeout = (options.budget / 10).clamp(Duration::from_secs(5).min(runner.timeout), runner.timeout);
+    let mut runner = Runner::new(RunnerOptions { timeout, ..runner });
     let tuned = tune(store, &mut runner, &workload, start, &options, &cancelled, |round| {
         send(v1::tune_progress::Event::Round(round_to_wire(round)));
     })
