@@ -146,13 +146,62 @@ impl ToWire for FailureClass {
     }
 }
 
+/// A measured outcome on the wire: a runtime, or the class of failure.
+enum WireOutcome {
+    Runtime(v1::Runtime),
+    Failure(i32),
+}
+
+fn outcome_to_wire(outcome: &Outcome) -> WireOutcome {
+    match *outcome {
+        Outcome::Measured(r) => WireOutcome::Runtime(v1::Runtime { min_s: r.min_s, median_s: r.median_s, samples: r.samples }),
+        Outcome::Failed(c) => WireOutcome::Failure(c.to_wire().into()),
+    }
+}
+
+/// A compile time and outcome from the wire, checked as measurements
+/// (`at` names them in errors).
+fn measurement_from_wire(compile_time_s: Option<f64>, outcome: Option<WireOutcome>, at: &str) -> Result<Outcome, FromWireError> {
+    if let Some(t) = compile_time_s {
+        if !(0.0..=MAX_REPORTED_SECONDS).contains(&t) {
+            return Err(FromWireError::invalid(at, format!("compile_time_s {t} is not a time from 0 to {MAX_REPORTED_SECONDS} s")));
+        }
+    }
+    Ok(match outcome.ok_or_else(|| FromWireError::missing(at, "outcome"))? {
+        WireOutcome::Runtime(r) => {
+            let seconds = MIN_REPORTED_SECONDS..=MAX_REPORTED_SECONDS;
+            if !(seconds.contains(&r.min_s)
+                && seconds.contains(&r.median_s)
+                && r.min_s <= r.median_s
+                && (1..=MAX_TIMING_SAMPLES).contains(&r.samples))
+            {
+                return Err(FromWireError::invalid(
+                    &format!("{at}.runtime"),
+                    format!(
+                        "{r:?} is not a timing (min_s <= median_s, both from {MIN_REPORTED_SECONDS:e} to {MAX_REPORTED_SECONDS} s, 1 to {MAX_TIMING_SAMPLES} samples)"
+                    ),
+                ));
+            }
+            Outcome::Measured(Runtime { min_s: r.min_s, median_s: r.median_s, samples: r.samples })
+        }
+        WireOutcome::Failure(value) => Outcome::Failed(match v1::FailureClass::try_from(value) {
+            Ok(v1::FailureClass::CompileError) => FailureClass::CompileError,
+            Ok(v1::FailureClass::Crash) => FailureClass::Crash,
+            Ok(v1::FailureClass::Timeout) => FailureClass::Timeout,
+            Ok(v1::FailureClass::WrongOutput) => FailureClass::WrongOutput,
+            Ok(v1::FailureClass::Other) => FailureClass::Other,
+            Ok(v1::FailureClass::Unspecified) | Err(_) => {
+                return Err(FromWireError::UnknownEnum { at: at.to_string(), field: "failure", value })
+            }
+        }),
+    })
+}
+
 /// One schedule of a report and its sample, on the wire.
 pub fn sample_to_wire(schedule: &ScheduleRecord, sample: &SampleRecord) -> v1::ScheduleSample {
-    let outcome = match sample.outcome {
-        Outcome::Measured(r) => {
-            v1::schedule_sample::Outcome::Runtime(v1::Runtime { min_s: r.min_s, median_s: r.median_s, samples: r.samples })
-        }
-        Outcome::Failed(c) => v1::schedule_sample::Outcome::Failure(c.to_wire().into()),
+    let outcome = match outcome_to_wire(&sample.outcome) {
+        WireOutcome::Runtime(r) => v1::schedule_sample::Outcome::Runtime(r),
+        WireOutcome::Failure(c) => v1::schedule_sample::Outcome::Failure(c),
     };
     v1::ScheduleSample {
         hash: schedule.hash.clone(),
@@ -172,45 +221,52 @@ fn sample_from_wire(s: &v1::ScheduleSample, at: &str) -> Result<(ScheduleRecord,
     if s.text.len() > MAX_SCHEDULE_TEXT_BYTES {
         return Err(FromWireError::invalid(at, format!("a schedule text of {} bytes, more than {MAX_SCHEDULE_TEXT_BYTES}", s.text.len())));
     }
-    if let Some(t) = s.compile_time_s {
-        if !(0.0..=MAX_REPORTED_SECONDS).contains(&t) {
-            return Err(FromWireError::invalid(at, format!("compile_time_s {t} is not a time from 0 to {MAX_REPORTED_SECONDS} s")));
-        }
-    }
-    let outcome = match s.outcome.as_ref().ok_or_else(|| FromWireError::missing(at, "outcome"))? {
-        v1::schedule_sample::Outcome::Runtime(r) => {
-            let seconds = MIN_REPORTED_SECONDS..=MAX_REPORTED_SECONDS;
-            if !(seconds.contains(&r.min_s)
-                && seconds.contains(&r.median_s)
-                && r.min_s <= r.median_s
-                && (1..=MAX_TIMING_SAMPLES).contains(&r.samples))
-            {
-                return Err(FromWireError::invalid(
-                    &format!("{at}.runtime"),
-                    format!(
-                        "{r:?} is not a timing (min_s <= median_s, both from {MIN_REPORTED_SECONDS:e} to {MAX_REPORTED_SECONDS} s, 1 to {MAX_TIMING_SAMPLES} samples)"
-                    ),
-                ));
-            }
-            Outcome::Measured(Runtime { min_s: r.min_s, median_s: r.median_s, samples: r.samples })
-        }
-        v1::schedule_sample::Outcome::Failure(value) => Outcome::Failed(match v1::FailureClass::try_from(*value) {
-            Ok(v1::FailureClass::CompileError) => FailureClass::CompileError,
-            Ok(v1::FailureClass::Crash) => FailureClass::Crash,
-            Ok(v1::FailureClass::Timeout) => FailureClass::Timeout,
-            Ok(v1::FailureClass::WrongOutput) => FailureClass::WrongOutput,
-            Ok(v1::FailureClass::Other) => FailureClass::Other,
-            Ok(v1::FailureClass::Unspecified) | Err(_) => {
-                return Err(FromWireError::UnknownEnum { at: at.to_string(), field: "failure", value: *value })
-            }
-        }),
-    };
+    let wire = s.outcome.as_ref().map(|o| match o {
+        v1::schedule_sample::Outcome::Runtime(r) => WireOutcome::Runtime(*r),
+        v1::schedule_sample::Outcome::Failure(c) => WireOutcome::Failure(*c),
+    });
+    let outcome = measurement_from_wire(s.compile_time_s, wire, at)?;
     let schedule = ScheduleRecord {
         hash: s.hash.clone(),
         source: s.text.clone(),
         features: features(s.features.as_ref(), &format!("{at}.features"))?,
     };
     Ok((schedule, SampleRecord { schedule_hash: s.hash.clone(), compile_time_s: s.compile_time_s, outcome }))
+}
+
+/// A timing work item's times (a compile time and outcome per schedule, in
+/// the item's order) as their report.
+pub fn timings_to_wire(work_id: &str, timed: &[(Option<f64>, Outcome)]) -> v1::ReportTimingsRequest {
+    let timings = timed
+        .iter()
+        .map(|(compile_time_s, outcome)| v1::Timing {
+            compile_time_s: *compile_time_s,
+            outcome: Some(match outcome_to_wire(outcome) {
+                WireOutcome::Runtime(r) => v1::timing::Outcome::Runtime(r),
+                WireOutcome::Failure(c) => v1::timing::Outcome::Failure(c),
+            }),
+        })
+        .collect();
+    v1::ReportTimingsRequest { work_id: work_id.to_string(), timings }
+}
+
+/// A timing report's times, each checked as a measurement; at most `limit`
+/// of them (the item's schedules).
+pub fn timings_from_wire(r: &v1::ReportTimingsRequest, limit: usize) -> Result<Vec<(Option<f64>, Outcome)>, FromWireError> {
+    if r.timings.len() > limit {
+        return Err(FromWireError::invalid("report", format!("{} timings for the item's {limit} schedules", r.timings.len())));
+    }
+    r.timings
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let wire = t.outcome.as_ref().map(|o| match o {
+                v1::timing::Outcome::Runtime(r) => WireOutcome::Runtime(*r),
+                v1::timing::Outcome::Failure(c) => WireOutcome::Failure(*c),
+            });
+            Ok((t.compile_time_s, measurement_from_wire(t.compile_time_s, wire, &format!("timings[{i}]"))?))
+        })
+        .collect()
 }
 
 impl ToWire for WorkResult {
@@ -301,6 +357,7 @@ pub fn work_item(lease: &data::WorkLease) -> Result<v1::WorkItem, serde_json::Er
         weights_version: lease.weights_version,
         lease_expires_unix_ms: lease.expires_ms,
         attempt: lease.attempt,
+        timing: None,
     })
 }
 
@@ -384,5 +441,26 @@ mod tests {
         assert!(refused(&|w| w.pipeline_hash = "another item's pipeline".into()).contains("not a SHA-256"));
         assert!(refused(&|w| w.work_id = "w".repeat(1 << 20)).contains("1048576 bytes"));
         assert!(refused(&|w| w.samples[0].hash = "h\n".into()).contains("control"));
+    }
+
+    #[test]
+    fn timings_round_trip_and_are_checked_as_measurements() {
+        let timed = vec![
+            (Some(0.5), Outcome::Measured(Runtime { min_s: 1e-3, median_s: 2e-3, samples: 9 })),
+            (None, Outcome::Failed(FailureClass::Timeout)),
+        ];
+        let wire = timings_to_wire("tune/abc/round1", &timed);
+        assert_eq!(timings_from_wire(&wire, 2).expect("valid"), timed);
+        let err = timings_from_wire(&wire, 1).unwrap_err().to_string();
+        assert!(err.contains("2 timings for the item's 1 schedules"), "{err}");
+        let mut bad = wire.clone();
+        bad.timings[0].outcome = Some(v1::timing::Outcome::Runtime(v1::Runtime { min_s: 2.0, median_s: 1.0, samples: 1 }));
+        assert!(timings_from_wire(&bad, 2).unwrap_err().to_string().starts_with("timings[0].runtime:"));
+        let mut bad = wire.clone();
+        bad.timings[1].outcome = None;
+        assert_eq!(timings_from_wire(&bad, 2).unwrap_err().to_string(), "timings[1]: missing outcome");
+        let mut bad = wire;
+        bad.timings[1].compile_time_s = Some(f64::NAN);
+        assert!(timings_from_wire(&bad, 2).unwrap_err().to_string().contains("compile_time_s"));
     }
 }

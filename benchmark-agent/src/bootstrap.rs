@@ -16,6 +16,8 @@ use trainer::{choose_model, RetrainOptions, Zoo};
 pub struct RoundReport {
     /// The round's number.
     pub round: u32,
+    /// Wall time of the round's generation and retraining.
+    pub took: std::time::Duration,
     /// The model that ranked this round's samples.
     pub sampled_with: String,
     /// What the round's data generation did.
@@ -34,12 +36,14 @@ pub struct RoundReport {
 
 /// Runs `rounds` rounds from `first_round`; round `r` generates the seeds
 /// `first_seed + r * per_round ..` (or batches of the app). `each` is told
-/// after every round. Sampling takes the nearest known host's weights
+/// after every round, with the store (to measure the host's model as it now
+/// stands), and answers whether to go on; its errors (of any type that an
+/// [`AgentError`] converts into) end the bootstrap. Sampling takes the nearest known host's weights
 /// (`nearest`'s, or the store's of another host) until the host has
 /// promoted weights of its own; `None`: the analytical model until then (retraining starts from
 /// them only if `retrain_options` says so: [`trainer::Start`]).
 #[allow(clippy::too_many_arguments)]
-pub fn bootstrap(
+pub fn bootstrap<E: From<AgentError>>(
     store: &mut Store,
     nearest: Option<&Zoo>,
     runner: &mut Runner,
@@ -47,13 +51,14 @@ pub fn bootstrap(
     retrain_options: &RetrainOptions,
     first_round: u32,
     rounds: u32,
-    mut each: impl FnMut(&RoundReport),
-) -> Result<Vec<RoundReport>, AgentError> {
-    let host_key = HostFingerprint::detect()?.key();
+    mut each: impl FnMut(&RoundReport, &Store) -> Result<bool, E>,
+) -> Result<Vec<RoundReport>, E> {
+    let host_key = HostFingerprint::detect().map_err(AgentError::from)?.key();
     let mut reports = vec![];
     for round in first_round..first_round + rounds {
+        let started = std::time::Instant::now();
         let threads = retrain_options.target.unwrap_or_else(compiler::Target::host).threads;
-        let chosen = choose_model(None, Some(store), &host_key, nearest, threads)?;
+        let chosen = choose_model(None, Some(store), &host_key, nearest, threads).map_err(AgentError::from)?;
         let mut model = chosen.model;
         let options = GenerateOptions {
             round,
@@ -61,19 +66,23 @@ pub fn bootstrap(
             ..generate_options.clone()
         };
         let generated = generate(store, model.as_mut(), runner, &options, |_| {})?;
-        let outcome = trainer::retrain(store, &host_key, retrain_options, None)?;
+        let outcome = trainer::retrain(store, &host_key, retrain_options, None).map_err(AgentError::from)?;
         let report = RoundReport {
             round,
+            took: started.elapsed(),
             sampled_with: chosen.why,
             generated,
-            samples_in_store: store.summary()?.samples,
+            samples_in_store: store.summary().map_err(AgentError::from)?.samples,
             version: outcome.version,
             promoted: outcome.promoted,
             reason: outcome.reason,
             held_out: outcome.metrics.held_out,
         };
-        each(&report);
+        let go_on = each(&report, store)?;
         reports.push(report);
+        if !go_on {
+            break;
+        }
     }
     Ok(reports)
 }

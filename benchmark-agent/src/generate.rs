@@ -4,7 +4,7 @@
 //! id and host) is skipped, so an interrupted run resumes where it
 //! stopped.
 
-use crate::measure::time_in_rotation;
+use crate::measure::Timer;
 use crate::records::{pipeline_record, schedule_record};
 use crate::sampling::{sample_schedules, SamplingOptions};
 use crate::{AgentError, Workload};
@@ -164,7 +164,7 @@ pub fn measure_workload(
     workload: &Workload,
     target: &Target,
     model: &mut dyn CostModel,
-    runner: &mut Runner,
+    timer: &mut dyn Timer,
     sampling: &SamplingOptions,
     seed: u64,
     timing_passes: usize,
@@ -173,7 +173,8 @@ pub fn measure_workload(
     let dag = Dag::new(&workload.pipeline, target)?;
     let sampled = sample_schedules(&workload.pipeline, target, model, sampling, seed)?;
     let schedules: Vec<&Schedule> = sampled.iter().map(|s| &s.schedule).collect();
-    let samples: Vec<SampleRecord> = time_in_rotation(runner, workload, &schedules, timing_passes, stop)
+    let samples: Vec<SampleRecord> = timer
+        .time(workload, &schedules, timing_passes, stop)?
         .into_iter()
         .zip(&sampled)
         .map(|((compile_time_s, outcome), s)| SampleRecord { schedule_hash: s.hash.clone(), compile_time_s, outcome })

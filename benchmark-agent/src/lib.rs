@@ -13,7 +13,8 @@
 //! (the `benchmark-agent` binary): the same measuring, with work leased
 //! from a scheduling server and reports sent to it. [`tune`] tunes one
 //! pipeline on request within a time budget (the `Tune` RPC and the
-//! `tune` command).
+//! `tune` command). [`yardstick`] times the twelve apps under a model
+//! against another scheduler's times (a bootstrap's learning curve).
 //!
 //! # Example
 //!
@@ -43,6 +44,7 @@ pub mod sampling;
 pub mod spool;
 pub mod tune;
 pub mod workload;
+pub mod yardstick;
 
 pub use generate::{generate, GenerateOptions, GenerateStats};
 pub use measure::measure;
@@ -81,6 +83,9 @@ pub enum AgentError {
     /// The search was abandoned before it answered.
     #[error("the search was abandoned before it answered")]
     Abandoned,
+    /// An app could not be timed.
+    #[error("timing an app: {0}")]
+    Bench(#[from] Box<benchmark::BenchError>),
     /// A schedule read back from the store does not parse.
     #[error("a stored schedule does not parse: {0}")]
     StoredSchedule(String),

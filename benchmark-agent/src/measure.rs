@@ -1,7 +1,7 @@
 //! Timing one schedule in the isolated runner, and classifying what came
 //! of it in the store's terms.
 
-use crate::Workload;
+use crate::{AgentError, Workload};
 use codegen::runner::{Outcome, RunRequest, Runner};
 use codegen::timing::Sampling;
 use compiler::Schedule;
@@ -83,6 +83,34 @@ pub fn time_in_rotation(
         }
     }
     timed
+}
+
+/// Where schedules are timed: this machine's isolated runner (a
+/// [`Runner`]), or elsewhere (the service's tunings time on an agent of the
+/// tuning's host).
+pub trait Timer {
+    /// Times each of `schedules` of `workload` `passes` times in rotation,
+    /// each one's best, asking `stop` before each timing (the contract of
+    /// [`time_in_rotation`]); each one's compile time and outcome.
+    fn time(
+        &mut self,
+        workload: &Workload,
+        schedules: &[&Schedule],
+        passes: usize,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Vec<(Option<f64>, data::Outcome)>, AgentError>;
+}
+
+impl Timer for Runner {
+    fn time(
+        &mut self,
+        workload: &Workload,
+        schedules: &[&Schedule],
+        passes: usize,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Vec<(Option<f64>, data::Outcome)>, AgentError> {
+        Ok(time_in_rotation(self, workload, schedules, passes, stop))
+    }
 }
 
 /// Two timings of one schedule as one: the best time of both, the median

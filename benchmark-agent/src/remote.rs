@@ -17,6 +17,11 @@
 //! and the server gives the item to another agent. A seed whose pipeline
 //! cannot be built or searched is not reported: its lease lapses and the
 //! server gives up on it after its attempts.
+//!
+//! A work item may instead carry a tuning's schedules to time
+//! ([`time_item`]): the agent times them as given (no sampling) and answers
+//! with their times (`ReportTimings`), which the waiting tuning records; such
+//! a report is not spooled, as the tuning it answers ends with the server.
 
 use crate::generate::{measure_workload, Measured};
 use crate::spool::{Spool, SpoolError};
@@ -116,6 +121,8 @@ pub struct RemoteStats {
     pub lost_leases: u64,
     /// The weights versions fetched from the server, in order.
     pub weights_fetched: Vec<u32>,
+    /// Tunings' timing items answered.
+    pub timings_reported: u64,
 }
 
 /// Whether a failed call may succeed if tried again.
@@ -238,6 +245,13 @@ impl Session {
         self.call("report_samples", None, |mut c, r| async move { c.report_samples(r).await }, result.to_wire()).await
     }
 
+    /// Answers a tuning's timing item with the times measured.
+    pub async fn report_timings(&self, work_id: &str, timed: &[(Option<f64>, data::Outcome)]) -> Result<(), RemoteError> {
+        let request = agent_protocol::timings_to_wire(work_id, timed);
+        self.call("report_timings", None, |mut c, r| async move { c.report_timings(r).await }, request).await?;
+        Ok(())
+    }
+
     /// The weights file of a stored version.
     pub async fn fetch_weights(&self, version: u32) -> Result<Vec<u8>, RemoteError> {
         let request = v1::FetchWeightsRequest { version: Some(version), host_key: String::new() };
@@ -290,6 +304,29 @@ pub fn measure_item(
     Ok(WorkResult { work_id: item.work_id.clone(), pipeline_hash: pipeline.hash, pipeline_features: pipeline.features, schedules, samples })
 }
 
+/// Times a tuning's timing item on this thread (blocking): its pipeline
+/// at its estimates, its schedules as given, each `passes` times in
+/// rotation (at most [`MAX_TIMING_PASSES`]); `stop` ends it after the
+/// current timing, with the times measured so far.
+pub fn time_item(work: &v1::TimingWork, runner: &mut Runner, stop: &AtomicBool) -> Result<Vec<(Option<f64>, data::Outcome)>, String> {
+    let wire = work.pipeline.as_ref().ok_or("the item has no pipeline")?;
+    let pipeline = compiler::PipelineDef::try_from(wire).map_err(|e| format!("its pipeline: {e}"))?;
+    let app = apps::App::at_estimates(pipeline).map_err(|e| format!("its pipeline cannot be timed at its estimates: {e}"))?;
+    let workload = Workload::from_app(&app);
+    let schedules = work
+        .schedules
+        .iter()
+        .enumerate()
+        .map(|(i, text)| text.parse::<compiler::Schedule>().map_err(|e| format!("schedule {i}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let schedules: Vec<&compiler::Schedule> = schedules.iter().collect();
+    let passes = (work.passes as usize).clamp(1, MAX_TIMING_PASSES);
+    Ok(crate::measure::time_in_rotation(runner, &workload, &schedules, passes, &|| stop.load(Ordering::Relaxed)))
+}
+
+/// The most timing passes a timing item gets.
+pub const MAX_TIMING_PASSES: usize = 10;
+
 /// Heartbeats `work_id` every `session.heartbeat_interval` until aborted;
 /// counts a lost lease in `lost`.
 fn spawn_heartbeat(session: Session, work_id: String, lost: Arc<AtomicBool>) -> tokio::task::JoinHandle<()> {
@@ -332,6 +369,35 @@ pub async fn run(options: &RemoteOptions, mut runner: Runner, stop: Arc<AtomicBo
             sleep_unless_stopped(Duration::from_millis(reply.retry_after_ms.max(10)), &stop).await;
             continue;
         };
+        if let Some(work) = item.timing.clone() {
+            tracing::info!(work_id = item.work_id, attempt = item.attempt, schedules = work.schedules.len(), "leased a tuning's timings");
+            let lost = Arc::new(AtomicBool::new(false));
+            let heartbeat = spawn_heartbeat(session.clone(), item.work_id.clone(), lost.clone());
+            let timing_stop = stop.clone();
+            let (returned, timed) = tokio::task::spawn_blocking(move || {
+                let timed = time_item(&work, &mut runner, &timing_stop);
+                (runner, timed)
+            })
+            .await?;
+            runner = returned;
+            heartbeat.abort();
+            stats.lost_leases += u64::from(lost.load(Ordering::Relaxed));
+            // An item that cannot be timed is answered with no times, so
+            // that its tuning goes on without waiting for a lease to lapse.
+            let timed = timed.unwrap_or_else(|why| {
+                tracing::warn!(work_id = item.work_id, why, "the timing item cannot be timed");
+                vec![]
+            });
+            match session.report_timings(&item.work_id, &timed).await {
+                Ok(()) => stats.timings_reported += 1,
+                // The tuning ended meanwhile, or the lease moved: nothing waits for these times.
+                Err(RemoteError::Call { status, .. }) if matches!(status.code(), Code::NotFound | Code::FailedPrecondition) => {
+                    tracing::warn!(work_id = item.work_id, message = status.message(), "timings not taken");
+                }
+                Err(e) => return Err(e),
+            }
+            continue;
+        }
         tracing::info!(work_id = item.work_id, attempt = item.attempt, weights_version = item.weights_version, "leased");
         let blob = match item.weights_version {
             Some(version) if weights.as_ref().is_some_and(|(v, _)| *v == version) => weights.as_ref().map(|(_, b)| b.clone()),

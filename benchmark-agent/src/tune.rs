@@ -1,12 +1,12 @@
 //! Tuning one pipeline on request, within a time budget: Adams et al.'s
 //! autotuning mode for any pipeline (an app's, a user's, a random one),
-//! on the machine this runs on.
+//! for one host ([`TuneOn`]): this machine, timing in its isolated runner,
+//! or another whose agent times the schedules (the service's tunings).
 //!
 //! Round 0 is the one-shot answer: the search under the starting model
 //! (promoted, nearest host's or analytical), its pick timed. Each later
 //! round samples the pipeline's schedules with the current model (the
-//! search's best guess, then probes), times them in the isolated runner and
-//! records them in the store as one report (work id
+//! search's best guess, then probes), times them and records them in the store as one report (work id
 //! `{agent}/tune/{pipeline hash}/round{r}`, so the samples are training data
 //! like any other, and a round already stored is read back rather than timed
 //! again), then fine-tunes the network on every sample of the pipeline so
@@ -22,7 +22,7 @@
 
 use crate::autotune::{keep_if_fastest, model_of};
 use crate::generate::measure_workload;
-use crate::measure::time_in_rotation;
+use crate::measure::Timer;
 use crate::records::pipeline_record;
 use crate::sampling::SamplingOptions;
 use crate::{AgentError, Workload};
@@ -87,6 +87,24 @@ impl TuneOptions {
     }
 }
 
+/// The host a tuning is for: where its schedules are timed, and the host
+/// and target they are compiled and recorded for.
+pub struct TuneOn<'a> {
+    /// Times the schedules on the host.
+    pub timer: &'a mut dyn Timer,
+    /// The host (its samples are recorded under its key).
+    pub host: HostFingerprint,
+    /// The target the searches schedule for.
+    pub target: Target,
+}
+
+impl<'a> TuneOn<'a> {
+    /// This machine, timing in `runner`.
+    pub fn this_machine(runner: &'a mut Runner) -> Result<TuneOn<'a>, AgentError> {
+        Ok(TuneOn { timer: runner, host: HostFingerprint::detect()?, target: Target::host() })
+    }
+}
+
 /// One round's results.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TuneRound {
@@ -123,13 +141,13 @@ pub struct Tuned {
     pub pipeline_hash: String,
 }
 
-/// Tunes `workload` (see the module documentation) from `start` on this
-/// machine, recording its samples in `store` (locked for each read and
+/// Tunes `workload` (see the module documentation) from `start` for the
+/// host `on`, recording its samples in `store` (locked for each read and
 /// write only, so a server's other calls share it meanwhile); `each` is
 /// told after every round, round 0 first.
 pub fn tune(
     store: &Mutex<Store>,
-    runner: &mut Runner,
+    on: TuneOn<'_>,
     workload: &Workload,
     start: ChosenNetwork,
     options: &TuneOptions,
@@ -139,8 +157,7 @@ pub fn tune(
     let began = Instant::now();
     let rounds_end = began + options.budget.mul_f64(ROUNDS_SHARE);
     let deadline = began + options.budget;
-    let target = Target::host();
-    let host = HostFingerprint::detect()?;
+    let TuneOn { timer, host, target } = on;
     let locked = || store.lock().map_err(|_| AgentError::StorePoisoned);
     let host_key = locked()?.upsert_host(&host)?;
     let dag = Dag::new(&workload.pipeline, &target)?;
@@ -157,7 +174,7 @@ pub fn tune(
         Outcome::Failed(_) => None,
     };
     let stop_at = |end: Instant| move || cancelled() || Instant::now() >= end;
-    let timed = time_in_rotation(runner, workload, &[&one_shot], options.timing_passes, &stop_at(rounds_end));
+    let timed = timer.time(workload, &[&one_shot], options.timing_passes, &stop_at(rounds_end))?;
     let mut best: Option<(String, f64)> = None;
     if let Some(s) = timed.first().and_then(|(_, o)| seconds(o)) {
         keep_if_fastest(&mut best, &one_shot.to_string(), s);
@@ -184,7 +201,7 @@ pub fn tune(
                 workload,
                 &target,
                 model.as_mut(),
-                runner,
+                &mut *timer,
                 &options.sampling,
                 seed,
                 options.timing_passes,
@@ -244,7 +261,7 @@ pub fn tune(
     }
     // The last step: the answer beside the one-shot answer, timed alike;
     // the one-shot answer stays the answer unless the other beats it here.
-    let last = time_in_rotation(runner, workload, &[&best, &one_shot], options.final_timing_passes, &stop_at(deadline));
+    let last = timer.time(workload, &[&best, &one_shot], options.final_timing_passes, &stop_at(deadline))?;
     let again = |k: usize| last.get(k).and_then(|(_, o)| seconds(o));
     let (best, best_seconds, one_shot_seconds) = match (again(0), again(1)) {
         (Some(b), Some(o)) if o <= b => (one_shot.clone(), Some(o), Some(o)),

@@ -80,7 +80,10 @@ fn bootstrapping_samples_each_round_with_the_weights_the_previous_one_promoted()
         first_promotion: trainer::FirstPromotion::Unconditional,
         ..trainer::RetrainOptions::for_host()
     };
-    let rounds = benchmark_agent::bootstrap::bootstrap(&mut store, None, &mut runner, &options(100, 6), &retrain, 0, 2, |_| {}).unwrap();
+    let rounds = benchmark_agent::bootstrap::bootstrap(&mut store, None, &mut runner, &options(100, 6), &retrain, 0, 2, |_, _| {
+        Ok::<_, benchmark_agent::AgentError>(true)
+    })
+    .unwrap();
     assert_eq!(rounds.len(), 2);
     assert!(rounds[0].sampled_with.starts_with("analytical"), "{}", rounds[0].sampled_with);
     assert!(rounds[0].promoted, "the first weights are promoted: {}", rounds[0].reason);

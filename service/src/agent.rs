@@ -23,6 +23,7 @@
 
 use crate::messages::{record_outcome, MAX_MESSAGE_BYTES};
 use crate::retraining::Retrainer;
+use crate::timing_board::{BoardError, TimingBoard};
 use agent_protocol::{FromWire, ToWire};
 use data::{AgentSession, NewWork, SamplingSettings, Store, StoreError};
 use proto::v1;
@@ -122,6 +123,8 @@ pub struct AgentService {
     sessions: Sessions,
     tokens: Tokens,
     retrainer: Option<Retrainer>,
+    /// Tunings' timings for agents of their hosts (offered before the queue).
+    board: Option<Arc<TimingBoard>>,
 }
 
 /// A session held in memory, and when it was last used and last recorded
@@ -179,7 +182,13 @@ impl AgentService {
         };
         let (sessions, tokens) = (Arc::new(Mutex::new(sessions.0)), Arc::new(Mutex::new(sessions.1)));
         let secret_hash = data::token_hash(&settings.secret);
-        Ok(AgentService { settings, secret_hash, store, sessions, tokens, retrainer })
+        Ok(AgentService { settings, secret_hash, store, sessions, tokens, retrainer, board: None })
+    }
+
+    /// The service offering the tunings' timings of `board` to the agents
+    /// of their hosts, before the store's queue.
+    pub fn with_timing_board(self, board: Option<Arc<TimingBoard>>) -> AgentService {
+        AgentService { board, ..self }
     }
 
     /// The service as tonic serves it, with the server's message size
@@ -316,6 +325,12 @@ async fn refresh(
     }
 }
 
+/// Unix time in milliseconds `after` from now.
+fn unix_ms_in(after: Duration) -> i64 {
+    let at = std::time::SystemTime::now() + after;
+    at.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// Runs a handler in an `agent` span that records the call's outcome and wall time.
 async fn traced<T>(rpc: &'static str, handler: impl Future<Output = Result<T, Status>>) -> Result<Response<T>, Status> {
     let span = info_span!("agent", rpc, agent = field::Empty, work_id = field::Empty, outcome = field::Empty, wall_ms = field::Empty);
@@ -391,6 +406,22 @@ impl Agent for AgentService {
         traced("lease_work", async {
             let session = self.authenticate(request.metadata())?;
             let (lease, max_attempts) = (self.settings.lease, self.settings.max_attempts);
+            if let Some(board) = &self.board {
+                board.asked(&session.host_key);
+                if let Some(timing) = board.lease(&session.host_key, session.agent_id, lease) {
+                    tracing::Span::current().record("work_id", timing.work_id.as_str());
+                    info!(attempt = timing.attempt, schedules = timing.work.schedules.len(), "leased a tuning's timings");
+                    let expires_in = timing.expires.saturating_duration_since(Instant::now());
+                    let item = v1::WorkItem {
+                        work_id: timing.work_id,
+                        lease_expires_unix_ms: unix_ms_in(expires_in),
+                        attempt: timing.attempt,
+                        timing: Some(timing.work),
+                        ..Default::default()
+                    };
+                    return Ok(v1::LeaseWorkReply { item: Some(item), retry_after_ms: 0, drained: false });
+                }
+            }
             let leased = self
                 .store(move |s| {
                     let leased = s.lease_work(session.agent_id, lease, max_attempts)?;
@@ -423,8 +454,21 @@ impl Agent for AgentService {
                 proto::limits::check_id(id, "a work id", "heartbeat").map_err(|e| Status::invalid_argument(e.to_string()))?;
             }
             let lease = self.settings.lease;
-            let states = self.store(move |s| s.heartbeat(session.agent_id, &work_ids, lease)).await?;
+            if let Some(board) = &self.board {
+                board.asked(&session.host_key);
+            }
             let mut reply = v1::HeartbeatReply::default();
+            let (timings, work_ids): (Vec<String>, Vec<String>) =
+                work_ids.into_iter().partition(|id| self.board.as_ref().is_some_and(|b| b.holds(id)));
+            for work_id in timings {
+                match self.board.as_ref().and_then(|b| b.renew(&work_id, session.agent_id, lease)) {
+                    Some(expires) => reply
+                        .renewed
+                        .push(v1::Lease { work_id, expires_unix_ms: unix_ms_in(expires.saturating_duration_since(Instant::now())) }),
+                    None => reply.lost.push(work_id),
+                }
+            }
+            let states = self.store(move |s| s.heartbeat(session.agent_id, &work_ids, lease)).await?;
             for (work_id, state) in states {
                 match state {
                     data::LeaseState::Renewed { expires_ms } => reply.renewed.push(v1::Lease { work_id, expires_unix_ms: expires_ms }),
@@ -465,6 +509,26 @@ impl Agent for AgentService {
                 duplicates: completion.outcome.duplicates as u32,
                 already_done: completion.already_done,
             })
+        })
+        .await
+    }
+
+    async fn report_timings(&self, request: Request<v1::ReportTimingsRequest>) -> Result<Response<v1::ReportTimingsReply>, Status> {
+        traced("report_timings", async {
+            let session = self.authenticate(request.metadata())?;
+            let r = request.get_ref();
+            proto::limits::check_id(&r.work_id, "work_id", "report").map_err(|e| Status::invalid_argument(e.to_string()))?;
+            tracing::Span::current().record("work_id", r.work_id.as_str());
+            let board = self.board.as_ref().ok_or_else(|| Status::not_found(format!("{}: this server hands out no timings", r.work_id)))?;
+            board.answer(&r.work_id, session.agent_id, |schedules| agent_protocol::timings_from_wire(r, schedules)).map_err(
+                |e| match e {
+                    BoardError::Unknown(_) => Status::not_found(e.to_string()),
+                    BoardError::NotLeased(_) => Status::failed_precondition(e.to_string()),
+                    BoardError::Invalid(_) => Status::invalid_argument(e.to_string()),
+                },
+            )?;
+            info!(timings = r.timings.len(), "timings reported");
+            Ok(v1::ReportTimingsReply {})
         })
         .await
     }

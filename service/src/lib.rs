@@ -1,7 +1,7 @@
 //! The scheduling service: a gRPC server (tonic) whose `Schedule` RPC
 //! turns a wire pipeline into a schedule with the autoscheduler and the
-//! learned cost model, and whose `Tune` RPC tunes one on the server's own
-//! host, beside gRPC health checking and reflection.
+//! learned cost model, and whose `Tune` RPC tunes one for a host (timed on
+//! an agent of that host, or on the server's own), beside gRPC health checking and reflection.
 //!
 //! [`deadline`] turns a call's `grpc-timeout` into the search budget,
 //! [`scheduler`] implements the RPC (conversion, admission, search slots, model
@@ -11,7 +11,8 @@
 //! round, progress streamed), [`priority`] keeps search threads below the server's own in CPU
 //! priority, [`agent`] the
 //! benchmark agents' protocol (register, lease, heartbeat, report, fetch
-//! weights) over the store's work queue, [`retraining`] retrains a host's
+//! weights) over the store's work queue, [`timing_board`] the tunings'
+//! timings handed to agents of the host they tune for, [`retraining`] retrains a host's
 //! cost model from the store as its agents' samples arrive, [`messages`]
 //! bounds what crosses the wire and records each call's outcome, [`server`]
 //! puts the services together with message size limits and graceful
@@ -75,6 +76,7 @@ pub mod priority;
 pub mod retraining;
 pub mod scheduler;
 pub mod server;
+pub mod timing_board;
 pub mod tuning;
 
 pub use agent::{AgentGate, AgentService, AgentSettings, WorkSource};

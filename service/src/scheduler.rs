@@ -117,6 +117,12 @@ impl SchedulerService {
         SchedulerService { settings, store, slots: Arc::new(Semaphore::new(max_concurrent)), max_concurrent, in_flight, cores, tuning }
     }
 
+    /// The board where this service's tunings post timings for agents
+    /// (`None`: it does not tune).
+    pub fn timing_board(&self) -> Option<Arc<crate::timing_board::TimingBoard>> {
+        self.tuning.as_ref().map(crate::tuning::Tuning::board)
+    }
+
     /// The gate that admits calls before their messages are decoded
     /// (install it with `InterceptedService`; calls that did not pass it
     /// are admitted by the handler itself).

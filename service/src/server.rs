@@ -86,16 +86,6 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
     if config.retrainer.is_some() && config.agents.is_none() {
         return Err(ServeError::RetrainingWithoutAgents);
     }
-    let agents = match (config.agents, &store) {
-        (Some(settings), Some(store)) => Some(AgentService::new(settings, store.clone(), config.retrainer)?.into_server()),
-        (Some(_), None) => return Err(ServeError::AgentsWithoutStore),
-        (None, _) => None,
-    };
-    let (reporter, health) = tonic_health::server::health_reporter();
-    reporter.set_serving::<Scheduling>().await;
-    if agents.is_some() {
-        reporter.set_serving::<Agents>().await;
-    }
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -105,6 +95,18 @@ pub async fn serve(listener: TcpListener, config: ServerConfig, shutdown: impl F
         None => None,
     };
     let scheduler = SchedulerService::new(config.settings, models, config.max_concurrent);
+    let agents = match (config.agents, &store) {
+        (Some(settings), Some(store)) => {
+            Some(AgentService::new(settings, store.clone(), config.retrainer)?.with_timing_board(scheduler.timing_board()).into_server())
+        }
+        (Some(_), None) => return Err(ServeError::AgentsWithoutStore),
+        (None, _) => None,
+    };
+    let (reporter, health) = tonic_health::server::health_reporter();
+    reporter.set_serving::<Scheduling>().await;
+    if agents.is_some() {
+        reporter.set_serving::<Agents>().await;
+    }
     let admission = scheduler.admission();
     let scheduler = InterceptedService::new(
         SchedulerServer::new(scheduler).max_decoding_message_size(MAX_REQUEST_BYTES).max_encoding_message_size(MAX_MESSAGE_BYTES),

@@ -1,14 +1,20 @@
-//! The `Tune` RPC: one pipeline tuned within a time budget on the server's
-//! own host ([`benchmark_agent::tune`]): search, time the candidates in
-//! the server's isolated runner, fine-tune the model on what was measured,
-//! search again; the stream carries a message after each round and the
-//! result last (the fastest schedule measured, its time beside the one-shot
-//! answer's, the history, the samples recorded in the training store).
+//! The `Tune` RPC: one pipeline tuned within a time budget for a host
+//! ([`benchmark_agent::tune`]): search, time the candidates on that host,
+//! fine-tune the model on what was measured, search again; the stream
+//! carries a message after each round and the result last (the fastest
+//! schedule measured, its time beside the one-shot answer's, the history,
+//! the samples recorded in the training store, where they were timed).
+//!
+//! Where: the target's host (the server's when the request names none).
+//! While an agent of that host asks for work (or heartbeats), the
+//! candidates are timed there, through the [`TimingBoard`]: an agent's
+//! timings are not disturbed by the server's other calls. Otherwise, for
+//! the server's own host, they are timed in the server's isolated runner.
 //!
 //! A call is converted and checked before anything runs: a bad pipeline is
-//! `INVALID_ARGUMENT`; a target naming another host, a server without a
-//! training store (the samples are recorded there) or without tuning is
-//! `FAILED_PRECONDITION`; a budget under [`MIN_TUNE_BUDGET`] is
+//! `INVALID_ARGUMENT`; a target naming another host none of whose agents
+//! is asking for work, a server without a training store (the samples are
+//! recorded there) or without tuning is `FAILED_PRECONDITION`; a budget under [`MIN_TUNE_BUDGET`] is
 //! `INVALID_ARGUMENT` (`DEADLINE_EXCEEDED` when the call's deadline leaves
 //! less); while a tuning runs, another is
 //! `RESOURCE_EXHAUSTED` (tunings time schedules on the same cores and would
@@ -17,7 +23,8 @@
 //! tuning at its next timing.
 
 use crate::deadline::parse_grpc_timeout;
-use benchmark_agent::tune::{tune, TuneOptions, TuneRound, Tuned};
+use crate::timing_board::{AgentTimer, TimingBoard};
+use benchmark_agent::tune::{tune, TuneOn, TuneOptions, TuneRound, Tuned};
 use benchmark_agent::Workload;
 use codegen::runner::{Runner, RunnerOptions};
 use compiler::schedule::text::schedule_to_text;
@@ -34,6 +41,9 @@ use tonic::Status;
 pub const MAX_CANDIDATES: u32 = 64;
 /// The least budget a tuning runs with (a search and a few timings).
 pub const MIN_TUNE_BUDGET: Duration = Duration::from_secs(2);
+/// A host's agents take its tunings' timings while one of them asked for
+/// work or heartbeat this recently.
+pub const AGENT_ALIVE_WITHIN: Duration = Duration::from_secs(90);
 
 /// How a server tunes.
 #[derive(Clone, Debug)]
@@ -62,13 +72,27 @@ impl Default for TuneSettings {
 pub struct Tuning {
     settings: TuneSettings,
     running: Arc<Semaphore>,
+    board: Arc<TimingBoard>,
+}
+
+/// Where a tuning times its candidates.
+enum Where {
+    /// On an agent of this host.
+    Agents(String),
+    /// In the server's isolated runner (the server's host).
+    Here,
 }
 
 /// A tuning request converted and checked.
 pub struct TuneJob {
     pipeline: PipelineDef,
+    wire: v1::Pipeline,
     fingerprint: proto::Fingerprint,
     options: TuneOptions,
+    /// `None`: the host's own.
+    target: Option<compiler::Target>,
+    host_key: String,
+    on: Where,
     permit: OwnedSemaphorePermit,
 }
 
@@ -97,7 +121,12 @@ impl TuneJob {
 impl Tuning {
     /// Tuning with `settings`, one at a time.
     pub fn new(settings: TuneSettings) -> Tuning {
-        Tuning { settings, running: Arc::new(Semaphore::new(1)) }
+        Tuning { settings, running: Arc::new(Semaphore::new(1)), board: Arc::new(TimingBoard::default()) }
+    }
+
+    /// The board where tunings post timings for agents.
+    pub fn board(&self) -> Arc<TimingBoard> {
+        self.board.clone()
     }
 
     /// Converts and checks a call (see the module documentation).
@@ -107,15 +136,27 @@ impl Tuning {
         let wire = r.pipeline.as_ref().ok_or_else(|| Status::invalid_argument("the request has no pipeline"))?;
         let pipeline = PipelineDef::try_from(wire).map_err(|e| Status::invalid_argument(e.to_string()))?;
         let fingerprint = proto::fingerprint(&pipeline).map_err(|e| Status::invalid_argument(e.to_string()))?;
-        if let Some(t) = &r.target {
-            compiler::Target::try_from(t).map_err(|e| Status::invalid_argument(e.to_string()))?;
-            if !t.host_key.is_empty() && t.host_key != context.host_key {
-                return Err(Status::failed_precondition(format!(
-                    "the server times schedules on its own host ({}); the target names host {}: tune on that host",
-                    context.host_key, t.host_key
-                )));
+        // A target of a host key alone is that host's own (from its fingerprint).
+        let (target, host_key) = match &r.target {
+            Some(t) if t.vector_bytes == 0 && t.threads == 0 && t.gpu.is_none() && !t.host_key.is_empty() => (None, t.host_key.clone()),
+            Some(t) => {
+                let target = compiler::Target::try_from(t).map_err(|e| Status::invalid_argument(e.to_string()))?;
+                (Some(target), if t.host_key.is_empty() { context.host_key.clone() } else { t.host_key.clone() })
             }
-        }
+            None => (None, context.host_key.clone()),
+        };
+        let on = if self.board.serves(&host_key, AGENT_ALIVE_WITHIN) {
+            Where::Agents(host_key.clone())
+        } else if host_key == context.host_key {
+            Where::Here
+        } else {
+            let served = self.board.hosts_served(AGENT_ALIVE_WITHIN);
+            return Err(Status::failed_precondition(format!(
+                "no agent of host {host_key} is asking this server for work (agents of {} are), and the server times on its own host ({}) only: start a benchmark agent on that host",
+                if served.is_empty() { "no host".to_string() } else { format!("hosts {}", served.join(", ")) },
+                context.host_key
+            )));
+        };
         if context.store.is_none() {
             return Err(Status::failed_precondition(
                 "tuning records its samples in the training store, and this server has none (start it with --db)",
@@ -158,17 +199,18 @@ impl Tuning {
                 "a tuning is running; tunings time schedules on the same cores and would spoil each other's timings: call again when it ends",
             )
         })?;
-        Ok(TuneJob { pipeline, fingerprint, options, permit })
+        Ok(TuneJob { pipeline, wire: wire.clone(), fingerprint, options, target, host_key, on, permit })
     }
 
     /// Runs `job` on a thread of its own, streaming its rounds and result.
     pub fn start(&self, job: TuneJob, context: TuneContext, arrived: Instant) -> Result<TuneStream, Status> {
         let (tx, rx) = mpsc::channel(16);
         let runner = self.settings.runner.clone();
+        let board = self.board.clone();
         std::thread::Builder::new()
             .name("tune".into())
             .spawn(move || {
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job, &context, runner, &tx, arrived)));
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(job, &context, runner, &board, &tx, arrived)));
                 let failed = match outcome {
                     Ok(Ok(())) => return,
                     Ok(Err(status)) => status,
@@ -189,15 +231,29 @@ fn run(
     job: TuneJob,
     context: &TuneContext,
     runner: RunnerOptions,
+    board: &TimingBoard,
     tx: &mpsc::Sender<Result<v1::TuneProgress, Status>>,
     arrived: Instant,
 ) -> Result<(), Status> {
-    let TuneJob { pipeline, fingerprint, options, permit: _running } = job;
+    let TuneJob { pipeline, wire, fingerprint, options, target, host_key, on, permit: _running } = job;
     let store = context.store.as_ref().ok_or_else(|| Status::failed_precondition("no training store"))?;
-    let start = {
+    let (start, host, target) = {
         let store = store.lock().map_err(|_| Status::internal("the training store's lock is poisoned"))?;
-        trainer::choose_network(context.weights.as_deref(), Some(&store), &context.host_key, context.nearest.as_deref())
-            .map_err(|e| Status::failed_precondition(format!("no cost model: {e}")))?
+        let start = trainer::choose_network(context.weights.as_deref(), Some(&store), &host_key, context.nearest.as_deref())
+            .map_err(|e| Status::failed_precondition(format!("no cost model: {e}")))?;
+        let host = match &on {
+            Where::Agents(key) => store.host(key).map_err(|e| Status::internal(format!("training store: {e}")))?.ok_or_else(|| {
+                Status::failed_precondition(format!("the training store has no fingerprint of host {key}, whose agents asked for work"))
+            })?,
+            Where::Here => data::HostFingerprint::detect().map_err(|e| Status::internal(format!("this machine's fingerprint: {e}")))?,
+        };
+        let target = match (target, &on) {
+            (Some(target), _) => target,
+            (None, Where::Here) => compiler::Target::host(),
+            (None, Where::Agents(key)) => trainer::dataset::target_of_host(&store, key)
+                .map_err(|e| Status::failed_precondition(format!("the target of host {key}: {e}")))?,
+        };
+        (start, host, target)
     };
     let model = start.why.clone();
     let app = apps::App::at_estimates(pipeline)
@@ -214,7 +270,13 @@ fn run(
     // the last one started before the deadline ends near it.
     let timeout = (options.budget / 10).clamp(Duration::from_secs(5).min(runner.timeout), runner.timeout);
     let mut runner = Runner::new(RunnerOptions { timeout, ..runner });
-    let tuned = tune(store, &mut runner, &workload, start, &options, &cancelled, |round| {
+    let prefix = format!("{}/tune/{}", options.agent, &fingerprint.to_string()[..16]);
+    let mut agents = AgentTimer::new(board, host_key.clone(), wire, prefix);
+    let (timer, timed_on): (&mut dyn benchmark_agent::measure::Timer, String) = match &on {
+        Where::Agents(key) => (&mut agents, format!("an agent of host {key}")),
+        Where::Here => (&mut runner, format!("the server's isolated runner (host {host_key})")),
+    };
+    let tuned = tune(store, TuneOn { timer, host, target }, &workload, start, &options, &cancelled, |round| {
         send(v1::tune_progress::Event::Round(round_to_wire(round)));
     })
     .map_err(|e| Status::internal(format!("tuning: {e}")))?;
@@ -224,10 +286,11 @@ fn run(
         best_seconds = tuned.best_seconds,
         one_shot_seconds = tuned.one_shot_seconds,
         samples_stored = tuned.samples_stored,
+        timed_on,
         wall_s = arrived.elapsed().as_secs_f64(),
         "tuned"
     );
-    send(v1::tune_progress::Event::Result(result_to_wire(&tuned, fingerprint, &context.host_key, model)));
+    send(v1::tune_progress::Event::Result(result_to_wire(&tuned, fingerprint, &host_key, model, timed_on)));
     Ok(())
 }
 
@@ -243,7 +306,7 @@ pub fn round_to_wire(round: &TuneRound) -> v1::TuneRound {
     }
 }
 
-fn result_to_wire(tuned: &Tuned, fingerprint: proto::Fingerprint, host_key: &str, model: String) -> v1::TuneResult {
+fn result_to_wire(tuned: &Tuned, fingerprint: proto::Fingerprint, host_key: &str, model: String, timed_on: String) -> v1::TuneResult {
     v1::TuneResult {
         schedule: Some(v1::Schedule::from(&tuned.best)),
         schedule_text: schedule_to_text(&tuned.best),
@@ -256,5 +319,6 @@ fn result_to_wire(tuned: &Tuned, fingerprint: proto::Fingerprint, host_key: &str
         pipeline_fingerprint: fingerprint.0.to_vec(),
         host_key: host_key.to_string(),
         model,
+        timed_on,
     }
 }

@@ -2,9 +2,10 @@
 //! small pipeline in its own isolated runner, streaming its rounds before
 //! the result; the answer runs at the estimates, is measured no slower than
 //! the one-shot answer timed beside it, and its samples are in the store as
-//! reports; a client that goes away stops the tuning; refusals (no
-//! pipeline, no store, another host, a budget too small, a second tuning at
-//! once) come with their codes.
+//! reports (`tune_on_agent.rs`: on an agent of the target's host); a client
+//! that goes away stops the tuning; refusals (no pipeline, no store, a host
+//! with no agent, a budget too small, a second tuning at once) come with
+//! their codes.
 
 #[path = "common/server.rs"]
 mod server;

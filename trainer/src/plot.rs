@@ -1,8 +1,9 @@
 //! Charts of the cost model as PNG files (plotters' bitmap backend): the
 //! promoted weights' predictions against the measured times of the
 //! held-out set (log-log), the promoted version's loss curve and held-out
-//! accuracy per epoch, and the held-out metrics of every weights version
-//! of a host, measured again on today's held-out set.
+//! accuracy per epoch, the held-out metrics of every weights version
+//! of a host, measured again on today's held-out set, and a bootstrap's
+//! learning curve ([`CurvePoint`]s against learning time).
 //!
 //! Text is drawn with DejaVu Sans, embedded in the binary
 //! (`assets/DejaVuSans.ttf`, Bitstream Vera licence in
@@ -16,6 +17,7 @@ use compiler::Target;
 use data::Store;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use thiserror::Error;
@@ -160,6 +162,52 @@ pub fn metrics_by_version(path: &Path, versions: &[(u32, Metrics)]) -> Result<()
     line_panel(&panels[0], "top-1 score", "weights version", &series(|m| m.top1_score, false)).map_err(|e| err(&e))?;
     line_panel(&panels[1], &far, "weights version", &series(|m| m.pairwise_accuracy_far, false)).map_err(|e| err(&e))?;
     line_panel(&panels[2], "R² of log runtime", "weights version", &series(|m| m.r2_log_runtime, true)).map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))
+}
+
+/// Where a bootstrap stood after a round (a line of `datagen bootstrap
+/// --curve`): the model that now ranks the host's searches, its held-out
+/// metrics, and the apps under it against a reference scheduler.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// The round just finished; `None` before the first.
+    pub round: Option<u32>,
+    /// Minutes of generation and retraining so far (the apps' timing not counted).
+    pub minutes: f64,
+    /// Measured samples in the store.
+    pub samples: u64,
+    /// The model that ranks the host's searches now, in words.
+    pub model: String,
+    /// Held-out top-1 score of the round's weights.
+    pub top1_score: Option<f64>,
+    /// Held-out pairwise accuracy of the round's weights, pairs more than
+    /// [`crate::metrics::FAR_APART`] times apart.
+    pub pairwise_accuracy_far: Option<f64>,
+    /// The apps' geometric-mean speed against the reference (above 1: faster).
+    pub apps_speedup: Option<f64>,
+    /// The reference scheduler (such as `Adams2019`).
+    pub reference: Option<String>,
+}
+
+/// A bootstrap's learning curve against minutes of learning: the apps'
+/// speed against the reference (a line at 1: as fast), the held-out top-1
+/// score and far-pair accuracy.
+pub fn bootstrap_curve(path: &Path, points: &[CurvePoint]) -> Result<(), PlotError> {
+    register_font()?;
+    let err = |e: &dyn std::fmt::Display| PlotError::Draw { path: path.to_path_buf(), message: e.to_string() };
+    let root = BitMapBackend::new(path, (900, 1000)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let root = root.titled("learning a host from an empty store", (FONT_FAMILY, 22)).map_err(|e| err(&e))?;
+    let panels = root.split_evenly((3, 1));
+    let series =
+        |f: fn(&CurvePoint) -> Option<f64>| -> Vec<(f64, f64)> { points.iter().filter_map(|p| f(p).map(|y| (p.minutes, y))).collect() };
+    let reference = points.iter().find_map(|p| p.reference.clone()).unwrap_or_else(|| "the reference".into());
+    let speed = format!("apps' geomean speed over {reference}");
+    let speedups = series(|p| p.apps_speedup);
+    line_panel(&panels[0], &speed, "minutes of learning", &speedups).map_err(|e| err(&e))?;
+    let far = format!("held-out pairs > {}x apart", crate::metrics::FAR_APART);
+    line_panel(&panels[1], "held-out top-1 score", "minutes of learning", &series(|p| p.top1_score)).map_err(|e| err(&e))?;
+    line_panel(&panels[2], &far, "minutes of learning", &series(|p| p.pairwise_accuracy_far)).map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))
 }
 

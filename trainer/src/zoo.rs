@@ -97,6 +97,13 @@ impl Zoo {
         Ok(known)
     }
 
+    /// This zoo without the weights learned on the host `key`: that host
+    /// is then served as if nobody had trained on it (to measure how fast
+    /// a new host is learned, on a host the project knows).
+    pub fn without_host(&self, key: &str) -> Zoo {
+        Zoo { entries: self.entries.iter().filter(|e| e.host.key() != key).cloned().collect() }
+    }
+
     /// Every entry, in the order added.
     pub fn entries(&self) -> &[ZooEntry] {
         &self.entries
@@ -149,6 +156,9 @@ mod tests {
         assert!(zoo.nearest(&avx2, |_| true).expect("one").1.is_zero());
         assert_eq!(zoo.nearest(&avx2, |e| e.origin != "narrow").map(|(e, _)| e.origin.as_str()), Some("wide"), "the usable only");
         assert_eq!(nearest(&host("altivec", 512)), None, "no host of another family is near");
+        let without = zoo.without_host(&avx2.key());
+        assert_eq!(without.nearest(&avx2, |_| true).map(|(e, _)| e.origin.as_str()), Some("wide"), "its own weights left out");
+        assert_eq!(without.entries().len(), 2);
     }
 
     #[test]

@@ -85,3 +85,33 @@ fn the_command_retrains_evaluates_calibrates_plots_and_exports() {
     let (ok, _, err) = trainer(&["retrain", "--db", db, "--host", "0000000000000000", "--epochs", "1"]);
     assert!(!ok && err.contains("the store knows no host 0000000000000000"), "{err}");
 }
+
+#[test]
+fn a_bootstrap_curve_is_drawn_and_a_bad_line_is_named() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let point = |round: Option<u32>, minutes: f64, speedup: f64, top1: Option<f64>| trainer::plot::CurvePoint {
+        round,
+        minutes,
+        samples: (minutes * 100.0) as u64,
+        model: "the nearest host's weights".into(),
+        top1_score: top1,
+        pairwise_accuracy_far: top1.map(|t| t + 0.02),
+        apps_speedup: Some(speedup),
+        reference: Some("Adams2019".into()),
+    };
+    let lines: Vec<String> = [point(None, 0.0, 1.2, None), point(Some(0), 9.5, 1.25, Some(0.8)), point(Some(1), 19.0, 1.3, Some(0.85))]
+        .iter()
+        .map(|p| serde_json::to_string(p).expect("serializes"))
+        .collect();
+    let curve = dir.path().join("curve.jsonl");
+    std::fs::write(&curve, lines.join("\n") + "\n").expect("written");
+    let png = dir.path().join("curve.png");
+    let (ok, out, err) = trainer(&["plot-curve", "--curve", curve.to_str().expect("UTF-8"), "--out", png.to_str().expect("UTF-8")]);
+    assert!(ok, "{out}{err}");
+    let bytes = std::fs::read(&png).expect("the chart");
+    assert!(bytes.len() > 1000 && bytes.starts_with(b"\x89PNG"), "{} bytes", bytes.len());
+
+    std::fs::write(&curve, format!("{}\nnot json\n", lines[0])).expect("written");
+    let (ok, _, err) = trainer(&["plot-curve", "--curve", curve.to_str().expect("UTF-8"), "--out", png.to_str().expect("UTF-8")]);
+    assert!(!ok && err.contains("line 2"), "{err}");
+}

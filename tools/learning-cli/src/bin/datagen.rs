@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use benchmark_agent::autotune::{autotune, AutotuneOptions};
 use benchmark_agent::bootstrap::bootstrap;
 use benchmark_agent::retime::{retime, RetimeOptions};
+use benchmark_agent::yardstick::{self, Reference};
 use benchmark_agent::{generate, GenerateOptions, SamplingOptions};
 use clap::{Args as ClapArgs, Parser, Subcommand};
 use codegen::runner::{Runner, RunnerOptions};
@@ -15,6 +16,7 @@ use data::{HostFingerprint, Store};
 use search::BeamOptions;
 use std::path::PathBuf;
 use std::time::Duration;
+use trainer::plot::CurvePoint;
 use trainer::{choose_model, choose_network, RetrainOptions, TrainOptions, Zoo};
 
 /// The searches that sample schedules (and replay them) allocate many small
@@ -119,13 +121,23 @@ struct Nearest {
     /// train from scratch).
     #[arg(long)]
     no_nearest_host: bool,
+    /// Leave this machine's own shipped weights out: serve and learn it as
+    /// a machine nobody has trained on (how fast a new host is learned,
+    /// measured on a known one).
+    #[arg(long, conflicts_with = "no_nearest_host")]
+    as_new_host: bool,
 }
 
 impl Nearest {
     /// The weights a host without its own may take (the shipped ones and
     /// the store's of other hosts), unless it may take none.
-    fn zoo(&self) -> Option<std::sync::Arc<Zoo>> {
-        (!self.no_nearest_host).then(|| std::sync::Arc::new(Zoo::shipped().clone()))
+    fn zoo(&self) -> Result<Option<std::sync::Arc<Zoo>>> {
+        if self.no_nearest_host {
+            return Ok(None);
+        }
+        let shipped = Zoo::shipped();
+        let zoo = if self.as_new_host { shipped.without_host(&HostFingerprint::detect()?.key()) } else { shipped.clone() };
+        Ok(Some(std::sync::Arc::new(zoo)))
     }
 }
 
@@ -293,6 +305,26 @@ struct BootstrapArgs {
     /// Training epochs per round.
     #[arg(long, default_value_t = 50)]
     epochs: usize,
+    /// Stop after the round that passes this many minutes of generation
+    /// and retraining.
+    #[arg(long)]
+    minutes: Option<f64>,
+    /// Before the first round and after every round, autoschedule and time
+    /// the twelve apps under the host's model as it stands, and print their
+    /// geometric-mean speed against the times of `--reference` in this
+    /// JSON (written by `bench/halide/run.sh` on this host).
+    #[arg(long)]
+    apps_against: Option<PathBuf>,
+    /// The Halide bench's schedule kind to compare with.
+    #[arg(long, default_value = "Adams2019", requires = "apps_against")]
+    reference: String,
+    /// Search budget of each app's schedule (milliseconds).
+    #[arg(long, default_value_t = 5000, requires = "apps_against")]
+    apps_budget_ms: u64,
+    /// Append the learning curve here, one JSON line per point (`trainer
+    /// plot-curve` draws it).
+    #[arg(long)]
+    curve: Option<PathBuf>,
     #[command(flatten)]
     nearest: Nearest,
 }
@@ -315,7 +347,7 @@ fn main() -> Result<()> {
 fn run_generate(GenerateArgs { work, round, weights, nearest }: GenerateArgs) -> Result<()> {
     let (mut store, options) = open(&work, round)?;
     let host_key = HostFingerprint::detect()?.key();
-    let chosen = choose_model(weights.as_deref(), Some(&store), &host_key, nearest.zoo().as_deref(), compiler::Target::host().threads)?;
+    let chosen = choose_model(weights.as_deref(), Some(&store), &host_key, nearest.zoo()?.as_deref(), compiler::Target::host().threads)?;
     println!("ranking with the {} model", chosen.why);
     let mut model = chosen.model;
     let bar = indicatif::ProgressBar::new(work.pipelines);
@@ -525,7 +557,7 @@ fn run_autotune(
     let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
     let app = apps::build(&app, apps::Size::Paper, &compiler::Target::host()).with_context(|| format!("no app called {app}"))?;
     let host_key = HostFingerprint::detect()?.key();
-    let start = choose_network(weights.as_deref(), Some(&store), &host_key, nearest.zoo().as_deref())?;
+    let start = choose_network(weights.as_deref(), Some(&store), &host_key, nearest.zoo()?.as_deref())?;
     println!("autotuning {} from the {} model", app.name, start.why);
     let defaults = RetrainOptions::for_host();
     let rehearsal = match &rehearse_db {
@@ -611,20 +643,75 @@ fn run_autotune(
 }
 
 /// `datagen bootstrap`.
-fn run_bootstrap(BootstrapArgs { work, rounds, first_round, epochs, nearest }: BootstrapArgs) -> Result<()> {
+fn run_bootstrap(args: BootstrapArgs) -> Result<()> {
+    let BootstrapArgs { work, rounds, first_round, epochs, minutes, apps_against, reference, apps_budget_ms, curve, nearest } = args;
     let (mut store, options) = open(&work, first_round)?;
-    let zoo = nearest.zoo();
+    let zoo = nearest.zoo()?;
     let start = zoo.clone().map_or(trainer::Start::Promoted, trainer::Start::PromotedElseNearest);
     let retrain = RetrainOptions { epochs, torch_threads: Some(1), start, ..RetrainOptions::for_host() };
+    let host_key = HostFingerprint::detect()?.key();
+    let threads = compiler::Target::host().threads;
+    let reference = apps_against.map(|path| Reference::from_halide_bench(&path, &reference)).transpose()?;
+    let apps_budget = Duration::from_millis(apps_budget_ms);
+    let mut curve_file = match &curve {
+        Some(path) => {
+            Some(std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("opening {}", path.display()))?)
+        }
+        None => None,
+    };
+    // The apps under the host's model as it stands, beside the reference.
+    let apps = |store: &Store| -> Result<Option<(String, yardstick::Measured)>> {
+        let Some(reference) = &reference else { return Ok(None) };
+        let mut chosen = choose_model(None, Some(store), &host_key, zoo.as_deref(), threads)?;
+        Ok(Some((chosen.why, yardstick::measure_apps(chosen.model.as_mut(), reference, apps_budget)?)))
+    };
+    let mut record = |point: CurvePoint, measured: Option<&yardstick::Measured>| -> Result<()> {
+        if let Some(m) = measured {
+            let per_app: Vec<String> = m.apps.iter().map(|a| format!("{} {:.2}x", a.app, a.reference_ms / a.ours_ms)).collect();
+            eprintln!(
+                "apps at {:.1} min ({}): {:.3}x {} ({}; timed in {:.0} s)",
+                point.minutes,
+                point.model,
+                point.apps_speedup.unwrap_or(f64::NAN),
+                point.reference.as_deref().unwrap_or_default(),
+                per_app.join(", "),
+                m.took.as_secs_f64()
+            );
+        }
+        if let Some(file) = curve_file.as_mut() {
+            use std::io::Write;
+            writeln!(file, "{}", serde_json::to_string(&point)?).context("writing the curve")?;
+        }
+        Ok(())
+    };
+    let samples = store.summary()?.samples;
+    if let Some((model, measured)) = apps(&store)? {
+        let point = CurvePoint {
+            round: None,
+            minutes: 0.0,
+            samples,
+            model,
+            top1_score: None,
+            pairwise_accuracy_far: None,
+            apps_speedup: Some(measured.geomean_speedup()),
+            reference: reference.as_ref().map(|r| r.kind.clone()),
+        };
+        record(point, Some(&measured))?;
+    }
     println!(
-        "| round | sampled with | pipelines | timed | failed | samples/h | store samples | weights | promoted | held-out top-1 score | pairs > {}x apart | all pairs | R² log |",
-        trainer::metrics::FAR_APART
+        "| round | sampled with | pipelines | timed | failed | samples/h | store samples | weights | promoted | held-out top-1 score | pairs > {}x apart | all pairs | R² log | minutes | apps vs {} |",
+        trainer::metrics::FAR_APART,
+        reference.as_ref().map_or("-", |r| r.kind.as_str()),
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|");
-    bootstrap(&mut store, zoo.as_deref(), &mut runner(), &options, &retrain, first_round, rounds, |r| {
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    let mut learning = Duration::ZERO;
+    bootstrap::<anyhow::Error>(&mut store, zoo.as_deref(), &mut runner(), &options, &retrain, first_round, rounds, |r, store| {
+        learning += r.took;
+        let measured = apps(store)?;
         let g = &r.generated;
+        let speedup = measured.as_ref().map(|(_, m)| m.geomean_speedup());
         println!(
-            "| {} | {} | {} | {} | {} | {:.0} | {} | v{} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            "| {} | {} | {} | {} | {} | {:.0} | {} | v{} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {} |",
             r.round,
             r.sampled_with,
             g.pipelines,
@@ -637,8 +724,22 @@ fn run_bootstrap(BootstrapArgs { work, rounds, first_round, epochs, nearest }: B
             r.held_out.top1_score,
             r.held_out.pairwise_accuracy_far,
             r.held_out.pairwise_accuracy,
-            r.held_out.r2_log_runtime
+            r.held_out.r2_log_runtime,
+            learning.as_secs_f64() / 60.0,
+            speedup.map_or("-".to_string(), |s| format!("{s:.3}x")),
         );
+        let point = CurvePoint {
+            round: Some(r.round),
+            minutes: learning.as_secs_f64() / 60.0,
+            samples: r.samples_in_store,
+            model: measured.as_ref().map_or_else(|| r.sampled_with.clone(), |(why, _)| why.clone()),
+            top1_score: Some(r.held_out.top1_score),
+            pairwise_accuracy_far: Some(r.held_out.pairwise_accuracy_far),
+            apps_speedup: speedup,
+            reference: reference.as_ref().map(|r| r.kind.clone()),
+        };
+        record(point, measured.as_ref().map(|(_, m)| m))?;
+        Ok(minutes.is_none_or(|m| learning.as_secs_f64() < m * 60.0))
     })?;
 
     Ok(())

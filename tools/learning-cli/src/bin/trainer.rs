@@ -65,6 +65,8 @@ enum Command {
     Calibrate(CalibrateArgs),
     /// Draw PNG charts: held-out predictions, the loss curve, metrics by weights version.
     Plot(PlotArgs),
+    /// Draw a bootstrap's learning curve (the JSON lines of `datagen bootstrap --curve`) as a PNG: the apps' speed against the reference, the held-out top-1 score and far-pair accuracy, by minutes of learning.
+    PlotCurve(PlotCurveArgs),
     /// Promote a stored weights version for its host.
     Promote(PromoteArgs),
     /// Record in a weights file the host whose samples it learned (the store's fingerprint of the key), so that it can stand in for hosts near it; the parameters stay as they are.
@@ -149,6 +151,17 @@ struct PlotArgs {
     out: PathBuf,
 }
 
+/// Draw a bootstrap's learning curve as a PNG.
+#[derive(Args)]
+struct PlotCurveArgs {
+    /// The curve (`datagen bootstrap --curve`).
+    #[arg(long)]
+    curve: PathBuf,
+    /// The PNG to write.
+    #[arg(long)]
+    out: PathBuf,
+}
+
 /// Promote a stored weights version for its host.
 #[derive(Args)]
 struct PromoteArgs {
@@ -218,6 +231,7 @@ fn main() -> Result<()> {
         Command::Evaluate(args) => run_evaluate(args),
         Command::Calibrate(args) => run_calibrate(args),
         Command::Plot(args) => run_plot(args),
+        Command::PlotCurve(args) => run_plot_curve(args),
         Command::Promote(args) => run_promote(args),
         Command::LearnedOn(args) => run_learned_on(args),
         Command::Zoo(args) => run_zoo(args),
@@ -380,6 +394,24 @@ fn run_plot(PlotArgs { store, out }: PlotArgs) -> Result<()> {
     for path in charts(&db, &host, &target_of_host(&db, &host)?, store.held_out_percent, &out)? {
         println!("{}", path.display());
     }
+
+    Ok(())
+}
+
+/// `trainer plot-curve`.
+fn run_plot_curve(PlotCurveArgs { curve, out }: PlotCurveArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&curve).with_context(|| format!("reading {}", curve.display()))?;
+    let points = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str::<trainer::plot::CurvePoint>(line).with_context(|| format!("{} line {}", curve.display(), i + 1))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    anyhow::ensure!(!points.is_empty(), "{} holds no curve points", curve.display());
+    trainer::plot::bootstrap_curve(&out, &points)?;
+    println!("{}", out.display());
 
     Ok(())
 }

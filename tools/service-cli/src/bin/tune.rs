@@ -3,12 +3,13 @@
 //! time the candidates, fine-tune the model on what was measured, search
 //! again, until the budget is spent) and prints each round as it ends, then
 //! the fastest schedule measured beside the one-shot answer. With
-//! `--server`, a scheduling server does it on its host (the `Tune` RPC);
+//! `--server`, a scheduling server does it (the `Tune` RPC) for its host or
+//! `--host KEY`, timing on an agent of that host;
 //! with `--db`, this process does it on this machine, recording the samples
 //! in the store ([`benchmark_agent::tune`]).
 
 use anyhow::{bail, Context};
-use benchmark_agent::tune::{tune, TuneOptions};
+use benchmark_agent::tune::{tune, TuneOn, TuneOptions};
 use clap::Parser;
 use client::AppRequest;
 use codegen::runner::{Runner, RunnerOptions};
@@ -43,6 +44,12 @@ struct Args {
     /// Tune on this scheduling server's host (the `Tune` RPC).
     #[arg(long, required_unless_present = "db", conflicts_with = "db")]
     server: Option<String>,
+    /// With `--server`: tune for this host (its key), timing the candidates
+    /// on one of its benchmark agents that asks the server for work
+    /// (default: the server's own host, on one of its agents if one asks,
+    /// else in the server's isolated runner).
+    #[arg(long, requires = "server")]
+    host: Option<String>,
     /// The CA certificate (PEM) to trust for an https:// server.
     #[arg(long, requires = "server")]
     tls_ca: Option<std::path::PathBuf>,
@@ -106,7 +113,7 @@ async fn main() -> anyhow::Result<()> {
         let mut client = SchedulerClient::new(endpoint.connect().await.with_context(|| format!("connecting to {server}"))?);
         let mut call = tonic::Request::new(TuneRequest {
             pipeline: Some(proto::v1::Pipeline::try_from(&pipeline)?),
-            target: None,
+            target: args.host.clone().map(|host_key| proto::v1::Target { host_key, ..Default::default() }),
             budget_ms: budget.as_millis() as u64,
             search_budget_ms: 0,
             candidates: args.candidates,
@@ -123,8 +130,8 @@ async fn main() -> anyhow::Result<()> {
                     let expected = proto::fingerprint(&pipeline)?;
                     let matches = r.pipeline_fingerprint == expected.0;
                     println!(
-                        "timed on host {}; pipeline fingerprint {expected}: {}",
-                        r.host_key,
+                        "timed on {}; pipeline fingerprint {expected}: {}",
+                        r.timed_on,
                         if matches { "matches" } else { "DOES NOT MATCH" }
                     );
                     return Ok(());
@@ -148,7 +155,8 @@ async fn main() -> anyhow::Result<()> {
     let mut runner = Runner::new(RunnerOptions { timeout: Duration::from_secs(30), ..RunnerOptions::beside_current_exe() });
     let store = Mutex::new(store);
     let tuned = tokio::task::block_in_place(|| {
-        tune(&store, &mut runner, &workload, start, &options, &|| false, |r| print_round(&service::tuning::round_to_wire(r)))
+        let on = TuneOn::this_machine(&mut runner)?;
+        tune(&store, on, &workload, start, &options, &|| false, |r| print_round(&service::tuning::round_to_wire(r)))
     })?;
     let text = compiler::schedule::text::schedule_to_text(&tuned.best);
     print_result(&text, tuned.best_seconds, tuned.one_shot_seconds, tuned.samples_stored, tuned.rounds.len());
