@@ -9,7 +9,7 @@ use crate::generate::{generate, GenerateOptions, GenerateStats};
 use crate::AgentError;
 use codegen::runner::Runner;
 use data::{HostFingerprint, Store};
-use trainer::{choose_model, RetrainOptions, Zoo};
+use trainer::{choose_model, RetrainError, RetrainOptions, Zoo};
 
 /// One round's results.
 #[derive(Clone, Debug)]
@@ -24,14 +24,15 @@ pub struct RoundReport {
     pub generated: GenerateStats,
     /// Measured samples in the store after the round.
     pub samples_in_store: u64,
-    /// The stored version of the weights the round's retraining made.
-    pub version: u32,
+    /// The stored version of the weights the round's retraining made
+    /// (`None`: the store cannot train or judge weights yet, `reason` says why).
+    pub version: Option<u32>,
     /// Whether those weights were promoted.
     pub promoted: bool,
-    /// Why they were (or were not) promoted, in words.
+    /// Why they were (or were not) promoted, or not made, in words.
     pub reason: String,
     /// Their metrics on the held-out set.
-    pub held_out: trainer::Metrics,
+    pub held_out: Option<trainer::Metrics>,
 }
 
 /// Runs `rounds` rounds from `first_round`; round `r` generates the seeds
@@ -66,17 +67,24 @@ pub fn bootstrap<E: From<AgentError>>(
             ..generate_options.clone()
         };
         let generated = generate(store, model.as_mut(), runner, &options, |_| {})?;
-        let outcome = trainer::retrain(store, &host_key, retrain_options, None).map_err(AgentError::from)?;
+        // The first rounds of an empty store may hold no pipeline to train
+        // or judge on (the held-out share is drawn by hash): the next round
+        // adds more.
+        let (version, promoted, reason, held_out) = match trainer::retrain(store, &host_key, retrain_options, None) {
+            Ok(outcome) => (Some(outcome.version), outcome.promoted, outcome.reason, Some(outcome.metrics.held_out)),
+            Err(e @ (RetrainError::NoHeldOutData { .. } | RetrainError::NoTrainingData { .. })) => (None, false, e.to_string(), None),
+            Err(e) => return Err(AgentError::from(e).into()),
+        };
         let report = RoundReport {
             round,
             took: started.elapsed(),
             sampled_with: chosen.why,
             generated,
             samples_in_store: store.summary().map_err(AgentError::from)?.samples,
-            version: outcome.version,
-            promoted: outcome.promoted,
-            reason: outcome.reason,
-            held_out: outcome.metrics.held_out,
+            version,
+            promoted,
+            reason,
+            held_out,
         };
         let go_on = each(&report, store)?;
         reports.push(report);

@@ -89,7 +89,11 @@ fn bootstrapping_samples_each_round_with_the_weights_the_previous_one_promoted()
     assert!(rounds[0].promoted, "the first weights are promoted: {}", rounds[0].reason);
     assert_eq!(
         rounds[1].sampled_with,
-        format!("learned weights v{}, promoted for host {}", rounds[0].version, HostFingerprint::detect().unwrap().key())
+        format!(
+            "learned weights v{}, promoted for host {}",
+            rounds[0].version.expect("round 0 retrained"),
+            HostFingerprint::detect().unwrap().key()
+        )
     );
     assert!(rounds[1].samples_in_store > rounds[0].samples_in_store);
     assert_eq!(rounds[1].generated.pipelines + rounds[1].generated.unusable, 6, "round 1 works on new seeds");

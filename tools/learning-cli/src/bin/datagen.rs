@@ -710,8 +710,9 @@ fn run_bootstrap(args: BootstrapArgs) -> Result<()> {
         let measured = apps(store)?;
         let g = &r.generated;
         let speedup = measured.as_ref().map(|(_, m)| m.geomean_speedup());
+        let metric = |f: fn(&trainer::Metrics) -> f64| r.held_out.as_ref().map_or("-".to_string(), |m| format!("{:.3}", f(m)));
         println!(
-            "| {} | {} | {} | {} | {} | {:.0} | {} | v{} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {} |",
+            "| {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} |",
             r.round,
             r.sampled_with,
             g.pipelines,
@@ -719,22 +720,25 @@ fn run_bootstrap(args: BootstrapArgs) -> Result<()> {
             g.failed.values().sum::<u64>(),
             g.samples_per_hour(),
             r.samples_in_store,
-            r.version,
+            r.version.map_or_else(|| "none yet".to_string(), |v| format!("v{v}")),
             if r.promoted { "yes" } else { "no" },
-            r.held_out.top1_score,
-            r.held_out.pairwise_accuracy_far,
-            r.held_out.pairwise_accuracy,
-            r.held_out.r2_log_runtime,
+            metric(|m| m.top1_score),
+            metric(|m| m.pairwise_accuracy_far),
+            metric(|m| m.pairwise_accuracy),
+            metric(|m| m.r2_log_runtime),
             learning.as_secs_f64() / 60.0,
             speedup.map_or("-".to_string(), |s| format!("{s:.3}x")),
         );
+        if r.version.is_none() {
+            eprintln!("round {}: not retrained: {}", r.round, r.reason);
+        }
         let point = CurvePoint {
             round: Some(r.round),
             minutes: learning.as_secs_f64() / 60.0,
             samples: r.samples_in_store,
             model: measured.as_ref().map_or_else(|| r.sampled_with.clone(), |(why, _)| why.clone()),
-            top1_score: Some(r.held_out.top1_score),
-            pairwise_accuracy_far: Some(r.held_out.pairwise_accuracy_far),
+            top1_score: r.held_out.as_ref().map(|m| m.top1_score),
+            pairwise_accuracy_far: r.held_out.as_ref().map(|m| m.pairwise_accuracy_far),
             apps_speedup: speedup,
             reference: reference.as_ref().map(|r| r.kind.clone()),
         };
