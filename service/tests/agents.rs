@@ -154,6 +154,17 @@ async fn bad_calls_get_status_codes_that_name_the_problem() {
     let status =
         c.fetch_weights(authorized(v1::FetchWeightsRequest { version: Some(5), host_key: String::new() }, &token)).await.unwrap_err();
     assert_eq!((status.code(), status.message()), (Code::NotFound, "no weights version 5"));
+    // Timings for no tuning's item, a work id that is not one, no token.
+    let timings = |work_id: &str| v1::ReportTimingsRequest { work_id: work_id.into(), timings: vec![] };
+    let status = c.report_timings(authorized(timings("tune/abc/timing1"), &token)).await.unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "{status:?}");
+    assert!(status.message().contains("tune/abc/timing1"), "{}", status.message());
+    let status = c.report_timings(authorized(timings("t\n1"), &token)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let status = c.report_timings(authorized(timings(&"w".repeat(1 << 20)), &token)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    let status = c.report_timings(Request::new(timings("tune/abc/timing1"))).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
     assert_eq!(contents(&db).0.samples, 0);
 }
 
