@@ -4,7 +4,8 @@
 //! tree of shuffles, reads of repeated elements (upsampling) as two dense
 //! loads and shuffles, reads through clamps
 //! (boundary conditions, nested or shifted) as a dense load wherever no
-//! clamp bites, gathers and lane-by-lane scatters, and the per-buffer TBAA
+//! clamp bites, reads and writes at run-time strides lane by lane from one base address,
+//! gathers and lane-by-lane scatters, and the per-buffer TBAA
 //! tags that tell LLVM distinct buffers never overlap.
 
 use super::types::vector_of;
@@ -118,8 +119,45 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             let v = self.branch(inside, |e| Ok(e.dense_load(&b, buffer, &start, lanes)?.into()), |e| e.gather(&b, index, lanes))?;
             return self.memory_to_value(b.elem, v, lanes);
         }
+        if let ExprNode::Ramp { base, stride, .. } = index.node() {
+            let v = self.ramp_load(&b, buffer, base, stride, lanes)?;
+            return self.memory_to_value(b.elem, v, lanes);
+        }
         let v = self.gather(&b, index, lanes)?;
         self.memory_to_value(b.elem, v, lanes)
+    }
+
+    /// A vector read at a stride known only at run time (or too long to
+    /// shuffle), `ramp(base, stride, n)`, as `n` scalar loads (see
+    /// [`Self::ramp_addresses`]).
+    fn ramp_load(&mut self, b: &BufferRef<'ctx>, buffer: &str, base: &Expr, stride: &Expr, lanes: u32) -> Result<Value<'ctx>> {
+        let mem = self.memory_type(b.elem);
+        let mut v = vector_of(mem, lanes).get_poison();
+        for (k, p) in self.ramp_addresses(b, base, stride, lanes)?.into_iter().enumerate() {
+            let x = self.builder.build_load(mem, p, "")?;
+            self.tag_access(buffer, x.as_instruction_value());
+            v = self.builder.build_insert_element(v, x, self.i32_const(k as i64), "")?;
+        }
+        Ok(v.into())
+    }
+
+    /// The addresses of the lanes of `ramp(base, stride, n)` in `b`: one
+    /// base address plus `k * stride` elements for lane `k`. The offsets
+    /// depend on the stride alone, so LLVM computes them once outside the
+    /// loop, where a gather's or scatter's vector of indices would be
+    /// rebuilt and split lane by lane at every access.
+    fn ramp_addresses(&mut self, b: &BufferRef<'ctx>, base: &Expr, stride: &Expr, lanes: u32) -> Result<Vec<PointerValue<'ctx>>> {
+        let mem = self.memory_type(b.elem);
+        let first = self.address(b, base)?;
+        let step = self.wide_index(stride, 8)?;
+        let i64t = self.ctx().i64_type();
+        (0..lanes)
+            .map(|k| {
+                let offset = self.builder.build_int_nsw_mul(step, i64t.const_int(k.into(), false), "")?;
+                // SAFETY: lowering asserted that every lane is inside the buffer.
+                Ok(unsafe { self.builder.build_gep(mem, first, &[offset], "")? })
+            })
+            .collect()
     }
 
     /// One gather of every lane of `index` (in memory's representation).
@@ -277,13 +315,22 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             self.tag_access(buffer, Some(st));
             return Ok(());
         }
-        let indices = self.index(index)?;
-        let indices = self.widened(indices, lanes)?.into_vector_value();
         let values = v.into_vector_value();
-        for k in 0..lanes {
-            let i = self.builder.build_extract_element(indices, self.i32_const(k as i64), "")?;
+        let addresses = match index.node() {
+            ExprNode::Ramp { base, stride, .. } => self.ramp_addresses(&b, base, stride, lanes)?,
+            _ => {
+                let indices = self.index(index)?;
+                let indices = self.widened(indices, lanes)?.into_vector_value();
+                let mut addresses = Vec::with_capacity(lanes as usize);
+                for k in 0..lanes {
+                    let i = self.builder.build_extract_element(indices, self.i32_const(k as i64), "")?;
+                    addresses.push(self.element(&b, i)?);
+                }
+                addresses
+            }
+        };
+        for (k, p) in addresses.into_iter().enumerate() {
             let x = self.builder.build_extract_element(values, self.i32_const(k as i64), "")?;
-            let p = self.element(&b, i)?;
             let st = self.builder.build_store(p, x)?;
             self.tag_access(buffer, Some(st));
         }

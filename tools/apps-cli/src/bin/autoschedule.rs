@@ -60,11 +60,16 @@ struct Args {
     /// With `--run`, also time these schedules (text form, one file each).
     #[arg(long, requires = "run")]
     also: Vec<std::path::PathBuf>,
-    /// With `--run`, write each timed schedule's lowered statement to
-    /// DIR/{n}.stmt (in the order timed: naive, an app's expert, auto,
-    /// then the `--also` files).
+    /// With `--run`, write each timed schedule's lowered statement, LLVM
+    /// IR and assembly to DIR/{n}.stmt, .ll and .s (in the order timed:
+    /// naive, an app's expert, auto, then the `--also` files).
     #[arg(long, requires = "run")]
     emit: Option<std::path::PathBuf>,
+    /// With `--run`, compile in the fast float mode (multiplies and adds
+    /// may fuse, as in Halide's default); outputs then agree within a
+    /// tolerance, not bit for bit.
+    #[arg(long, requires = "run")]
+    fast_float: bool,
     /// Also try storing a Func one level out and computing it sliding
     /// inside (line buffers).
     #[arg(long)]
@@ -172,11 +177,17 @@ fn main() -> Result<()> {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             for (k, (name, schedule)) in schedules.iter().enumerate() {
                 let lowered = compiler::lower(&app.pipeline, schedule).with_context(|| format!("lowering the {name} schedule"))?;
-                let path = dir.join(format!("{k}.stmt"));
-                std::fs::write(&path, format!("# {name}\n{}", lowered.stmt)).with_context(|| format!("writing {}", path.display()))?;
+                let options = codegen::CompileOptions { keep_text: true, fast_float: args.fast_float };
+                let text = codegen::compile_with(&lowered, &options)?.text.clone().context("the compiled text was asked for")?;
+                let stmt = format!("# {name}\n{}", lowered.stmt);
+                for (ext, text) in [("stmt", stmt), ("ll", text.llvm_ir), ("s", text.assembly)] {
+                    let path = dir.join(format!("{k}.{ext}"));
+                    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                }
             }
         }
-        let measured = benchmark::measure(&app, &schedules, &benchmark::SamplingOptions::default())?;
+        let sampling = benchmark::SamplingOptions { fast_float: args.fast_float, ..benchmark::SamplingOptions::default() };
+        let measured = benchmark::measure(&app, &schedules, &sampling)?;
         for row in &measured.rows {
             println!("{}: compile {:.1} ms, run {:.3} ms (min of {})", row.schedule, row.compile_ms, row.min_ms, row.samples);
         }
