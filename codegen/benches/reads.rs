@@ -2,7 +2,7 @@
 //! treats apart (see `emit/memory.rs`), for 32-, 16- and 8-bit inputs: a
 //! vectorized sum over a window of `stride` columns, each output column
 //! reading from `stride * x` (a pooling: dense at stride 1, dense loads and
-//! shuffles at strides 2 to 8, a gather beyond), and a copy of `input(x /
+//! shuffles at strides 2 to 8, a scalar load per lane beyond), and a copy of `input(x /
 //! factor)` (an upsampling: dense loads and a shuffle per remainder up to a
 //! factor of 8, a gather beyond). Each pipeline is compiled once and
 //! checked against the reference evaluator; only its runs are timed.

@@ -3,7 +3,7 @@
 //! (`std::arch` feature detection), so that crates which only analyse or
 //! schedule can ask for it; the code generator detects the same features
 //! through LLVM for the code it emits. Also the limits of the vector reads
-//! the code generator makes without a gather, which the featurizer needs,
+//! the code generator makes as dense loads, which the featurizer needs,
 //! and [`GpuTarget`]: an NVIDIA GPU's architecture and per-block limits,
 //! given by name (`sm_70`, `sm_90`) where no GPU is present.
 
@@ -11,9 +11,9 @@ use crate::ir::types::ScalarType;
 use serde::{Deserialize, Serialize};
 
 /// The longest constant stride at which the code generator reads a vector
-/// as dense vectors combined by shuffles (at 8, 2-5.5 times faster per
-/// element than a gather at 9: `codegen/benches/reads.rs`); beyond it the
-/// loads and shuffles grow with the stride and a gather is kept. The
+/// as dense vectors combined by shuffles (`codegen/benches/reads.rs` times
+/// them); beyond it the loads and shuffles grow with the stride and it
+/// loads lane by lane, as at a stride known only at run time. The
 /// featurizer counts such reads as the dense loads they are.
 pub const MAX_SHUFFLED_STRIDE: i64 = 8;
 
