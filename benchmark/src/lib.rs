@@ -214,6 +214,18 @@ pub fn measure<S: AsRef<str>>(app: &App, schedules: &[(S, Schedule)], options: &
     Ok(Measured { rows, output: reference.expect("at least one schedule") })
 }
 
+/// What an `--emit` flag writes for `schedule` of `app`: its lowered
+/// statement, and the LLVM IR and assembly code generation makes of it,
+/// each with its file extension (`stmt`, `ll`, `s`).
+pub fn listings(app: &App, schedule: &Schedule, fast_float: bool) -> Result<[(&'static str, String); 3], BenchError> {
+    let name = || app.name.to_string();
+    let lowered = compiler::lower::lower(&app.pipeline, schedule).map_err(|source| BenchError::Lower { app: name(), source })?;
+    let options = codegen::CompileOptions { keep_text: true, fast_float };
+    let compiled = codegen::compile_with(&lowered, &options).map_err(|source| BenchError::Codegen { app: name(), source })?;
+    let text = compiled.text.clone().expect("the compiled text was asked for");
+    Ok([("stmt", lowered.stmt.to_string()), ("ll", text.llvm_ir), ("s", text.assembly)])
+}
+
 /// Median wall time of `repeats` JIT compiles of an all-root, vectorized
 /// `stages`-stage chain of 3x3 stencils (lowering excluded).
 pub fn chain_compile_time(stages: usize, repeats: usize, lanes: i64) -> Result<Duration, BenchError> {

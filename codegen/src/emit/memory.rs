@@ -4,9 +4,9 @@
 //! tree of shuffles, reads of repeated elements (upsampling) as two dense
 //! loads and shuffles, reads through clamps
 //! (boundary conditions, nested or shifted) as a dense load wherever no
-//! clamp bites, reads and writes at run-time strides lane by lane from one base address,
-//! gathers and lane-by-lane scatters, and the per-buffer TBAA
-//! tags that tell LLVM distinct buffers never overlap.
+//! clamp bites, reads and writes at run-time strides lane by lane from one
+//! base address, gathers and lane-by-lane scatters, and the per-buffer
+//! TBAA tags that tell LLVM distinct buffers never overlap.
 
 use super::types::vector_of;
 use super::{BufferRef, CodegenError, FunctionEmitter, Result, Value};

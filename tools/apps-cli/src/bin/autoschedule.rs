@@ -176,11 +176,11 @@ fn main() -> Result<()> {
         if let Some(dir) = &args.emit {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             for (k, (name, schedule)) in schedules.iter().enumerate() {
-                let lowered = compiler::lower(&app.pipeline, schedule).with_context(|| format!("lowering the {name} schedule"))?;
-                let options = codegen::CompileOptions { keep_text: true, fast_float: args.fast_float };
-                let text = codegen::compile_with(&lowered, &options)?.text.clone().context("the compiled text was asked for")?;
-                let stmt = format!("# {name}\n{}", lowered.stmt);
-                for (ext, text) in [("stmt", stmt), ("ll", text.llvm_ir), ("s", text.assembly)] {
+                let listings =
+                    benchmark::listings(&app, schedule, args.fast_float).with_context(|| format!("compiling the {name} schedule"))?;
+                for (ext, text) in listings {
+                    // The statement file is headed by its schedule; IR and assembly stay as LLVM wrote them.
+                    let text = if ext == "stmt" { format!("# {name}\n{text}") } else { text };
                     let path = dir.join(format!("{k}.{ext}"));
                     std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
                 }

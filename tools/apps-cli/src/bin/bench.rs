@@ -189,10 +189,7 @@ fn main() -> Result<()> {
             write(dir, format!("{name}.bin"), measured.output.bytes())?;
         }
         if let (Some(dir), Some(expert)) = (&args.emit, &app.expert) {
-            let lowered = compiler::lower::lower(&app.pipeline, expert)?;
-            let compiled = codegen::compile_with(&lowered, &codegen::CompileOptions { keep_text: true, fast_float: args.fast_float })?;
-            let text = compiled.text.clone().expect("kept");
-            for (ext, text) in [("stmt", lowered.stmt.to_string()), ("ll", text.llvm_ir), ("s", text.assembly)] {
+            for (ext, text) in benchmark::listings(&app, expert, args.fast_float)? {
                 write(dir, format!("{name}.{ext}"), text.as_bytes())?;
             }
         }
