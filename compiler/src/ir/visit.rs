@@ -441,6 +441,29 @@ pub fn substitute(name: &str, value: &Expr, e: &Expr) -> Expr {
     substitute_map(&map, e)
 }
 
+/// `e` with the lets of `lets` (outermost first, each value in terms of
+/// those before it) that it mentions, directly or through the values of
+/// others, substituted innermost first; `None` once it grows past
+/// `max_nodes` (counted as a tree). Only the lets mentioned are
+/// substituted: most of a long chain of lets around a point (the bounds of
+/// other Funcs) are not, and substituting each in turn would walk `e` once
+/// per let.
+pub fn substitute_lets(lets: &[(Name, Expr)], e: &Expr, max_nodes: usize) -> Option<Expr> {
+    let mut out = e.clone();
+    let mut mentioned = free_vars(&out);
+    for (name, value) in lets.iter().rev() {
+        if !mentioned.remove(name) {
+            continue;
+        }
+        out = substitute(name, value, &out);
+        if node_count(&out) > max_nodes {
+            return None;
+        }
+        mentioned.extend(free_vars(value));
+    }
+    Some(out)
+}
+
 /// Substitutes one variable into a statement.
 pub fn substitute_stmt(name: &str, value: &Expr, s: &Stmt) -> Stmt {
     let mut map = HashMap::new();

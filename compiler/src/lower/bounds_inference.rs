@@ -6,7 +6,9 @@
 //! Requires: the output of loop synthesis. Run [`infer_func`] for every Func
 //! consumers first (a Func's requirement is read off its consumers' loops).
 //! Guarantees: every `{f}.{x}.min/max` and `{f}.s{s}.{x}.min/max` name is
-//! defined by a `LetStmt` around `f`'s `ProducerConsumer` node; every
+//! defined by a `LetStmt` in front of `f`'s `ProducerConsumer` node (around
+//! it, or moved out in front of its `Realize` and of the producers realized
+//! around it at the same loop level); every
 //! `Realize` has bounds covering all reads and writes inside it; the
 //! statement starts with assertions that each input holds the region read
 //! from it and each output buffer holds the region written to it.
@@ -17,12 +19,13 @@ use super::validate::FuncPlan;
 use crate::analysis::footprint::{box_touched, box_touched_naming, unbounded_access, Access};
 use crate::analysis::interval::{with_lets, Interval, Scope};
 use crate::error::{LowerError, UserError};
-use crate::ir::expr::{Expr, Name};
+use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use crate::ir::stmt::{Range, Stmt, StmtNode};
-use crate::ir::visit::{expr_uses_var, names_bound};
+use crate::ir::visit::{expr_any_node, expr_uses_var, names_bound, substitute_lets};
 use crate::lang::ops::CompareExt;
 use crate::lang::pipeline::{buffer_vars, FuncDef};
 use crate::simplify::simplify;
+use std::collections::HashSet;
 
 fn unbounded(func: &str, dim: &str, what: &str) -> LowerError {
     UserError::Unbounded { func: func.to_string(), dim: dim.to_string(), what: what.to_string() }.into()
@@ -56,58 +59,112 @@ impl Preamble {
 /// Defines the required region and stage bounds of `f` around its
 /// `ProducerConsumer` node.
 ///
-/// The lets that open `f`'s consume side (the bounds of consumers computed
-/// at the same loop level, inferred before `f`) move out in front of `f`'s
-/// own, so that `f`'s region refers to them by name. Expanding them instead
-/// would double the expression at every level of a chain of sliding
-/// windows, whose starts are `select`s over the consumer's start.
+/// The lets that open `f`'s consume side, through the realizations of
+/// the consumers there (the bounds of consumers computed at the same loop
+/// level, inferred before `f`), move out in front of `f`'s own, so that
+/// `f`'s region refers to them by name. Expanding them instead would
+/// double the expression at every level of a chain of sliding windows,
+/// whose starts are `select`s over the consumer's start, and expand every
+/// consumer's bounds again for each of its producers.
 pub fn infer_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, is_output: bool) -> Result<Stmt, LowerError> {
     let name = f.name.clone();
     let is_pc = |n: &Stmt| matches!(n.node(), StmtNode::ProducerConsumer { func, .. } if *func == name);
     rewrite_matching(s, is_pc, |ctx, node| {
         let StmtNode::ProducerConsumer { func, produce, consume } = node.node() else { unreachable!() };
-        let (hoisted, consume) = if is_output { (vec![], consume.clone()) } else { leading_lets(consume) };
+        let (hoisted, consume) = if is_output { (vec![], consume.clone()) } else { leading_lets(consume, |_| false) };
         let node = Stmt::new(StmtNode::ProducerConsumer { func: func.clone(), produce: produce.clone(), consume: consume.clone() });
-        let inner = preamble(f, fp, is_output, produce, &consume, ctx)?.around(node);
+        let inner = preamble(f, fp, is_output, produce, &consume, ctx, &hoisted)?.around(node);
         Ok::<_, LowerError>(hoisted.into_iter().rev().fold(inner, |body, (n, v)| Stmt::let_stmt(n, v, body)))
     })
 }
 
-/// Splits the chain of lets `s` starts with into those that can move out
-/// in front of it (outermost first) and the statement that stays: the
-/// lets not bound again inside (a loop split reuses a stage's names) and
-/// not using a let that stays, since a moved name must mean the same
-/// thing everywhere below it.
-fn leading_lets(s: &Stmt) -> (Vec<(Name, Expr)>, Stmt) {
-    let mut chain = vec![];
+/// Splits the lets `s` starts with, looking through the `Realize` nodes
+/// among them, into those that can move out in front of it (outermost
+/// first) and the statement that stays: the lets `keep` does not hold for
+/// (a realization keeps its Func's own bounds, whose constant widths its
+/// size is read through), not bound again inside
+/// or twice on the way (a loop split reuses a stage's names), not using a
+/// let that stays, since a moved name must mean the same thing everywhere
+/// below it, and reading no storage (a let inside a `Realize` may read the
+/// Func stored there). The `Realize` nodes stay where they are.
+///
+/// Through the `Realize` nodes reach the bounds of the consumers computed
+/// at the same loop level and realized inside one another: moved out, they
+/// are names to a producer's walk, not definitions it expands again down
+/// to the loops for every producer (quadratic in a chain's length).
+fn leading_lets(s: &Stmt, keep: impl Fn(&Name) -> bool) -> (Vec<(Name, Expr)>, Stmt) {
+    enum Head {
+        Let(Name, Expr),
+        Realize(Stmt),
+    }
+    let mut head = vec![];
     let mut at = s.clone();
-    while let StmtNode::LetStmt { name, value, body } = at.node() {
-        chain.push((name.clone(), value.clone()));
-        let next = body.clone();
+    loop {
+        let next = match at.node() {
+            StmtNode::LetStmt { name, value, body } => {
+                head.push(Head::Let(name.clone(), value.clone()));
+                body.clone()
+            }
+            StmtNode::Realize { body, .. } => {
+                head.push(Head::Realize(at.clone()));
+                body.clone()
+            }
+            _ => break,
+        };
         at = next;
     }
-    let rebound = names_bound(&at);
-    let (mut moved, mut kept) = (vec![], vec![]);
-    for (name, value) in chain {
-        let stays = rebound.contains(&name) || kept.iter().any(|(k, _): &(Name, Expr)| expr_uses_var(&value, k));
-        if stays {
-            kept.push((name, value));
-        } else {
-            moved.push((name, value));
+    let mut rebound = names_bound(&at);
+    let mut seen = HashSet::new();
+    for h in &head {
+        if let Head::Let(name, _) = h {
+            if !seen.insert(name.clone()) {
+                rebound.insert(name.clone());
+            }
         }
     }
-    (moved, kept.into_iter().rev().fold(at, |body, (n, v)| Stmt::let_stmt(n, v, body)))
+    let reads_storage =
+        |e: &Expr| expr_any_node(e, |n| matches!(n, ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. }));
+    let mut moved = vec![];
+    let mut kept: Vec<Head> = vec![];
+    let mut kept_names: Vec<Name> = vec![];
+    for h in head {
+        match h {
+            Head::Let(name, value) => {
+                let stays =
+                    keep(&name) || rebound.contains(&name) || reads_storage(&value) || kept_names.iter().any(|k| expr_uses_var(&value, k));
+                if stays {
+                    kept_names.push(name.clone());
+                    kept.push(Head::Let(name, value));
+                } else {
+                    moved.push((name, value));
+                }
+            }
+            realize => kept.push(realize),
+        }
+    }
+    let stays = kept.into_iter().rev().fold(at, |body, h| match h {
+        Head::Let(n, v) => Stmt::let_stmt(n, v, body),
+        Head::Realize(r) => {
+            let StmtNode::Realize { func, types, bounds, .. } = r.node() else { unreachable!() };
+            Stmt::new(StmtNode::Realize { func: func.clone(), types: types.clone(), bounds: bounds.clone(), body })
+        }
+    });
+    (moved, stays)
 }
 
 /// Sizes the `Realize` of `f` to cover every read and write of it inside,
 /// once its stage bounds are final (after the sliding window, whose
-/// shifted start may make rounded-up splits write further).
+/// shifted start may make rounded-up splits write further). The lets that
+/// open its body (`f`'s bounds, its consumers' moved out) move out in
+/// front of it, and the box names them.
 pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
     let name = f.name.clone();
     let is_realize = |n: &Stmt| matches!(n.node(), StmtNode::Realize { func, .. } if *func == name);
     rewrite_matching(s, is_realize, |_, node| {
         let StmtNode::Realize { func, types, body, .. } = node.node() else { unreachable!() };
-        let (touched, named) = box_touched_naming(body, Access::Func(&f.name), &mut Scope::default(), &format!("{}.stored", f.name));
+        let own = format!("{name}.");
+        let (hoisted, body) = leading_lets(body, |n| n.starts_with(&own));
+        let (touched, named) = box_touched_naming(&body, Access::Func(&f.name), &mut Scope::default(), &format!("{}.stored", f.name));
         let bounds = match touched {
             Some(b) => bounded(&b, f, "the region it is stored over")?
                 .into_iter()
@@ -116,12 +173,24 @@ pub fn size_realization(s: &Stmt, f: &FuncDef) -> Result<Stmt, LowerError> {
                 .collect(),
             None => f.args.iter().map(|_| Range { min: Expr::i32(0), extent: Expr::i32(0) }).collect(),
         };
-        let realize = Stmt::new(StmtNode::Realize { func: func.clone(), types: types.clone(), bounds, body: body.clone() });
-        Ok::<_, LowerError>(named.into_iter().rev().fold(realize, |body, (n, v)| Stmt::let_stmt(n, v, body)))
+        let realize = Stmt::new(StmtNode::Realize { func: func.clone(), types: types.clone(), bounds, body });
+        let lets = hoisted.into_iter().chain(named);
+        Ok::<_, LowerError>(lets.rev().fold(realize, |body, (n, v)| Stmt::let_stmt(n, v, body)))
     })
 }
 
-fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume: &Stmt, ctx: &Context) -> Result<Preamble, LowerError> {
+/// The lets and assertions in front of `f`'s `ProducerConsumer` node;
+/// `outside` are the lets moved out in front of them (its consumers'
+/// bounds), which its region names.
+fn preamble(
+    f: &FuncDef,
+    fp: &FuncPlan,
+    is_output: bool,
+    produce: &Stmt,
+    consume: &Stmt,
+    ctx: &Context,
+    outside: &[(Name, Expr)],
+) -> Result<Preamble, LowerError> {
     let name = &*f.name;
     let mut lets = vec![];
     let mut asserts = vec![];
@@ -165,7 +234,9 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
             }
             None => {
                 lets.push((required_min(name, arg), lo.clone()));
-                lets.push((required_max(name, arg), max_from_min(name, arg, lo, hi, ctx)));
+                let in_scope: Vec<(Name, Expr)> =
+                    outside.iter().cloned().chain(lets.iter().map(|(n, v)| (n.as_str().into(), v.clone()))).collect();
+                lets.push((required_max(name, arg), max_from_min(name, arg, lo, hi, ctx, &in_scope)));
             }
         }
     }
@@ -211,13 +282,21 @@ fn preamble(f: &FuncDef, fp: &FuncPlan, is_output: bool, produce: &Stmt, consume
 /// `k` (a Func computed per tile of a split: the split loops' extents are
 /// constant lets around it), so that the loops over it get constant extents
 /// once the simplifier inlines the shifted variable; else the bound as
-/// inferred.
-fn max_from_min(func: &str, arg: &str, lo: &Expr, hi: &Expr, ctx: &Context) -> Expr {
-    match simplify(&ctx.expand_constant_lets(&(hi.clone() - lo.clone()))).as_int() {
+/// inferred. The width is read through `lets` (the lets in scope in front
+/// of the region: its consumers' bounds, which it names) and the constant
+/// lets around it.
+fn max_from_min(func: &str, arg: &str, lo: &Expr, hi: &Expr, ctx: &Context, lets: &[(Name, Expr)]) -> Expr {
+    let width = hi.clone() - lo.clone();
+    let width = substitute_lets(lets, &width, MAX_WIDTH_NODES).unwrap_or(width);
+    match simplify(&ctx.expand_constant_lets(&width)).as_int() {
         Some(width) => Expr::ivar(required_min(func, arg)) + Expr::i32(width),
         None => hi.clone(),
     }
 }
+
+/// The most nodes a region's width may grow to with the lets in front of
+/// it substituted, in [`max_from_min`].
+const MAX_WIDTH_NODES: usize = 2_000;
 
 /// The box of an input the pipeline reads, or of an output it writes, as
 /// expressions in the pipeline's buffer fields and params (`[min, max]` per
@@ -243,7 +322,7 @@ pub struct Footprint {
 /// its producer at two clamped offsets would double the region at every
 /// level.
 pub fn check_buffers(s: &Stmt, inputs: &[(Name, usize)], outputs: &[FuncDef]) -> Result<(Stmt, Vec<Footprint>), LowerError> {
-    let (mut lets, s) = leading_lets(s);
+    let (mut lets, s) = leading_lets(s, |_| false);
     let mut boxes = vec![];
     for (name, dims) in inputs {
         let (b, named) = box_touched_naming(&s, Access::Input(name), &mut Scope::default(), &format!("{name}.read"));

@@ -32,8 +32,7 @@ use crate::ir::expr::{CmpOp, Expr, ExprNode, Name};
 use crate::ir::stmt::{ForKind, Stmt, StmtNode};
 use crate::ir::types::Type;
 use crate::ir::visit::{
-    expr_any_node, expr_uses_any, free_vars, mutate_expr_children, mutate_stmt_children, names_bound, node_count, substitute, walk_expr,
-    walk_stmt,
+    expr_any_node, expr_uses_any, mutate_expr_children, mutate_stmt_children, names_bound, substitute_lets, walk_expr, walk_stmt,
 };
 use crate::ir::visit::{Mutator, Visitor};
 use crate::simplify::{can_prove, simplify};
@@ -67,7 +66,8 @@ impl Mutator for Promote {
 /// One access of a buffer inside the loop.
 struct Access {
     /// The index with the lets inside the loop substituted (`None`: too
-    /// large to, see [`MAX_EXPANDED_INDEX_NODES`]).
+    /// large to, see [`MAX_EXPANDED_INDEX_NODES`], or not expanded: not a
+    /// buffer that could be promoted).
     index: Option<Expr>,
     ty: Type,
     /// Under a condition, or in a loop that may not run.
@@ -78,7 +78,23 @@ impl Promote {
     /// The loop `s` (its variable, min, extent and kind, then its body) with
     /// its first promotable buffer's accumulators promoted, if it has one.
     fn promote(&mut self, s: &Stmt, (var, min, extent, kind): (&Name, &Expr, &Expr, ForKind), body: &Stmt) -> Option<Stmt> {
-        let mut found = Accesses::default();
+        // A first walk without expanding any index finds the buffers that
+        // could be promoted (stored, not allocated, accessed
+        // unconditionally); only their indices are expanded, in a second
+        // (expanding every access of a deep nest at every serial loop
+        // around it was most of the pass's time).
+        let mut first = Accesses::default();
+        first.visit_stmt(body);
+        let candidates: HashSet<Name> = first
+            .by_buffer
+            .iter()
+            .filter(|(b, accesses)| first.stored.contains(*b) && !first.allocated.contains(*b) && accesses.iter().all(|a| !a.conditional))
+            .map(|(b, _)| b.clone())
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let mut found = Accesses { expanding: candidates, ..Accesses::default() };
         found.visit_stmt(body);
         let mut bound: HashSet<Name> = names_bound(body);
         bound.insert(var.clone());
@@ -208,12 +224,15 @@ struct Accesses {
     /// How many enclosing conditions (ifs, selects, short-circuits, loops
     /// that may not run) the walk is under.
     conditions: usize,
+    /// The buffers whose access indices are expanded (the others' are
+    /// recorded as `None`).
+    expanding: HashSet<Name>,
 }
 
 impl Accesses {
     fn record(&mut self, buffer: &Name, index: &Expr, ty: Type) {
         let conditional = self.conditions > 0;
-        let index = self.lets.expand(index);
+        let index = if self.expanding.contains(buffer) { self.lets.expand(index) } else { None };
         self.by_buffer.entry(buffer.clone()).or_default().push(Access { index, ty, conditional });
     }
 
@@ -299,27 +318,11 @@ struct Lets(Vec<(Name, Expr)>);
 const MAX_EXPANDED_INDEX_NODES: usize = 500;
 
 impl Lets {
-    /// `e` with the lets substituted, innermost first (a let's value may
-    /// use the lets outside it), simplified (a dense vector index becomes a
-    /// ramp); `None` if it grows past [`MAX_EXPANDED_INDEX_NODES`].
-    /// Only the lets the index mentions, directly or through the lets it
-    /// mentions, are substituted: most around a deep access (the bounds of
-    /// the Funcs computed outside it) are not, and substituting each in turn
-    /// walked the index once per let.
+    /// `e` with the lets substituted ([`substitute_lets`]), simplified (a
+    /// dense vector index becomes a ramp); `None` if it grows past
+    /// [`MAX_EXPANDED_INDEX_NODES`].
     fn expand(&self, e: &Expr) -> Option<Expr> {
-        let mut out = e.clone();
-        let mut mentioned = free_vars(&out);
-        for (name, value) in self.0.iter().rev() {
-            if !mentioned.remove(name) {
-                continue;
-            }
-            out = substitute(name, value, &out);
-            if node_count(&out) > MAX_EXPANDED_INDEX_NODES {
-                return None;
-            }
-            mentioned.extend(free_vars(value));
-        }
-        Some(simplify(&out))
+        substitute_lets(&self.0, e, MAX_EXPANDED_INDEX_NODES).map(|out| simplify(&out))
     }
 }
 

@@ -25,8 +25,12 @@ use std::collections::{HashMap, HashSet};
 
 /// The most evaluations (of a let, a loop bound or the size) spent running
 /// through the loops around one allocation before bounding it by
-/// intervals instead.
-pub const MAX_EVALUATIONS: usize = 20_000;
+/// intervals instead. A size names the bounds of the Funcs that consume
+/// the one allocated (bounds inference defines them in front of it), so a
+/// Func read by many consumers in a deep nest of tiles needs each of their
+/// lets at every iteration run through: hundreds of lets over tens of
+/// iterations.
+pub const MAX_EVALUATIONS: usize = 200_000;
 
 /// Loops of at most this many iterations are run through whole; longer
 /// ones at their ends and middle (see [`iterations`]).
