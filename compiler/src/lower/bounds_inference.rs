@@ -21,7 +21,7 @@ use crate::analysis::interval::{with_lets, Interval, Scope};
 use crate::error::{LowerError, UserError};
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use crate::ir::stmt::{Range, Stmt, StmtNode};
-use crate::ir::visit::{expr_any_node, expr_uses_var, names_bound, substitute_lets};
+use crate::ir::visit::{expr_any_node, expr_uses_var, free_vars, names_bound, substitute_lets};
 use crate::lang::ops::CompareExt;
 use crate::lang::pipeline::{buffer_vars, FuncDef};
 use crate::simplify::simplify;
@@ -83,7 +83,8 @@ pub fn infer_func(s: &Stmt, f: &FuncDef, fp: &FuncPlan, is_output: bool) -> Resu
 /// first) and the statement that stays: the lets `keep` does not hold for
 /// (a realization keeps its Func's own bounds, whose constant widths its
 /// size is read through), not bound again inside
-/// or twice on the way (a loop split reuses a stage's names), not using a
+/// or twice on the way (a loop split reuses a stage's names), not read by
+/// what stays in front of it (it would shadow a name there), not using a
 /// let that stays, since a moved name must mean the same thing everywhere
 /// below it, and reading no storage (a let inside a `Realize` may read the
 /// Func stored there). The `Realize` nodes stay where they are.
@@ -127,19 +128,31 @@ fn leading_lets(s: &Stmt, keep: impl Fn(&Name) -> bool) -> (Vec<(Name, Expr)>, S
     let mut moved = vec![];
     let mut kept: Vec<Head> = vec![];
     let mut kept_names: Vec<Name> = vec![];
+    // The names what stays in front of a let reads (a realization's bounds,
+    // a kept let's value): moved in front of it, the let would shadow them.
+    let mut read_before: HashSet<Name> = HashSet::new();
     for h in head {
         match h {
             Head::Let(name, value) => {
-                let stays =
-                    keep(&name) || rebound.contains(&name) || reads_storage(&value) || kept_names.iter().any(|k| expr_uses_var(&value, k));
+                let stays = keep(&name)
+                    || rebound.contains(&name)
+                    || read_before.contains(&name)
+                    || reads_storage(&value)
+                    || kept_names.iter().any(|k| expr_uses_var(&value, k));
                 if stays {
+                    read_before.extend(free_vars(&value));
                     kept_names.push(name.clone());
                     kept.push(Head::Let(name, value));
                 } else {
                     moved.push((name, value));
                 }
             }
-            realize => kept.push(realize),
+            Head::Realize(r) => {
+                if let StmtNode::Realize { bounds, .. } = r.node() {
+                    bounds.iter().for_each(|b| read_before.extend(free_vars(&b.min).into_iter().chain(free_vars(&b.extent))));
+                }
+                kept.push(Head::Realize(r));
+            }
         }
     }
     let stays = kept.into_iter().rev().fold(at, |body, h| match h {
