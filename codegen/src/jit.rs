@@ -113,6 +113,10 @@ pub struct CompiledPipeline {
 /// The text of compiled code, for inspection.
 #[derive(Clone, Debug)]
 pub struct CompiledText {
+    /// The LLVM IR as code generation emitted it, before LLVM's passes:
+    /// what is ours to decide (LLVM may still, say, turn lane-by-lane loads
+    /// into a gather where the target's cost model prefers one).
+    pub emitted_ir: String,
     /// The optimized LLVM IR.
     pub llvm_ir: String,
     /// The host assembly.
@@ -122,8 +126,8 @@ pub struct CompiledText {
 /// Options of [`compile_with`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CompileOptions {
-    /// Keep the optimized LLVM IR and the assembly (printing them costs
-    /// about as much as a second code generation).
+    /// Keep the LLVM IR (as emitted and optimized) and the assembly
+    /// (printing them costs about as much as a second code generation).
     pub keep_text: bool,
     /// Let LLVM fuse multiplies and adds ([`crate::float_mode`]); off, float
     /// results are bit-identical to the reference evaluator's.
@@ -173,8 +177,10 @@ pub fn compile_with(lowered: &Lowered, options: &CompileOptions) -> Result<Compi
         f.add_attribute(inkwell::attributes::AttributeLoc::Function, features);
     }
     module.verify().map_err(|e| CodegenError::Llvm(format!("invalid module: {e}\n{}", module.print_to_string())))?;
+    let emitted_ir = options.keep_text.then(|| module.print_to_string().to_string());
     module.run_passes("default<O3>", &machine, PassBuilderOptions::create()).map_err(|e| CodegenError::Llvm(e.to_string()))?;
-    let text = options.keep_text.then(|| CompiledText {
+    let text = emitted_ir.map(|emitted_ir| CompiledText {
+        emitted_ir,
         llvm_ir: module.print_to_string().to_string(),
         assembly: machine
             .write_to_memory_buffer(&module, FileType::Assembly)

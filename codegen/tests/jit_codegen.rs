@@ -75,8 +75,8 @@ fn strided_reads_shuffle_up_to_stride_8_and_load_lane_by_lane_beyond() {
 /// Vectors across a dimension whose stride is known only at run time (a
 /// transpose vectorized along either side), and at a negative constant
 /// stride (a mirror): reads and writes lane by lane from one base address,
-/// no gather, the reference's results for several types and widths,
-/// tails included.
+/// no gather emitted, the reference's results for several types and
+/// widths, tails included.
 #[test]
 fn run_time_strides_read_and_write_lane_by_lane() {
     for ty in [ScalarType::F32, ScalarType::U8, ScalarType::I16, ScalarType::F64, ScalarType::Bool] {
@@ -106,8 +106,11 @@ fn run_time_strides_read_and_write_lane_by_lane() {
                 let options = CompileOptions { keep_text: true, ..Default::default() };
                 let compiled = compile_with(&lower(&p, &s).unwrap(), &options).unwrap();
                 let case = format!("{what}, {ty:?}, {lanes} lanes");
-                let ir = &compiled.text.as_ref().expect("kept").llvm_ir;
-                assert!(!ir.contains("llvm.masked.gather"), "{case}: no gather:\n{ir}");
+                // What code generation emits (LLVM's passes may still form
+                // a gather from the lanes where the target prefers one: AVX-512
+                // for 8 f64 lanes).
+                let ir = &compiled.text.as_ref().expect("kept").emitted_ir;
+                assert!(!ir.contains("llvm.masked.gather"), "{case}: no gather emitted:\n{ir}");
                 let inputs = BTreeMap::from([("input".to_string(), b)]);
                 agrees_with_reference(&compiled, &p, &inputs, "out", &[(0, w), (0, h)], &case);
             }
