@@ -196,8 +196,20 @@ struct Job {
     top_k: usize,
 }
 
+/// The most bytes of an error's text a status carries (it travels in an
+/// HTTP/2 header); past them, the rest (most often a schedule's text) is
+/// cut, and the status says how much was.
+const MAX_STATUS_MESSAGE: usize = 960;
+
 fn invalid(e: impl std::fmt::Display) -> Status {
-    Status::invalid_argument(e.to_string())
+    let mut text = e.to_string();
+    if text.len() > MAX_STATUS_MESSAGE {
+        let cut = (0..=MAX_STATUS_MESSAGE).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        let dropped = text.len() - cut;
+        text.truncate(cut);
+        text.push_str(&format!(" ... ({dropped} more bytes)"));
+    }
+    Status::invalid_argument(text)
 }
 
 impl SchedulerService {
