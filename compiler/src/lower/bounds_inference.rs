@@ -21,7 +21,7 @@ use crate::analysis::interval::{with_lets, Interval, Scope};
 use crate::error::{LowerError, UserError};
 use crate::ir::expr::{CallTarget, Expr, ExprNode, Name};
 use crate::ir::stmt::{Range, Stmt, StmtNode};
-use crate::ir::visit::{expr_any_node, expr_uses_var, free_vars, names_bound, substitute_lets};
+use crate::ir::visit::{expr_any_node, free_vars, names_bound, substitute_lets};
 use crate::lang::ops::CompareExt;
 use crate::lang::pipeline::{buffer_vars, FuncDef};
 use crate::simplify::simplify;
@@ -127,21 +127,22 @@ fn leading_lets(s: &Stmt, keep: impl Fn(&Name) -> bool) -> (Vec<(Name, Expr)>, S
         |e: &Expr| expr_any_node(e, |n| matches!(n, ExprNode::Call { target: CallTarget::Func(_) | CallTarget::Input(_), .. }));
     let mut moved = vec![];
     let mut kept: Vec<Head> = vec![];
-    let mut kept_names: Vec<Name> = vec![];
+    let mut kept_names: HashSet<Name> = HashSet::new();
     // The names what stays in front of a let reads (a realization's bounds,
     // a kept let's value): moved in front of it, the let would shadow them.
     let mut read_before: HashSet<Name> = HashSet::new();
     for h in head {
         match h {
             Head::Let(name, value) => {
+                let uses = free_vars(&value);
                 let stays = keep(&name)
                     || rebound.contains(&name)
                     || read_before.contains(&name)
                     || reads_storage(&value)
-                    || kept_names.iter().any(|k| expr_uses_var(&value, k));
+                    || uses.iter().any(|u| kept_names.contains(u));
                 if stays {
-                    read_before.extend(free_vars(&value));
-                    kept_names.push(name.clone());
+                    read_before.extend(uses);
+                    kept_names.insert(name.clone());
                     kept.push(Head::Let(name, value));
                 } else {
                     moved.push((name, value));
