@@ -220,6 +220,9 @@ pub fn autoschedule(
         Ok(mut result) => {
             result.reason = match result.reason {
                 Reason::RootUnchecked { timed_out, .. } => Reason::RootUnchecked { nested: Some(rejected.rejection()), timed_out },
+                Reason::RootAfterFailures { flat, checked, .. } => {
+                    Reason::RootAfterFailures { nested: Some(rejected.rejection()), flat, checked }
+                }
                 _ => Reason::FlatFallback { nested: rejected.rejection() },
             };
             result
@@ -287,6 +290,37 @@ fn checked_past_budget(
     }
 }
 
+/// Every Func at the root, when the best candidates failed at the
+/// estimates (inlining past the compiler's limit, say, which no Func at
+/// the root does) and it is not one of them: checked with one more
+/// budget's time (under a strict budget, until `check_deadline`, and
+/// answered unchecked, as [`Reason::RootUnchecked`] is, when that check
+/// runs out of time), with whether the check finished; `None` where it
+/// fails at the estimates too.
+fn root_after_failures(
+    dag: &Dag,
+    pipeline: &PipelineDef,
+    model: &dyn CostModel,
+    options: &BeamOptions,
+    check_deadline: Instant,
+    rejected: &Rejected,
+) -> Option<((Schedule, beam::State), bool)> {
+    let state = beam::all_at_root(dag, model);
+    let schedule = apply::to_schedule(dag, &state.root);
+    if rejected.failed.as_ref().is_some_and(|(_, failed)| *failed == schedule) {
+        return None;
+    }
+    let deadline = if options.strict_budget { check_deadline } else { Instant::now() + options.budget.max(options.past_budget_check) };
+    match check_at_estimates(pipeline, &schedule, &Limits { deadline: Some(deadline), ..Limits::default() }) {
+        Ok(_) => Some(((schedule, state), true)),
+        Err(EstimateError::Lower(LowerError::Deadline { .. })) if options.strict_budget => Some(((schedule, state), false)),
+        Err(e) => {
+            tracing::debug!(error = %e, %schedule, "every Func at the root rejected");
+            None
+        }
+    }
+}
+
 /// Why a check past the budget gave no answer.
 enum PastBudget {
     /// It ran out of its time too.
@@ -343,7 +377,9 @@ impl Rejected {
 /// when every check ran out of time, the best candidate is checked once
 /// more past the budget (`checked_past_budget`), and when that runs out of
 /// time too (or, under a strict budget, at once), every Func at the root is
-/// the answer: [`Reason::RootUnchecked`].
+/// the answer: [`Reason::RootUnchecked`]; when candidates failed at the
+/// estimates and none ran, every Func at the root, checked:
+/// [`Reason::RootAfterFailures`].
 fn checked_search(
     dag: &Dag,
     pipeline: &PipelineDef,
@@ -418,6 +454,12 @@ fn checked_search(
                 reason = Reason::RootUnchecked { nested: None, timed_out: rejected.timed_out };
             }
             Err(PastBudget::Failed) => {}
+        }
+    }
+    if chosen.is_none() && must_answer && !options.abandoned() && rejected.failed.is_some() {
+        if let Some((root, checked)) = root_after_failures(dag, pipeline, model, options, check_deadline, &rejected) {
+            reason = Reason::RootAfterFailures { nested: None, flat: rejected.rejection(), checked };
+            chosen = Some(root);
         }
     }
     let check_seconds = checking.elapsed().as_secs_f64();

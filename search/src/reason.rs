@@ -37,6 +37,20 @@ pub enum Reason {
         /// Checks of the flat search that ran out of time.
         timed_out: usize,
     },
+    /// The flat search's best candidates failed at the estimates (`flat`:
+    /// inlined Funcs past the compiler's limit on a definition's size,
+    /// say): every Func at the root, vectorized where a vector fits,
+    /// checked to run there (`checked`; under a strict budget, when that
+    /// check ran out of time, it runs unchecked). `nested`: why the nested
+    /// search's candidates were turned down before, when it ran.
+    RootAfterFailures {
+        /// Why the nested search's candidates were turned down, when it ran.
+        nested: Option<Rejection>,
+        /// Why the flat search's best candidates were turned down.
+        flat: Rejection,
+        /// Whether every Func at the root was checked to run at the estimates.
+        checked: bool,
+    },
     /// No candidate with nested Funcs ran as priced (`nested`), nor any
     /// inlined or at the root (`flat`: a Func too large to allocate whole,
     /// say): a nested candidate turned down before is the answer, as
@@ -76,6 +90,18 @@ impl fmt::Display for Reason {
                     write!(f, "; Funcs are inlined or at the root; then ")?;
                 }
                 write!(f, "no candidate's legality check finished within the budget ({timed_out} did not); {EVERY_FUNC_AT_THE_ROOT}")
+            }
+            Reason::RootAfterFailures { nested, flat, checked } => {
+                if let Some(nested) = nested {
+                    nested_rejected(f, nested)?;
+                    write!(f, "; then ")?;
+                }
+                write!(f, "no candidate the search ranked best with Funcs inlined or at the root ran at the estimates ({flat}); {EVERY_FUNC_AT_THE_ROOT}")?;
+                if *checked {
+                    write!(f, ", checked to run at the estimates")
+                } else {
+                    write!(f, " (its check did not finish within the budget)")
+                }
             }
             Reason::LastResort { nested, flat, pick } => {
                 nested_rejected(f, nested)?;

@@ -74,3 +74,44 @@ fn a_flat_fallback_names_the_mispriced_func() {
     assert!(!result.schedule.funcs.values().any(|f| f.stored_outside_compute()), "{}", result.schedule);
     compiler::check_at_estimates(&p, &result.schedule, &Default::default()).expect("runs at the estimates");
 }
+
+/// `chain{k}(x, y)` adds `chain{k-1}(x, y)` to itself: a chain of `levels`
+/// Funcs whose definitions, inlined into one another, double in size at
+/// every level.
+fn doubling_chain(levels: usize) -> PipelineDef {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::F32, 2);
+    input.set_estimate(0, 0, 256).set_estimate(1, 0, 256);
+    let mut previous = Func::new("chain0");
+    previous.define(&[&x, &y], input.at([x.expr(), y.expr()]) * 2.0f32);
+    for k in 1..=levels {
+        let f = Func::new(&format!("chain{k}"));
+        let at = previous.at([x.expr(), y.expr()]);
+        f.define(&[&x, &y], at.clone() + at);
+        previous = f;
+    }
+    previous.set_estimate(0, 0, 256).set_estimate(1, 0, 256);
+    Pipeline::new(&[&previous]).expect("the pipeline checks")
+}
+
+/// Whatever the search ranks first, a pipeline whose Funcs all at the root
+/// run is answered: here the flat search's best candidates inline most of
+/// a doubling chain and fail the inlining limit, and the answer is every
+/// Func at the root, checked, its reason naming the Func at fault.
+#[test]
+fn candidates_that_fail_the_inlining_limit_give_way_to_every_func_at_the_root() {
+    let p = doubling_chain(24);
+    let target = Target { threads: 2, ..Target::host() };
+    let mut model = Analytical::new(Machine::typical(target.threads));
+    for nested in [false, true] {
+        let options = BeamOptions { beam: 4, passes: 1, nested, budget: Duration::from_secs(20), ..BeamOptions::default() };
+        let result = autoschedule(&p, &target, &mut model, &options, 0).expect("a schedule").answer().expect("not abandoned");
+        let Reason::RootAfterFailures { flat: Rejection::Failed(error), checked: true, .. } = &result.reason else {
+            panic!("not every Func at the root after failures: {}\n{}", result.reason, result.schedule)
+        };
+        assert!(error.to_string().contains("the limit is"), "{error}");
+        assert!(result.reason.to_string().contains("checked to run at the estimates"), "{}", result.reason);
+        assert!(result.schedule.funcs.values().all(|f| f.compute == compiler::LoopLevel::Root), "{}", result.schedule);
+        compiler::check_at_estimates(&p, &result.schedule, &Default::default()).expect("runs at the estimates");
+    }
+}

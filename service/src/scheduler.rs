@@ -460,6 +460,12 @@ fn reason_to_wire(reason: &Reason) -> v1::Reason {
             wire.timed_out = count(*timed_out);
             v1::ReasonKind::RootUnchecked
         }
+        Reason::RootAfterFailures { nested, flat, checked } => {
+            wire.nested = nested.as_ref().map(rejection_to_wire);
+            wire.flat = Some(rejection_to_wire(flat));
+            wire.root_unchecked = !checked;
+            v1::ReasonKind::RootAfterFailures
+        }
         Reason::LastResort { nested, flat, pick } => {
             wire.nested = Some(rejection_to_wire(nested));
             wire.flat = Some(rejection_to_wire(flat));
