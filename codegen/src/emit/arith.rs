@@ -236,6 +236,9 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
         if fs.is_float() && ts.bits() <= 16 {
             return self.saturating_narrow_cast(from, to, v);
         }
+        if fs.is_float() && to.lanes > 1 {
+            return self.saturating_wide_cast(from, to, v);
+        }
         if fs.is_float() {
             let name = if ts.is_signed_int() { "llvm.fptosi.sat" } else { "llvm.fptoui.sat" };
             let intrinsic = Intrinsic::find(name).ok_or_else(|| CodegenError::Llvm(format!("no intrinsic {name}")))?;
@@ -252,6 +255,34 @@ impl<'ctx> FunctionEmitter<'ctx, '_, '_> {
             std::cmp::Ordering::Greater => Op::ZExt,
         };
         Ok(self.builder.build_cast(op, v, target, "")?)
+    }
+
+    /// A float vector to 32- or 64-bit integers, saturating (NaN gives 0),
+    /// as `fptosi.sat`/`fptoui.sat` define it: LLVM scalarizes those on
+    /// x86 (a convert, two compares and two conditional moves per lane),
+    /// where a plain conversion of the lanes in range and two selects stay
+    /// in vector registers. The type's bounds past its range, `-2^(b-1)`
+    /// and `2^(b-1)` (0 and `2^b` unsigned), are powers of two, exact in
+    /// every float type (or infinite, past a narrow type's range, which
+    /// compares the same): lanes outside them (and NaN lanes) convert 0,
+    /// which is in range, and are then replaced by the bound they passed.
+    fn saturating_wide_cast(&mut self, from: Type, to: Type, v: Value<'ctx>) -> Result<Value<'ctx>> {
+        use inkwell::values::InstructionOpcode as Op;
+        let ts = to.scalar;
+        let lo = self.constant(from, 0, ts.int_min() as f64)?;
+        let past = self.constant(from, 0, (ts.int_max() + 1) as f64)?;
+        let zero = self.constant(from, 0, 0.0)?;
+        let at_least_lo = self.fcmp(FloatPredicate::OGE, v, lo)?;
+        let below_past = self.fcmp(FloatPredicate::OLT, v, past)?;
+        let in_range = self.builder.build_and(at_least_lo.into_vector_value(), below_past.into_vector_value(), "")?;
+        let safe = self.select(in_range.into(), v, zero)?;
+        let op = if ts.is_signed_int() { Op::FPToSI } else { Op::FPToUI };
+        let int = self.builder.build_cast(op, safe, self.llvm_type(to), "")?;
+        let (min, max) = (self.constant(to, ts.int_min(), 0.0)?, self.constant(to, ts.int_max(), 0.0)?);
+        let above = self.fcmp(FloatPredicate::OGE, v, past)?;
+        let int = self.select(above, max, int)?;
+        let below = self.fcmp(FloatPredicate::OLT, v, lo)?;
+        self.select(below, min, int)
     }
 
     /// A float to an integer of at most 16 bits, saturating (NaN gives 0):
