@@ -276,7 +276,7 @@ fn checked_past_budget(
     options: &BeamOptions,
     rejected: &mut Rejected,
 ) -> Result<(Schedule, beam::State), PastBudget> {
-    let limits = Limits { deadline: Some(Instant::now() + options.budget.max(options.past_budget_check)), ..Limits::default() };
+    let limits = Limits { deadline: Some(past_budget_deadline(options)), ..Limits::default() };
     match check_at_estimates(pipeline, &candidate.0, &limits) {
         Ok(_) => Ok(candidate),
         Err(EstimateError::Lower(LowerError::Deadline { .. })) => {
@@ -305,12 +305,11 @@ fn root_after_failures(
     check_deadline: Instant,
     rejected: &Rejected,
 ) -> Option<((Schedule, beam::State), bool)> {
-    let state = beam::all_at_root(dag, model);
-    let schedule = apply::to_schedule(dag, &state.root);
+    let (schedule, state) = every_func_at_root(dag, model);
     if rejected.failed.as_ref().is_some_and(|(_, failed)| *failed == schedule) {
         return None;
     }
-    let deadline = if options.strict_budget { check_deadline } else { Instant::now() + options.budget.max(options.past_budget_check) };
+    let deadline = if options.strict_budget { check_deadline } else { past_budget_deadline(options) };
     match check_at_estimates(pipeline, &schedule, &Limits { deadline: Some(deadline), ..Limits::default() }) {
         Ok(_) => Some(((schedule, state), true)),
         Err(EstimateError::Lower(LowerError::Deadline { .. })) if options.strict_budget => Some(((schedule, state), false)),
@@ -319,6 +318,19 @@ fn root_after_failures(
             None
         }
     }
+}
+
+/// When a check past the budget must end: one more budget's time, and at
+/// least [`BeamOptions::past_budget_check`].
+fn past_budget_deadline(options: &BeamOptions) -> Instant {
+    Instant::now() + options.budget.max(options.past_budget_check)
+}
+
+/// Every Func at the root ([`beam::all_at_root`]) as a schedule, with its
+/// search state.
+fn every_func_at_root(dag: &Dag, model: &dyn CostModel) -> (Schedule, beam::State) {
+    let state = beam::all_at_root(dag, model);
+    (apply::to_schedule(dag, &state.root), state)
 }
 
 /// Why a check past the budget gave no answer.
@@ -449,8 +461,7 @@ fn checked_search(
         match past_budget {
             Ok(candidate) => chosen = Some(candidate),
             Err(PastBudget::TimedOut) => {
-                let roots = beam::all_at_root(dag, model);
-                chosen = Some((apply::to_schedule(dag, &roots.root), roots));
+                chosen = Some(every_func_at_root(dag, model));
                 reason = Reason::RootUnchecked { nested: None, timed_out: rejected.timed_out };
             }
             Err(PastBudget::Failed) => {}
@@ -481,8 +492,7 @@ fn checked_search(
 pub fn at_root(pipeline: &PipelineDef, target: &Target, model: &mut dyn CostModel, reason: Reason) -> Result<AutoSchedule, SearchError> {
     let dag = Dag::new(pipeline, target)?;
     model.set_pipeline(&dag);
-    let state = beam::all_at_root(&dag, model);
-    let schedule = apply::to_schedule(&dag, &state.root);
+    let (schedule, state) = every_func_at_root(&dag, model);
     Ok(AutoSchedule { reason, ..explained(&dag, model, schedule, &state) })
 }
 
