@@ -606,7 +606,7 @@ def main():
         print(f"warning: ours ran in the {ours_mode} float mode, Halide in the {halide_mode} one", file=sys.stderr)
     header = (f"Host target `{target}`, {threads} threads, size `{manifest.get('size', '?')}`, Halide {version}, "
               f"{width}-byte vectors, float mode: ours {ours_mode}, Halide {halide_mode} "
-              f"(fast: multiplies and adds may fuse; strict: every operation rounded as written).")
+              f"(fast: multiplies and adds may fuse, a division by a constant may multiply by its reciprocal; strict: every operation rounded as written).")
     autos = ours_autos(apps)
     rows = summarize(apps, results, kinds, autos)
     table, geo = markdown(header, rows, kinds, autos)

@@ -2,13 +2,16 @@
 //! operation is rounded as written, so compiled pipelines agree bit for bit
 //! with the reference evaluator and the IR interpreter. The fast mode lets
 //! LLVM contract a multiply feeding an add into one fused multiply-add
-//! (rounded once, so results may differ in the last bits), as Halide does
-//! unless a target asks for `strict_float`; nothing else is relaxed (no
-//! reassociation, no assumptions about NaN or infinity).
+//! (rounded once, so results may differ in the last bits) and turn a
+//! division by a constant into a multiplication by the constant's reciprocal
+//! (one more rounding; a vector division costs several times a
+//! multiplication), as Halide does unless a target asks for `strict_float`;
+//! nothing else is relaxed (no reassociation, no division by a variable
+//! replaced, no assumptions about NaN or infinity).
 
 use compiler::ir::value::Scalar;
 use inkwell::module::Module;
-use inkwell::values::{FastMathFlags, InstructionOpcode};
+use inkwell::values::{BasicValueEnum, FastMathFlags, InstructionOpcode, InstructionValue, Operand};
 
 /// How far apart a float result of the fast mode and the strict one may be,
 /// relative to the larger magnitude (at least 1): fused roundings along a
@@ -27,19 +30,35 @@ pub fn agrees_within_fast_float(strict: Scalar, fast: Scalar) -> bool {
     }
 }
 
-/// Marks every float addition, subtraction and multiplication of `module`
-/// as contractible.
-pub fn allow_contraction(module: &Module<'_>) {
+/// Relaxes the float arithmetic of `module` to the fast mode: every
+/// addition, subtraction and multiplication may contract, and every division
+/// by a constant may become a multiplication by its reciprocal.
+pub fn relax_to_fast_mode(module: &Module<'_>) {
     for function in module.get_functions() {
         for block in function.get_basic_blocks() {
             let mut next = block.get_first_instruction();
             while let Some(instruction) = next {
-                if matches!(instruction.get_opcode(), InstructionOpcode::FAdd | InstructionOpcode::FSub | InstructionOpcode::FMul) {
+                let flags = match instruction.get_opcode() {
+                    InstructionOpcode::FAdd | InstructionOpcode::FSub | InstructionOpcode::FMul => Some(FastMathFlags::AllowContract),
+                    InstructionOpcode::FDiv if divisor_is_constant(instruction) => Some(FastMathFlags::AllowReciprocal),
+                    _ => None,
+                };
+                if let Some(flags) = flags {
                     // Float arithmetic always accepts fast-math flags.
-                    let _ = instruction.set_fast_math_flags(FastMathFlags::AllowContract);
+                    let _ = instruction.set_fast_math_flags(flags);
                 }
                 next = instruction.get_next_instruction();
             }
         }
+    }
+}
+
+/// Whether a division's divisor is a constant (a float, or a vector of
+/// them).
+fn divisor_is_constant(division: InstructionValue<'_>) -> bool {
+    match division.get_operand(1) {
+        Some(Operand::Value(BasicValueEnum::FloatValue(v))) => v.is_const(),
+        Some(Operand::Value(BasicValueEnum::VectorValue(v))) => v.is_const(),
+        _ => false,
     }
 }

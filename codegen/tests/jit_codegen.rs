@@ -4,6 +4,7 @@
 //! time, gathers for other indices, scalar loops for a serial scalar schedule), and the results stay
 //! those of the reference.
 
+use codegen::float_mode::agrees_within_fast_float;
 use codegen::{compile_with, CompileOptions};
 use compiler::exec::buffer::Buffer;
 use compiler::ir::expr::Expr;
@@ -307,6 +308,43 @@ fn multiply_adds_fuse_only_in_the_fast_float_mode() {
             assert_eq!(got, expected);
         }
     }
+}
+
+/// A division by a constant multiplies by the constant's reciprocal in the
+/// fast mode only; a division by a variable divides in both modes.
+#[test]
+fn divisions_by_a_constant_multiply_by_its_reciprocal_only_in_the_fast_float_mode() {
+    let (x, y) = (Var::new("x"), Var::new("y"));
+    let input = ImageParam::new("input", ScalarType::F32, 2);
+    let out = Func::new("out");
+    let (here, next) = (input.at([&x, &y]), input.at([&x + 1, y.expr()]));
+    out.define(&[&x, &y], here.clone() / 12.92f32 + here / (next + 1.0f32));
+    let p = Pipeline::new(&[&out]).unwrap();
+    let mut b = Buffer::new("input", ScalarType::F32, &[(0, 33), (0, 8)]).unwrap();
+    b.fill(|c| Scalar::Float((c[0] * 7 + c[1] * 3) as f64 / 16.0));
+    let inputs = BTreeMap::from([("input".to_string(), b)]);
+    let mut s = Schedule::new();
+    s.func("out").vectorize_by("x", 8);
+    let lowered = lower(&p, &s).unwrap();
+    let region = vec![(0, 32), (0, 8)];
+    let expected = compiler::exec::reference::realize(&p, &inputs, &BTreeMap::new(), "out", &region).unwrap();
+    let mut divisions = Vec::new();
+    for fast_float in [false, true] {
+        let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, fast_float }).unwrap();
+        let text = compiled.text.as_ref().expect("kept");
+        divisions.push(text.assembly.lines().filter(|l| l.trim_start().starts_with("vdivps") || l.trim_start().starts_with("divps")).count());
+        let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
+        for i in 0..expected.len() as i64 {
+            let (a, b) = (expected.read(i).unwrap(), got.read(i).unwrap());
+            if fast_float {
+                assert!(agrees_within_fast_float(a, b), "{a:?} vs {b:?}");
+            } else {
+                assert_eq!(a, b);
+            }
+        }
+    }
+    // Each vector of the strict code divides twice, the fast code's once.
+    assert!(divisions[1] >= 1 && divisions[0] == 2 * divisions[1], "vector divisions, strict and fast: {divisions:?}");
 }
 
 /// An upsampling read (`input(x / c)`, each element read by c neighbouring

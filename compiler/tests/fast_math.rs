@@ -101,11 +101,11 @@ fn fast_inverse_sqrt_within_5e6_on_normal_positive_floats() {
 }
 
 #[test]
-fn log_within_3e7_on_every_positive_float() {
+fn log_within_1e7_on_every_positive_float() {
     let mut xs = geometric(f32::MIN_POSITIVE as f64, f32::MAX as f64, 200_001);
     xs.extend(linear(0.5, 2.0, 100_001));
     xs.extend((1..1 << 23).step_by(997).map(f32::from_bits));
-    assert!(unary("log on (0, f32::MAX]", &xs, |x| Ok(log(x)), f64::ln) < 3e-7);
+    assert!(unary("log on (0, f32::MAX]", &xs, |x| Ok(log(x)), f64::ln) < 1e-7);
 }
 
 #[test]

@@ -70,9 +70,9 @@ struct Args {
     /// the rows "learned", "learned 2", "learned 3", ... in the order given.
     #[arg(long, requires = "auto")]
     learned: Vec<PathBuf>,
-    /// Compile in the fast float mode (multiplies and adds may fuse, as in
-    /// Halide's default); outputs then agree within a tolerance, not bit
-    /// for bit.
+    /// Compile in the fast float mode (multiplies and adds may fuse, a
+    /// division by a constant may multiply by its reciprocal, as in Halide's
+    /// default); outputs then agree within a tolerance, not bit for bit.
     #[arg(long)]
     fast_float: bool,
 }
