@@ -332,7 +332,8 @@ fn divisions_by_a_constant_multiply_by_its_reciprocal_only_in_the_fast_float_mod
     for fast_float in [false, true] {
         let compiled = compile_with(&lowered, &CompileOptions { keep_text: true, fast_float }).unwrap();
         let text = compiled.text.as_ref().expect("kept");
-        divisions.push(text.assembly.lines().filter(|l| l.trim_start().starts_with("vdivps") || l.trim_start().starts_with("divps")).count());
+        divisions
+            .push(text.assembly.lines().filter(|l| l.trim_start().starts_with("vdivps") || l.trim_start().starts_with("divps")).count());
         let got = compiled.run(&inputs, &BTreeMap::new(), &[("out", region.clone())]).unwrap().remove("out").unwrap();
         for i in 0..expected.len() as i64 {
             let (a, b) = (expected.read(i).unwrap(), got.read(i).unwrap());
