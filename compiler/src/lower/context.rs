@@ -39,7 +39,10 @@ impl Context {
     /// Substitutes the lets of the chain from index `from` inwards into `e`,
     /// giving an expression in terms of what is defined outside them.
     pub fn expand_lets_from(&self, from: usize, e: &Expr) -> Expr {
-        self.expand_lets_from_keeping(from, e, |_| false)
+        self.chain[from..].iter().rev().fold(e.clone(), |out, item| match item {
+            Enclosing::Let { name, value } => substitute(name, value, &out),
+            _ => out,
+        })
     }
 
     /// Substitutes the lets of the chain whose values are constants (the
@@ -49,20 +52,6 @@ impl Context {
             Enclosing::Let { name, value } if value.is_const() => substitute(name, value, &out),
             _ => out,
         })
-    }
-
-    /// As [`Context::expand_lets_from`], but the lets for which `keep` holds
-    /// stay behind their names.
-    pub fn expand_lets_from_keeping(&self, from: usize, e: &Expr, keep: impl Fn(&Name) -> bool) -> Expr {
-        let mut out = e.clone();
-        for item in self.chain[from..].iter().rev() {
-            if let Enclosing::Let { name, value } = item {
-                if !keep(name) {
-                    out = substitute(name, value, &out);
-                }
-            }
-        }
-        out
     }
 }
 

@@ -25,7 +25,7 @@ use super::validate::FuncPlan;
 use crate::analysis::monotonic::monotonic;
 use crate::ir::expr::{Expr, Name};
 use crate::ir::stmt::{ForKind, Stmt, StmtNode};
-use crate::ir::visit::{expr_uses_var, substitute};
+use crate::ir::visit::{expr_uses_var, substitute, substitute_lets};
 use crate::lang::ops::CompareExt;
 use crate::lang::pipeline::FuncDef;
 use crate::simplify::{can_prove, can_prove_with, simplify};
@@ -49,6 +49,9 @@ pub struct Window {
     /// The required max in `dim`, in terms of `loop_var`.
     pub max: Expr,
 }
+
+/// The largest required bound (as a tree) a window is looked for in.
+const MAX_WINDOW_NODES: usize = 10_000;
 
 /// Finds the window of `f` if its storage is outside a serial compute loop
 /// and its required region moves monotonically in one dimension.
@@ -76,17 +79,26 @@ pub fn find_window(s: &Stmt, f: &FuncDef, fp: &FuncPlan, slid: &Slid) -> Option<
     // Starts that slid along this loop stay opaque (see the module doc).
     let opaque: Vec<Name> = slid.iter().filter(|(_, l)| **l == loop_var).map(|(n, _)| n.clone()).collect();
     let moves = |e: &Expr| expr_uses_var(e, &loop_var) || opaque.iter().any(|n| expr_uses_var(e, n));
-    let moving: Vec<(usize, &Name, Expr, Expr)> = f
-        .args
+    // The lets inside the loop, but the opaque starts: the required region
+    // in terms of the loop variable. Where that grows past a bound (long
+    // chains of lets that each name the one before several times), the
+    // Func does not slide: the expansion would take time out of all
+    // proportion to the pipeline.
+    let lets: Vec<(Name, Expr)> = ctx.chain[li + 1..]
         .iter()
-        .enumerate()
-        .filter(|(_, x)| !fp.bounds.iter().any(|b| b.var == **x))
-        .map(|(d, x)| {
-            let expand = |e: String| ctx.expand_lets_from_keeping(li + 1, &Expr::ivar(e), |n| opaque.contains(n));
-            (d, x, expand(required_min(&f.name, x)), expand(required_max(&f.name, x)))
+        .filter_map(|e| match e {
+            Enclosing::Let { name, value } if !opaque.contains(name) => Some((name.clone(), value.clone())),
+            _ => None,
         })
-        .filter(|(_, _, lo, hi)| moves(lo) || moves(hi))
         .collect();
+    let expand = |e: String| substitute_lets(&lets, &Expr::ivar(e), MAX_WINDOW_NODES);
+    let mut moving: Vec<(usize, &Name, Expr, Expr)> = vec![];
+    for (d, x) in f.args.iter().enumerate().filter(|(_, x)| !fp.bounds.iter().any(|b| b.var == **x)) {
+        let (lo, hi) = (expand(required_min(&f.name, x))?, expand(required_max(&f.name, x))?);
+        if moves(&lo) || moves(&hi) {
+            moving.push((d, x, lo, hi));
+        }
+    }
     let [(dim_index, dim, min, max)] = moving.as_slice() else {
         return None;
     };
