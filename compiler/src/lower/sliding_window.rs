@@ -9,7 +9,10 @@
 //! between is serial and the required region moves monotonically with the
 //! compute loop in exactly one dimension. Guarantees: on the first iteration
 //! of the compute loop the whole region is computed; on later ones only the
-//! points past the previous iteration's maximum.
+//! points past the previous iteration's maximum. A Func whose required
+//! bounds, with the lets inside the compute loop substituted, grow past
+//! `MAX_WINDOW_NODES` is left unslid: the expansion would cost time out
+//! of all proportion to the pipeline.
 //!
 //! Windows chain: the producer of a sliding consumer requires a region
 //! that starts at the consumer's slid start, a `select` over the loop
