@@ -22,8 +22,11 @@
 //! the passes that finished: the same for the same number of finished
 //! passes, however far the cut one got. Only when no pass finished (not
 //! even the quick one) is the cheapest state of the cut pass completed
-//! greedily. When the caller abandons the search ([`Abandon`]), it stops as
-//! at its deadline.
+//! greedily. A pass that cannot finish in the time left (less time is left
+//! than a lower bound that the pass before it gives) is not started: it would
+//! be cut and dropped, so the answer is the same, sooner, and the caller's
+//! legality checks get the time. When the caller abandons the search
+//! ([`Abandon`]), it stops as at its deadline.
 
 use crate::cost_model::{Cost, CostModel};
 use crate::expand::{children, decision_order, Placements};
@@ -235,7 +238,18 @@ pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> B
     let mut expanded: Vec<HashMap<u64, u32>> = vec![];
     // Sampling (with dropout) wants its own passes' states only.
     let quick = (options.beam > 1 && options.random_dropout >= 100).then_some(PassKind::Quick);
+    let mut last: Option<(PassKind, Duration)> = None;
     for kind in quick.into_iter().chain((0..options.passes.max(1)).map(PassKind::Full)) {
+        if let Some(at_least) = last.map(|(k, took)| at_least_as_long(k, took, options.beam)) {
+            if s.deadline.saturating_duration_since(Instant::now()) < at_least {
+                // It would be cut and dropped: the same answer, sooner, and
+                // the time left goes to the legality checks.
+                tracing::debug!(?at_least, "a pass that cannot finish in the time left is not started");
+                s.stats.hit_deadline = true;
+                break;
+            }
+        }
+        let began = Instant::now();
         match s.pass(kind, &mut rng, &mut expanded) {
             PassEnd::Finished(states) => {
                 complete.extend(states);
@@ -243,6 +257,8 @@ pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> B
                     PassKind::Quick => s.stats.quick_pass_completed = true,
                     PassKind::Full(_) => s.stats.passes_completed += 1,
                 }
+                tracing::debug!(took = ?began.elapsed(), "search pass");
+                last = Some((kind, began.elapsed()));
             }
             PassEnd::Cut(state) => {
                 s.stats.hit_deadline = true;
@@ -262,6 +278,18 @@ pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> B
     complete.retain(|st| seen.insert(st.hash));
     s.stats.wall_seconds = start.elapsed().as_secs_f64();
     BeamOutcome { complete, stats: s.stats }
+}
+
+/// A lower bound on the time of the full pass after a pass of `kind` that
+/// took `took`: a quarter of what the quick pass predicts (a beam of one
+/// costs about 1/`beam` of a full pass; full passes of optical_flow took
+/// 15 to 20 quick ones at a beam of 32) or half of the last full pass
+/// (later passes expand as many states, and took longer there).
+fn at_least_as_long(kind: PassKind, took: Duration, beam: usize) -> Duration {
+    match kind {
+        PassKind::Quick => took.saturating_mul(beam.try_into().unwrap_or(u32::MAX)) / 4,
+        PassKind::Full(_) => took / 2,
+    }
 }
 
 impl Searcher<'_> {

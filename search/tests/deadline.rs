@@ -59,7 +59,7 @@ fn a_budget_that_cuts_every_full_pass_gives_one_answer_under_any_load() {
         autoschedule(&p, &target, &mut model, &options, 0).unwrap().answer().expect("not abandoned")
     };
     let mut answers = vec![];
-    for (budget_ms, loaded) in [(1500, false), (1500, true), (2500, false), (2500, true)] {
+    for (budget_ms, loaded) in [(1000, false), (1000, true), (1500, false), (1500, true)] {
         let _load = loaded.then(Load::start);
         let a = search(budget_ms);
         eprintln!(
@@ -84,4 +84,24 @@ fn a_budget_that_cuts_every_full_pass_gives_one_answer_under_any_load() {
             first.0, first.1
         );
     }
+}
+
+/// A full pass that cannot finish in the time left is not started: it
+/// would be cut and dropped. With a beam so wide that one full pass would
+/// take thousands of quick passes, the search answers from the quick pass
+/// long before its budget, where it used to run the full pass into the
+/// deadline.
+#[test]
+fn a_pass_that_cannot_finish_is_not_started() {
+    let target = Target::host();
+    let p = apps::build("blur", Size::Paper, &target).unwrap().pipeline;
+    let dag = featurizer::Dag::new(&p, &target).unwrap();
+    let mut model = Analytical::new(Machine::typical(target.threads));
+    search::CostModel::set_pipeline(&mut model, &dag);
+    let budget = Duration::from_secs(4);
+    let options = BeamOptions { beam: 100_000, budget, ..BeamOptions::default() };
+    let outcome = search::beam::beam_search(&dag, &model, &options);
+    let st = &outcome.stats;
+    assert!(st.quick_pass_completed && st.passes_completed == 0 && st.hit_deadline, "{st:?}");
+    assert!(st.wall_seconds < budget.as_secs_f64() / 2.0, "the search ran into its deadline: {st:?}");
 }
