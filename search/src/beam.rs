@@ -257,8 +257,9 @@ pub fn beam_search(dag: &Dag, model: &dyn CostModel, options: &BeamOptions) -> B
                     PassKind::Quick => s.stats.quick_pass_completed = true,
                     PassKind::Full(_) => s.stats.passes_completed += 1,
                 }
-                tracing::debug!(took = ?began.elapsed(), "search pass");
-                last = Some((kind, began.elapsed()));
+                let took = began.elapsed();
+                tracing::debug!(?took, "search pass");
+                last = Some((kind, took));
             }
             PassEnd::Cut(state) => {
                 s.stats.hit_deadline = true;
